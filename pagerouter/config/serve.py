@@ -1,0 +1,11 @@
+from pydantic import Field
+
+from .base import StrictModel
+
+
+class ServeConfig(StrictModel):
+    """Ray Serve deployments and endpoints (owned by graph/ and deployments/)."""
+
+    http_port: int = Field(default=8000, description="HTTP port of the Serve proxy.")
+    grpc_port: int = Field(default=9000, description="gRPC port of the Serve proxy.")
+    host: str = Field(default="127.0.0.1", description="Address the proxies listen on.")

@@ -1,0 +1,149 @@
+"""The document model every route writes and every client reads.
+
+Document -> pages -> blocks. The JSON field names here are a published contract
+(`pagerouter/schema/document.schema.json` is generated from these classes): top-level
+`pages`; per page `number`, `status`, `route`, `triage`, `rotation`, `blocks`; per block
+`text`, `role`, `bbox`, `engine`, `route`, `confidence`. Add fields, never rename them.
+
+Coordinates: every bbox is (x0, y0, x1, y1) in PDF points (1/72 inch) in the page *as
+displayed* (after the PDF /Rotate and after any orientation correction we applied), with the
+origin at the TOP-LEFT corner and y growing downward, which is PyMuPDF's convention. Page
+images (PNG/JPEG/TIFF) are treated as pages at 72 DPI unless the image states its DPI.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = "1.0"
+
+PageRoute = Literal["text_layer", "ocr", "mixed", "blank"]
+"""Where triage sends a page: read the text layer, OCR it, text layer plus OCR of its
+pictures that hold text, or nothing to read."""
+
+BlockRoute = Literal["text_layer", "ocr", "escalation", "blank"]
+"""Which path produced one block: the text layer, the small reader (OCR), or the escalation
+tier (large VLM, or the CPU vote)."""
+
+PageStatus = Literal["ok", "flagged", "failed"]
+
+Role = Literal[
+    "paragraph",
+    "heading",
+    "list_item",
+    "table",
+    "caption",
+    "header",
+    "footer",
+    "page_number",
+    "footnote",
+    "figure",
+    "formula",
+    "code",
+    "reference",
+]
+
+FURNITURE_ROLES: frozenset[str] = frozenset({"header", "footer", "page_number"})
+"""Roles kept in the JSON but out of the Markdown body text."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Decision(_Model):
+    """A decision with its evidence: never a bare bool.
+
+    `scores` are named measurements (floats); `reasons` are human-readable sentences that say
+    which measurement crossed which configured threshold.
+    """
+
+    scores: dict[str, float] = Field(default_factory=dict, description="Named measurements.")
+    reasons: list[str] = Field(default_factory=list, description="Why, in words.")
+
+
+class TriageDecision(Decision):
+    """Triage's verdict on one page."""
+
+    route: PageRoute = Field(description="Where the page goes.")
+    script: str | None = Field(
+        default=None, description="Dominant script of a healthy text layer (e.g. Latin, Cyrillic, Han)."
+    )
+    ocr_regions: list[tuple[float, float, float, float]] = Field(
+        default_factory=list,
+        description="On a `mixed` page: image regions (page points) whose text the text layer does not cover.",
+    )
+
+
+class CheckResult(_Model):
+    """One named check of a reading (confidence, repetition, drift, ...)."""
+
+    name: str = Field(description="Check name, e.g. `low_confidence`, `repetition`.")
+    passed: bool = Field(description="False when the check flags the reading.")
+    score: float = Field(default=0.0, description="The measured value the check compared.")
+    threshold: float | None = Field(default=None, description="The configured threshold it was compared with.")
+    reason: str = Field(default="", description="What was seen, in words.")
+
+
+class Block(_Model):
+    """One piece of page content with full provenance."""
+
+    text: str = Field(description="Text in Markdown-ready form (a table block holds a Markdown table).")
+    role: Role = Field(description="What the block is on the page.")
+    bbox: tuple[float, float, float, float] = Field(
+        description="(x0, y0, x1, y1) in PDF points, origin top-left of the displayed page, y down."
+    )
+    page: int = Field(description="1-based page number this block is on.")
+    engine: str = Field(description="Engine that produced the text, e.g. `pymupdf`, `rapidocr`, `vote`.")
+    engine_version: str = Field(default="", description="Version of that engine.")
+    route: BlockRoute = Field(description="Path that produced the block.")
+    confidence: float = Field(ge=0.0, le=1.0, description="0..1; 1.0 for a trusted text layer.")
+    order: int = Field(default=0, description="Position in the page's reading order (0-based).")
+    level: int | None = Field(default=None, description="Heading level (1 = top) for headings.")
+    cells: list[list[str]] | None = Field(default=None, description="Table cells, row-major, for tables.")
+    image: str | None = Field(default=None, description="Saved image file for figures (with --images).")
+    witnesses: list[str] = Field(
+        default_factory=list, description="Engines whose readings were voted on (engine `vote`)."
+    )
+
+
+class Page(_Model):
+    number: int = Field(description="1-based page number in the source.")
+    status: PageStatus = Field(description="ok, flagged (needs a look or a better reader) or failed.")
+    route: PageRoute | None = Field(description="Triage route; null only when the page failed before triage.")
+    triage: TriageDecision | None = Field(default=None, description="Triage decision with scores and reasons.")
+    rotation: int = Field(
+        default=0, description="Clockwise degrees (0/90/180/270) we rotated the page image to read it upright."
+    )
+    width: float = Field(default=0.0, description="Page width in points (as displayed).")
+    height: float = Field(default=0.0, description="Page height in points (as displayed).")
+    blocks: list[Block] = Field(default_factory=list, description="Blocks in reading order.")
+    checks: list[CheckResult] = Field(default_factory=list, description="Checks run on the reading.")
+    flags: list[str] = Field(default_factory=list, description="Short reasons the page is flagged.")
+    error: str | None = Field(default=None, description="For failed pages: what went wrong.")
+    timings: dict[str, float] = Field(default_factory=dict, description="Seconds spent per stage.")
+    language: str | None = Field(default=None, description="Detected script/language of the page.")
+
+
+class Document(_Model):
+    schema_version: str = Field(default=SCHEMA_VERSION, description="Version of this JSON layout.")
+    source: str = Field(description="Input file name (or `-` for a raw upload).")
+    page_count: int = Field(description="Pages in the source document.")
+    pages: list[Page] = Field(default_factory=list, description="Converted pages in page order.")
+    coordinate_origin: Literal["top-left"] = Field(
+        default="top-left", description="Bboxes are in PDF points, origin top-left, y down."
+    )
+    engines: dict[str, str] = Field(default_factory=dict, description="Engine name -> version used.")
+
+    def route_summary(self) -> dict[str, dict[str, float]]:
+        """Pages and seconds per route (failed pages count under `failed`)."""
+        out: dict[str, dict[str, float]] = {}
+        for p in self.pages:
+            key = "failed" if p.status == "failed" else (p.route or "failed")
+            row = out.setdefault(key, {"pages": 0, "seconds": 0.0, "flagged": 0})
+            row["pages"] += 1
+            row["seconds"] += sum(p.timings.values())
+            row["flagged"] += p.status == "flagged"
+        return out

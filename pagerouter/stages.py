@@ -1,0 +1,105 @@
+"""Contracts between the stages of the page graph.
+
+The same stages run in-process (CLI, tests) and as Ray Serve deployments; everything that
+crosses a stage boundary is a plain picklable object defined here, so a stage can move to
+another process or machine without changing what it receives or returns.
+
+    source ──► Triage ──► text_layer / blank ──────────────────────────────► Page
+                 │
+                 └─► OcrTask ──► Layout ──► SmallReader ──► checks ──┬──► Page
+                                                                     └─► Escalation ──► Page
+
+Engines implement the small Protocols below (one file each, chosen by `kind` in config).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+from .model import Block, CheckResult, TriageDecision
+
+RegionKind = Literal[
+    "text", "title", "figure", "figure_caption", "table", "table_caption", "header", "footer", "reference", "equation"
+]
+
+
+@dataclass
+class OcrTask:
+    """A page that needs OCR (route `ocr`, or the picture regions of a `mixed` page)."""
+
+    source: str  # file name, for error messages
+    number: int  # 1-based page number
+    width: float  # page size in points, as displayed
+    height: float
+    decision: TriageDecision
+    image: np.ndarray  # RGB uint8 page render at the small reader's target size
+    scale: float  # image pixels per page point (image px = point * scale)
+    page_bytes: bytes  # the page alone (single-page PDF, or the image file) so any tier can re-render
+    page_kind: Literal["pdf", "image"] = "pdf"
+    text_blocks: list[Block] = field(default_factory=list)  # already-read text-layer blocks (mixed pages)
+    ink: float = 0.0  # share of the page that is not background (from a cheap low-res render)
+
+
+@dataclass
+class Region:
+    """A layout region in page-image pixels of the (upright) task image."""
+
+    kind: RegionKind
+    bbox: tuple[float, float, float, float]
+    score: float
+    order: int = 0
+
+
+@dataclass
+class LayoutResult:
+    rotation: int  # clockwise degrees applied to the task image to make it upright (0/90/180/270)
+    regions: list[Region]  # in reading order, in pixels of the rotated image
+    engine: str = ""
+
+
+@dataclass
+class Reading:
+    """What a reader made of a page: blocks in page coordinates plus evidence."""
+
+    blocks: list[Block]
+    rotation: int = 0
+    checks: list[CheckResult] = field(default_factory=list)
+    engine: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def flagged(self) -> bool:
+        return any(not c.passed for c in self.checks)
+
+
+@runtime_checkable
+class LayoutEngine(Protocol):
+    name: str
+    version: str
+
+    def detect_batch(self, tasks: list[OcrTask]) -> list[LayoutResult]:
+        """Find regions and orientation for each task image."""
+        ...
+
+
+@runtime_checkable
+class SmallReader(Protocol):
+    name: str
+    version: str
+
+    def read_batch(self, tasks: list[OcrTask], layouts: list[LayoutResult]) -> list[Reading]:
+        """Read every region of each task; one Reading per task, blocks in reading order."""
+        ...
+
+
+@runtime_checkable
+class Escalator(Protocol):
+    name: str
+    version: str
+
+    def escalate(self, task: OcrTask, first: Reading) -> Reading:
+        """Re-read a flagged page with a stronger or independent reader."""
+        ...
