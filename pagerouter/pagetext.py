@@ -1,0 +1,27 @@
+"""One text extraction per page, shared by triage and the text-layer reader.
+
+`page.get_text("dict")` is the single most expensive call on a born-digital page; triage and
+text-layer reading both need it, so the pipeline extracts it once and passes it to both.
+Images are not preserved (their bytes would be copied for nothing); image placement comes
+from `page.get_image_info()`, which is cheap.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pymupdf
+
+TEXT_FLAGS = (
+    pymupdf.TEXT_PRESERVE_WHITESPACE
+    | pymupdf.TEXT_PRESERVE_LIGATURES
+    | pymupdf.TEXT_MEDIABOX_CLIP
+    | pymupdf.TEXT_CID_FOR_UNKNOWN_UNICODE
+)
+"""Keep spans as the PDF has them; unknown glyphs come out as CID markers (so triage can
+see a font without a Unicode map) rather than being dropped silently."""
+
+
+def extract_textdict(page: pymupdf.Page) -> dict[str, Any]:
+    """The page's text as PyMuPDF's `dict` (blocks -> lines -> spans), coordinates top-left."""
+    return page.get_text("dict", flags=TEXT_FLAGS)
