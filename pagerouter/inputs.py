@@ -1,0 +1,180 @@
+"""Opening inputs: PDFs and page images (PNG, JPEG, TIFF incl. multi-page, BMP, GIF, WebP).
+
+Everything is opened as a PyMuPDF document. Images are converted to PDF pages in memory, so
+every later stage sees one kind of page. If PyMuPDF cannot open a PDF, pypdf gets a try (it
+tolerates some broken cross-reference tables and streams differently) and its rewrite is
+handed back to PyMuPDF. Every failure is an `InputError` whose message names the file (and
+page): callers print it as one line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pymupdf
+
+pymupdf.TOOLS.mupdf_display_errors(False)  # MuPDF's own stderr chatter; we report errors ourselves
+pymupdf.TOOLS.mupdf_display_warnings(False)
+
+_IMAGE_MAGIC: list[tuple[bytes, str]] = [
+    (b"\x89PNG\r\n\x1a\n", "png"),
+    (b"\xff\xd8\xff", "jpeg"),
+    (b"II*\x00", "tiff"),
+    (b"MM\x00*", "tiff"),
+    (b"BM", "bmp"),
+    (b"GIF87a", "gif"),
+    (b"GIF89a", "gif"),
+]
+
+
+class InputError(Exception):
+    """A clear, one-line problem with an input file (or one of its pages)."""
+
+    def __init__(self, source: str, message: str, page: int | None = None):
+        self.source, self.page, self.message = source, page, message
+        where = f"{source}: page {page}" if page is not None else source
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass
+class SourceDocument:
+    name: str  # what error messages and the output call the input
+    doc: pymupdf.Document
+    kind: str  # "pdf" or "image"
+    opened_with: str  # "pymupdf" or "pypdf" (repaired)
+
+    @property
+    def page_count(self) -> int:
+        return self.doc.page_count
+
+    def close(self) -> None:
+        self.doc.close()
+
+
+def sniff_kind(data: bytes) -> str | None:
+    """`pdf`, an image type, or None. PDFs may have junk before `%PDF` (allowed: first 1 KiB)."""
+    if b"%PDF" in data[:1024]:
+        return "pdf"
+    for magic, kind in _IMAGE_MAGIC:
+        if data.startswith(magic):
+            return kind
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "webp"
+    return None
+
+
+def open_source(
+    path: str | Path | None = None,
+    *,
+    data: bytes | None = None,
+    name: str | None = None,
+    password: str | None = None,
+) -> SourceDocument:
+    """Open a file path or raw bytes as a SourceDocument, or raise InputError."""
+    if data is None:
+        if path is None:
+            raise ValueError("open_source needs a path or data")
+        p = Path(path)
+        name = name or str(path)
+        if not p.exists():
+            raise InputError(name, "no such file")
+        if p.is_dir():
+            raise InputError(name, "is a directory, not a file")
+        try:
+            data = p.read_bytes()
+        except OSError as exc:
+            raise InputError(name, f"cannot read: {exc.strerror or exc}") from None
+    name = name or "-"
+    if not data:
+        raise InputError(name, "empty file (0 bytes)")
+    kind = sniff_kind(data)
+    if kind is None:
+        raise InputError(name, "not a PDF or a supported image (PNG, JPEG, TIFF, BMP, GIF, WebP)")
+    if kind != "pdf":
+        return _open_image(name, data, kind)
+    return _open_pdf(name, data, password)
+
+
+def _open_image(name: str, data: bytes, kind: str) -> SourceDocument:
+    try:
+        img = pymupdf.open(stream=data, filetype=kind)
+        pdf = pymupdf.open("pdf", img.convert_to_pdf())
+        img.close()
+    except Exception as exc:  # noqa: BLE001 - any decoder failure is a bad input
+        raise InputError(name, f"unreadable {kind.upper()} image: {_short(exc)}") from None
+    if pdf.page_count == 0:
+        raise InputError(name, f"{kind.upper()} image has no frames")
+    return SourceDocument(name=name, doc=pdf, kind="image", opened_with="pymupdf")
+
+
+def _open_pdf(name: str, data: bytes, password: str | None) -> SourceDocument:
+    opened_with = "pymupdf"
+    try:
+        doc = pymupdf.open(stream=data, filetype="pdf")
+    except Exception as first:  # noqa: BLE001
+        doc = _repair_with_pypdf(data, password)
+        if doc is None:
+            raise InputError(name, f"corrupt or truncated PDF (PyMuPDF: {_short(first)}; pypdf could not read it either)") from None
+        opened_with = "pypdf"
+    if doc.needs_pass:
+        if not password:
+            raise InputError(name, "encrypted PDF: a password is needed (--password)")
+        if not doc.authenticate(password):
+            raise InputError(name, "encrypted PDF: the password is wrong")
+    if doc.page_count == 0:
+        # A file whose page tree PyMuPDF can't find may still be readable by pypdf.
+        repaired = _repair_with_pypdf(data, password)
+        if repaired is not None and repaired.page_count > 0:
+            doc, opened_with = repaired, "pypdf"
+        else:
+            raise InputError(name, "PDF has no pages")
+    return SourceDocument(name=name, doc=doc, kind="pdf", opened_with=opened_with)
+
+
+def _repair_with_pypdf(data: bytes, password: str | None) -> pymupdf.Document | None:
+    """Let pypdf parse what PyMuPDF could not, write a clean copy, and open that."""
+    try:
+        import pypdf
+
+        reader = pypdf.PdfReader(io.BytesIO(data), strict=False)
+        if reader.is_encrypted:
+            reader.decrypt(password or "")
+        writer = pypdf.PdfWriter()
+        for page in reader.pages:
+            writer.add_page(page)
+        out = io.BytesIO()
+        writer.write(out)
+        doc = pymupdf.open(stream=out.getvalue(), filetype="pdf")
+        return doc
+    except Exception:  # noqa: BLE001 - any failure means "pypdf can't help either"
+        return None
+
+
+_RANGE = re.compile(r"^\s*(\d*)\s*(?:(-)\s*(\d*))?\s*$")
+
+
+def parse_pages(spec: str | None, page_count: int, source: str = "-") -> list[int]:
+    """Parse `1-3,7,10-` into sorted unique 1-based page numbers, checked against the document."""
+    if spec is None or not spec.strip():
+        return list(range(1, page_count + 1))
+    pages: set[int] = set()
+    for part in spec.split(","):
+        m = _RANGE.match(part)
+        if not m or (not m.group(1) and not m.group(3) and not m.group(2)):
+            raise InputError(source, f"bad page selection {spec!r} (use e.g. 1-3,7)")
+        lo = int(m.group(1)) if m.group(1) else 1
+        hi = (int(m.group(3)) if m.group(3) else page_count) if m.group(2) else lo
+        if lo < 1 or hi < lo:
+            raise InputError(source, f"bad page range {part.strip()!r}")
+        if lo > page_count:
+            raise InputError(source, f"page {lo} requested but the document has {page_count} pages")
+        pages.update(range(lo, min(hi, page_count) + 1))
+    return sorted(pages)
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text[:200]

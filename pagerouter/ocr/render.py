@@ -1,0 +1,94 @@
+"""Rendering a page at the size an engine wants, never bigger.
+
+Each engine states a target: a longest side in pixels (olmOCR-class VLMs are trained on
+1288 px longest side) or a DPI (PaddleOCR-VL-class ~150, Tesseract 300). The zoom is computed
+from the page box as displayed (after /Rotate), the way olmOCR does it, and then capped so the
+image has at most `max_pixels` pixels: a 200-inch poster page must not allocate gigabytes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pymupdf
+
+from ..stages import OcrTask
+
+
+@dataclass
+class RenderTarget:
+    """What size an engine wants its page image: longest side in px, or DPI (one of the two)."""
+
+    longest_side_px: int | None = None
+    dpi: float | None = None
+    max_pixels: int = 12_000_000
+
+    def zoom_for(self, width_pt: float, height_pt: float) -> float:
+        """Pixels per point for a page of this size (longest side wins over DPI if both set)."""
+        if width_pt <= 0 or height_pt <= 0:
+            raise ValueError(f"page has no area ({width_pt} x {height_pt} pt)")
+        if self.longest_side_px:
+            zoom = self.longest_side_px / max(width_pt, height_pt)
+        elif self.dpi:
+            zoom = self.dpi / 72.0
+        else:
+            zoom = 1.0
+        # Cap the pixel count (memory is w*h*3 bytes): a huge page gets a proportionally smaller render.
+        if width_pt * height_pt * zoom * zoom > self.max_pixels:
+            zoom = math.sqrt(self.max_pixels / (width_pt * height_pt))
+        return zoom
+
+
+def pixmap_to_rgb(pix: pymupdf.Pixmap) -> np.ndarray:
+    """An RGB uint8 array (H, W, 3) copied out of a PyMuPDF pixmap."""
+    if pix.n - pix.alpha != 3:
+        pix = pymupdf.Pixmap(pymupdf.csRGB, pix)
+    if pix.alpha:
+        pix = pymupdf.Pixmap(pix, 0)
+    arr = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.height, pix.width, pix.n)
+    return arr.copy()
+
+
+def render_page(page: pymupdf.Page, target: RenderTarget) -> tuple[np.ndarray, float]:
+    """Render the page as displayed; returns (RGB uint8 image, pixels per point)."""
+    rect = page.rect
+    zoom = target.zoom_for(rect.width, rect.height)
+    pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), colorspace=pymupdf.csRGB, alpha=False)
+    return pixmap_to_rgb(pix), zoom
+
+
+def open_task_page(task: OcrTask) -> tuple[pymupdf.Document, pymupdf.Page]:
+    """Open the task's own page bytes (a one-page PDF or an image file) as a PyMuPDF page."""
+    try:
+        if task.page_kind == "pdf":
+            doc = pymupdf.open(stream=task.page_bytes, filetype="pdf")
+        else:
+            doc = pymupdf.open(stream=task.page_bytes)
+            if not doc.is_pdf:  # images open as a document; convert so pages behave like PDF pages
+                doc = pymupdf.open("pdf", doc.convert_to_pdf())
+    except Exception as exc:  # noqa: BLE001 - any parse failure becomes a clear message
+        raise ValueError(f"{task.source} page {task.number}: cannot open page bytes: {exc}") from None
+    if doc.page_count < 1:
+        raise ValueError(f"{task.source} page {task.number}: page bytes hold no page")
+    return doc, doc[0]
+
+
+def render_task(task: OcrTask, target: RenderTarget) -> tuple[np.ndarray, float]:
+    """Re-render the task's page from its bytes at `target` (no rotation correction applied)."""
+    doc, page = open_task_page(task)
+    try:
+        return render_page(page, target)
+    finally:
+        doc.close()
+
+
+def ink_share(page: pymupdf.Page, dpi: float = 18.0, threshold: int = 200) -> float:
+    """Share of the page that is not background, from a tiny grey render (about 1 ms)."""
+    zoom = dpi / 72.0
+    pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), colorspace=pymupdf.csGRAY, alpha=False)
+    arr = np.frombuffer(pix.samples, dtype=np.uint8)
+    if arr.size == 0:
+        return 0.0
+    return float((arr < threshold).mean())

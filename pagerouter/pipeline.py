@@ -1,0 +1,278 @@
+"""The page graph's orchestration, shared by the in-process CLI and the Serve ingress.
+
+    source -> DocumentTriage (per page: triage, read text layer, or build an OcrTask)
+           -> ocr_flow (layout -> small reader -> checks -> escalation with a timeout)
+           -> Page, yielded strictly in page order
+
+The stage *calls* are injected (`OcrCalls`): in-process they run the engines directly; in
+the Serve graph they are deployment handles. The order of work, the checks, the timeout
+fallback and the page status rules live here once, so the CLI and the server cannot disagree.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pymupdf
+
+from .config import PagerouterConfig
+from .inputs import InputError, SourceDocument
+from .model import Block, CheckResult, Document, Page, TriageDecision
+from .pagetext import extract_textdict
+from .stages import LayoutResult, OcrTask, Reading
+
+
+@dataclass
+class TriageOutcome:
+    """What the triage stage made of one page: a finished page, or a page plus OCR work."""
+
+    page: Page
+    task: OcrTask | None = None
+
+
+@dataclass
+class OcrCalls:
+    """The three OCR-path stage calls; async so they can be Serve handles or local engines."""
+
+    layout: Callable[[OcrTask], Awaitable[LayoutResult]]
+    read: Callable[[OcrTask, LayoutResult], Awaitable[Reading]]
+    escalate: Callable[[OcrTask, Reading], Awaitable[Reading]] | None = None
+    engines: dict[str, str] = field(default_factory=dict)
+
+
+class DocumentTriage:
+    """Walks a document's pages: triage each, read good text layers, package OCR work.
+
+    Holds no rendered pages: each page is loaded, decided and dropped, so memory stays flat
+    in page count. Header/footer detection pre-scans a sample of pages first.
+    """
+
+    def __init__(self, cfg: PagerouterConfig):
+        self.cfg = cfg
+
+    def iter_pages(self, src: SourceDocument, numbers: list[int]) -> Iterator[TriageOutcome]:
+        from .textlayer import FurnitureModel
+
+        try:
+            furniture = FurnitureModel.from_document(src.doc, numbers, self.cfg.text_layer)
+        except Exception:  # noqa: BLE001 - furniture is an optimisation of roles, never fatal
+            furniture = None
+        for n in numbers:
+            yield self.triage_one(src, n, furniture)
+
+    def triage_one(self, src: SourceDocument, number: int, furniture=None) -> TriageOutcome:
+        from .textlayer import read_text_layer
+        from .triage import triage_page
+
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        try:
+            page = src.doc.load_page(number - 1)
+            textdict = extract_textdict(page)
+            decision = triage_page(page, textdict, self.cfg.triage)
+        except Exception as exc:  # noqa: BLE001 - one bad page must not lose the others
+            return TriageOutcome(failed_page(src.name, number, "triage", exc))
+        timings["triage"] = time.perf_counter() - t0
+        out = Page(
+            number=number,
+            status="ok",
+            route=decision.route,
+            triage=decision,
+            width=page.rect.width,
+            height=page.rect.height,
+            language=decision.script,
+            timings=timings,
+        )
+        try:
+            text_blocks: list[Block] = []
+            if decision.route in ("text_layer", "mixed"):
+                t1 = time.perf_counter()
+                text_blocks = read_text_layer(
+                    page, textdict, number, self.cfg.text_layer, furniture, skip_regions=decision.ocr_regions
+                )
+                timings["text_layer"] = time.perf_counter() - t1
+            if decision.route in ("text_layer", "blank"):
+                out.blocks = text_blocks
+                return TriageOutcome(out)
+            # ocr or mixed: needs the OCR path
+            if not self.cfg.ocr.enabled:
+                out.blocks = text_blocks
+                return TriageOutcome(needs_ocr(out, "the OCR path is disabled in config (ocr.enabled: false)"))
+            from .ocr.api import make_ocr_task
+
+            t2 = time.perf_counter()
+            task = make_ocr_task(page, number, src.name, decision, text_blocks, self.cfg.ocr)
+            timings["render"] = time.perf_counter() - t2
+            out.blocks = text_blocks
+            return TriageOutcome(out, task)
+        except Exception as exc:  # noqa: BLE001
+            return TriageOutcome(failed_page(src.name, number, "text layer", exc, decision))
+
+
+def failed_page(source: str, number: int, stage: str, exc: BaseException, decision: TriageDecision | None = None) -> Page:
+    msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return Page(
+        number=number,
+        status="failed",
+        route=decision.route if decision else None,
+        triage=decision,
+        error=f"{source}: page {number}: {stage} failed: {msg[:300]}",
+    )
+
+
+def needs_ocr(page: Page, why: str) -> Page:
+    """Mark a page that needs OCR we could not run: flagged, never silently empty."""
+    page.status = "flagged"
+    page.flags.append("needs_ocr")
+    page.checks.append(CheckResult(name="needs_ocr", passed=False, reason=why))
+    return page
+
+
+async def ocr_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> Reading:
+    """layout -> read -> checks -> (if flagged) escalation with a timeout and fallback."""
+    from .ocr.checks import check_reading
+
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    layout = await calls.layout(task)
+    timings["layout"] = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    first = await calls.read(task, layout)
+    timings["read"] = time.perf_counter() - t1
+    first.rotation = first.rotation or layout.rotation
+    first.checks = check_reading(task, first, cfg.ocr.checks)
+    first.timings = {**first.timings, **timings}
+    if not first.flagged or calls.escalate is None or not cfg.ocr.escalation.enabled:
+        return first
+    t2 = time.perf_counter()
+    timeout = cfg.serve.escalation_timeout_s
+    try:
+        second = await asyncio.wait_for(calls.escalate(task, first), timeout=timeout)
+    except (asyncio.TimeoutError, TimeoutError):
+        first.checks.append(
+            CheckResult(
+                name="escalation_timeout",
+                passed=False,
+                score=timeout,
+                threshold=timeout,
+                reason=f"escalation did not answer within {timeout:g} s; kept the small reader's reading",
+            )
+        )
+        first.timings["escalate"] = time.perf_counter() - t2
+        return first
+    except Exception as exc:  # noqa: BLE001 - a failing tier must not lose the page
+        first.checks.append(CheckResult(name="escalation_error", passed=False, reason=f"escalation failed: {exc}"[:300]))
+        first.timings["escalate"] = time.perf_counter() - t2
+        return first
+    if not second.checks:
+        second.checks = check_reading(task, second, cfg.ocr.checks)
+    second.rotation = second.rotation or first.rotation
+    second.timings = {**first.timings, **second.timings, "escalate": time.perf_counter() - t2}
+    return second
+
+
+def finish_ocr_page(page: Page, reading: Reading) -> Page:
+    page.blocks = reading.blocks
+    page.rotation = reading.rotation
+    page.checks.extend(reading.checks)
+    page.timings.update(reading.timings)
+    failed = [c for c in reading.checks if not c.passed]
+    if failed:
+        page.status = "flagged"
+        page.flags.extend(c.name for c in failed if c.name not in page.flags)
+    return page
+
+
+async def triage_outcomes(src: SourceDocument, numbers: list[int], cfg: PagerouterConfig) -> AsyncIterator[TriageOutcome]:
+    """Run the triage stage in a worker thread, one page at a time (keeps the loop responsive)."""
+    it = DocumentTriage(cfg).iter_pages(src, numbers)
+    loop = asyncio.get_running_loop()
+    while True:
+        outcome = await loop.run_in_executor(None, next, it, None)
+        if outcome is None:
+            return
+        yield outcome
+
+
+async def convert_pages(
+    outcomes: AsyncIterator[TriageOutcome],
+    source: str,
+    cfg: PagerouterConfig,
+    calls: OcrCalls | None,
+    *,
+    concurrency: int = 1,
+) -> AsyncIterator[Page]:
+    """Yield each page, in page order, as soon as it and all pages before it are done.
+
+    `outcomes` come from the triage stage (local: `triage_outcomes`; served: the Triage
+    deployment's stream). OCR pages run concurrently up to `concurrency`; finished text-layer
+    pages are not held back by OCR of later pages, only by earlier ones (page order).
+    """
+    sem = asyncio.Semaphore(max(1, concurrency))
+    pending: list[asyncio.Task[Page] | Page] = []
+
+    async def run_ocr(outcome: TriageOutcome) -> Page:
+        async with sem:
+            assert outcome.task is not None and calls is not None
+            try:
+                reading = await ocr_flow(outcome.task, calls, cfg)
+            except Exception as exc:  # noqa: BLE001 - one page's failure never loses the others
+                return failed_page(source, outcome.page.number, "OCR", exc, outcome.page.triage)
+            return finish_ocr_page(outcome.page, reading)
+
+    async for outcome in outcomes:
+        if outcome.task is None:
+            pending.append(outcome.page)
+        elif calls is None:
+            pending.append(needs_ocr(outcome.page, "no OCR engine is available in this run"))
+        else:
+            pending.append(asyncio.create_task(run_ocr(outcome)))
+        while pending and (isinstance(pending[0], Page) or pending[0].done()):
+            head = pending.pop(0)
+            yield head if isinstance(head, Page) else head.result()
+        # Bound the in-flight window so a long document doesn't queue every page's render.
+        while len(pending) > max(2, 2 * concurrency) and not isinstance(pending[0], Page):
+            yield await pending.pop(0)  # type: ignore[misc]
+    for head in pending:
+        yield head if isinstance(head, Page) else await head
+
+
+def save_figures(src: SourceDocument, page: Page, images_dir: Path, dpi: int = 150) -> None:
+    """Write each figure block as a PNG and reference it from the block (for --images)."""
+    figures = [b for b in page.blocks if b.role == "figure"]
+    if not figures:
+        return
+    images_dir.mkdir(parents=True, exist_ok=True)
+    pg = src.doc.load_page(page.number - 1)
+    stem = Path(src.name).stem or "input"
+    for i, b in enumerate(figures, 1):
+        clip = pymupdf.Rect(b.bbox) & pg.rect
+        if clip.is_empty:
+            continue
+        out = images_dir / f"{stem}-p{page.number}-{i}.png"
+        pg.get_pixmap(clip=clip, dpi=dpi).save(out)
+        b.image = str(out)
+
+
+def new_document(src: SourceDocument) -> Document:
+    return Document(source=Path(src.name).name if src.name != "-" else "-", page_count=src.page_count)
+
+
+__all__ = [
+    "DocumentTriage",
+    "InputError",
+    "OcrCalls",
+    "TriageOutcome",
+    "convert_pages",
+    "triage_outcomes",
+    "failed_page",
+    "finish_ocr_page",
+    "needs_ocr",
+    "new_document",
+    "ocr_flow",
+    "save_figures",
+]

@@ -1,0 +1,105 @@
+"""Renderers: Document -> Markdown, Document -> JSON, and the published JSON schema."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from .config.output import OutputConfig
+from .model import FURNITURE_ROLES, Block, Document, Page
+
+SCHEMA_PATH = Path(__file__).parent / "schema" / "document.schema.json"
+
+
+def block_markdown(b: Block, images_rel_to: Path | None = None) -> str:
+    text = b.text.strip()
+    if b.role == "heading":
+        level = min(max(b.level or 2, 1), 6)
+        return f"{'#' * level} {' '.join(text.split())}" if text else ""
+    if b.role == "list_item":
+        if not text:
+            return ""
+        # Numbered items keep their own number ("3."); bullets were stripped by the reader.
+        first = text.split(maxsplit=1)[0]
+        numbered = first[:-1].isalnum() and first[-1] in ".)" if len(first) > 1 else False
+        return text if numbered else f"- {text}"
+    if b.role == "figure":
+        if b.image:
+            ref = os.path.relpath(b.image, images_rel_to) if images_rel_to else b.image
+            return f"![{text or 'figure'}]({ref})"
+        return f"<!-- figure p{b.page} bbox={_fmt_bbox(b.bbox)} -->"
+    if b.role == "formula" and text and not text.startswith("$"):
+        return f"$$\n{text}\n$$"
+    if b.role == "code" and text:
+        return f"```\n{text}\n```"
+    if b.role in ("caption", "footnote", "reference"):
+        return text
+    return text
+
+
+def _fmt_bbox(bbox: tuple[float, float, float, float]) -> str:
+    return ",".join(f"{v:.0f}" for v in bbox)
+
+
+def page_markdown(page: Page, cfg: OutputConfig, images_rel_to: Path | None = None) -> str:
+    parts: list[str] = []
+    if cfg.page_markers:
+        parts.append(f"<!-- page {page.number} status={page.status} route={page.route} -->")
+    if page.status == "failed":
+        parts.append(f"<!-- page {page.number} failed: {page.error} -->")
+    elif "needs_ocr" in page.flags:
+        parts.append(f"<!-- page {page.number} needs_ocr: not read -->")
+    for b in sorted(page.blocks, key=lambda b: b.order):
+        if b.role in FURNITURE_ROLES and not cfg.include_furniture:
+            continue
+        md = block_markdown(b, images_rel_to)
+        if md:
+            parts.append(md)
+    return "\n\n".join(parts)
+
+
+def to_markdown(doc: Document, cfg: OutputConfig | None = None, images_rel_to: Path | None = None) -> str:
+    cfg = cfg or OutputConfig()
+    pages = [page_markdown(p, cfg, images_rel_to) for p in doc.pages]
+    sep = cfg.page_separator if not cfg.page_markers else "\n\n"
+    return sep.join(pages).strip() + "\n"
+
+
+def to_json(doc: Document, indent: int | None = 2) -> str:
+    return doc.model_dump_json(indent=indent)
+
+
+def document_schema() -> dict:
+    schema = Document.model_json_schema()
+    schema["$id"] = "https://pagerouter.invalid/schema/document.schema.json"
+    schema["title"] = "pagerouter document"
+    return schema
+
+
+def write_schema(path: Path = SCHEMA_PATH) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document_schema(), indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def route_summary_table(docs: list[Document]) -> str:
+    """The table `convert` prints: pages, flagged and seconds per route, over all inputs."""
+    rows: dict[str, dict[str, float]] = {}
+    for d in docs:
+        for route, r in d.route_summary().items():
+            acc = rows.setdefault(route, {"pages": 0, "flagged": 0, "seconds": 0.0})
+            for k in acc:
+                acc[k] += r.get(k, 0)
+    order = ["text_layer", "mixed", "ocr", "blank", "failed"]
+    keys = sorted(rows, key=lambda k: order.index(k) if k in order else len(order))
+    lines = [f"{'route':<12}{'pages':>7}{'flagged':>9}{'seconds':>10}{'s/page':>9}"]
+    tot = {"pages": 0, "flagged": 0, "seconds": 0.0}
+    for k in keys:
+        r = rows[k]
+        per = r["seconds"] / r["pages"] if r["pages"] else 0.0
+        lines.append(f"{k:<12}{int(r['pages']):>7}{int(r['flagged']):>9}{r['seconds']:>10.2f}{per:>9.3f}")
+        for f in tot:
+            tot[f] += r[f]
+    lines.append(f"{'total':<12}{int(tot['pages']):>7}{int(tot['flagged']):>9}{tot['seconds']:>10.2f}")
+    return "\n".join(lines)
