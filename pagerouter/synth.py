@@ -97,8 +97,9 @@ def text_image(
     rotate: int = 0,
     skew_deg: float = 0.0,
     seed: int = 0,
+    fmt: str = "PNG",
 ) -> bytes:
-    """Render lines of text as a scan-like PNG (grey noise, optional blur, rotation and skew)."""
+    """Render lines of text as a scan-like image (grey noise, optional blur, rotation and skew)."""
     tmp = pymupdf.open()
     page = tmp.new_page(width=size[0], height=size[1])
     y = 72.0
@@ -121,7 +122,7 @@ def text_image(
     if rotate:
         pil = pil.rotate(-rotate, expand=True)  # PIL rotates counter-clockwise
     buf = io.BytesIO()
-    pil.save(buf, format="PNG", dpi=(dpi, dpi))
+    pil.save(buf, format=fmt, dpi=(dpi, dpi), **({"quality": 80} if fmt == "JPEG" else {}))
     return buf.getvalue()
 
 
@@ -166,11 +167,15 @@ def make_mixed_sample(path: str) -> None:
         doc,
         ["Scanned letter", "Dear reader, this page is a picture of text.", "It has no text layer at all."],
         noise=0.03,
+        dpi=150,
+        fmt="JPEG",
     )
     add_scanned_page(
         doc,
         ["Invoice 2024-117", "Total due: 1,250.00 EUR", "Payment within 30 days."],
         hidden_text="lorem ipsum dolor sit amet consectetur\nthis hidden layer does not match the picture",
+        dpi=150,
+        fmt="JPEG",
     )
     add_text_page(doc, [LOREM, LOREM], columns=2, title="Two columns", header="pagerouter sample", footer="4")
     add_blank_page(doc)

@@ -1,0 +1,35 @@
+"""Shared fixtures: repository paths and small PDF builders."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = Path(os.environ.get("PAGEROUTER_CORPUS", REPO.parent / "shared" / "corpus" / "real"))
+
+# Keep onnxruntime/BLAS from oversubscribing the 2 cores when several engines load.
+os.environ.setdefault("OMP_NUM_THREADS", "2")
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def corpus_pdfs() -> list[Path]:
+    """The shared real-PDF corpus; tests that need it fail loudly if CI did not lay it out."""
+    files = sorted(CORPUS.glob("*.pdf"))
+    if not files:
+        pytest.fail(f"real corpus not found at {CORPUS} (CI lays shared/ beside the checkout)")
+    return files
+
+
+def save_pdf(doc: pymupdf.Document, path: Path) -> Path:
+    doc.save(path)
+    doc.close()
+    return path
