@@ -1,0 +1,154 @@
+"""Opening inputs and the one-line errors for bad ones."""
+
+from __future__ import annotations
+
+import io
+
+import pymupdf
+import pytest
+from PIL import Image
+
+from pagerouter.inputs import InputError, open_source, parse_pages
+from pagerouter.synth import add_text_page
+
+from .conftest import save_pdf
+
+
+def _pdf_bytes(pages: int = 3) -> bytes:
+    doc = pymupdf.open()
+    for i in range(pages):
+        add_text_page(doc, [f"Page {i + 1} text. The quick brown fox jumps over the lazy dog."])
+    return doc.tobytes()
+
+
+def test_opens_pdf(tmp_path):
+    p = tmp_path / "a.pdf"
+    p.write_bytes(_pdf_bytes(3))
+    src = open_source(p)
+    assert src.page_count == 3 and src.kind == "pdf" and src.opened_with == "pymupdf"
+
+
+@pytest.mark.parametrize("fmt", ["PNG", "JPEG", "TIFF"])
+def test_opens_images_as_pages(tmp_path, fmt):
+    img = Image.new("RGB", (300, 200), "white")
+    p = tmp_path / f"a.{fmt.lower()}"
+    img.save(p, format=fmt)
+    src = open_source(p)
+    assert src.kind == "image" and src.page_count == 1
+    assert src.doc[0].rect.width > 0
+
+
+def test_multipage_tiff(tmp_path):
+    frames = [Image.new("L", (200, 100), c) for c in (255, 200, 150)]
+    p = tmp_path / "multi.tiff"
+    frames[0].save(p, save_all=True, append_images=frames[1:])
+    assert open_source(p).page_count == 3
+
+
+def _err(tmp_path, name: str, data: bytes | None, **kw) -> InputError:
+    p = tmp_path / name
+    if data is not None:
+        p.write_bytes(data)
+    with pytest.raises(InputError) as ei:
+        open_source(p, **kw)
+    msg = str(ei.value)
+    assert name in msg and "\n" not in msg  # one line, names the file
+    return ei.value
+
+
+def test_missing_file(tmp_path):
+    assert "no such file" in _err(tmp_path, "nope.pdf", None).message
+
+
+def test_not_a_pdf(tmp_path):
+    assert "not a PDF" in _err(tmp_path, "notes.pdf", b"hello, I am a text file\n" * 10).message
+
+
+def test_empty_file(tmp_path):
+    assert "empty" in _err(tmp_path, "empty.pdf", b"").message
+
+
+def test_truncated_pdf_opens_or_fails_clearly(tmp_path):
+    data = _pdf_bytes(3)
+    p = tmp_path / "trunc.pdf"
+    p.write_bytes(data[: len(data) // 2])
+    try:
+        src = open_source(p)
+    except InputError as exc:
+        assert "trunc.pdf" in str(exc)
+    else:  # repaired: whatever pages survive must be loadable
+        for page in src.doc:
+            page.get_text()
+
+
+def test_garbage_after_header_is_corrupt(tmp_path):
+    err = _err(tmp_path, "corrupt.pdf", b"%PDF-1.7\n" + bytes(range(256)) * 40)
+    assert "corrupt" in err.message or "no pages" in err.message
+
+
+def test_encrypted_pdf(tmp_path):
+    doc = pymupdf.open()
+    add_text_page(doc, ["secret text"])
+    p = tmp_path / "enc.pdf"
+    doc.save(p, encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="pw", owner_pw="owner")
+    assert "password" in _err(tmp_path, "enc.pdf", None).message
+    assert "wrong" in _err(tmp_path, "enc.pdf", None, password="bad").message
+    src = open_source(p, password="pw")
+    assert "secret text" in src.doc[0].get_text()
+
+
+def test_zero_page_pdf(tmp_path):
+    # A syntactically valid PDF whose page tree is empty.
+    data = (
+        b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n"
+        b"2 0 obj<</Type/Pages/Kids[]/Count 0>>endobj\n"
+        b"trailer<</Root 1 0 R>>\n%%EOF\n"
+    )
+    assert "no pages" in _err(tmp_path, "zero.pdf", data).message
+
+
+def test_pypdf_fallback_is_used_when_pymupdf_fails(tmp_path, monkeypatch):
+    """If PyMuPDF can't open a file, pypdf's rewrite is tried before giving up."""
+    data = _pdf_bytes(2)
+    real_open = pymupdf.open
+    calls = {"n": 0}
+
+    def flaky_open(*a, **kw):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("simulated MuPDF failure")
+        return real_open(*a, **kw)
+
+    monkeypatch.setattr(pymupdf, "open", flaky_open)
+    p = tmp_path / "x.pdf"
+    p.write_bytes(data)
+    src = open_source(p)
+    assert src.opened_with == "pypdf" and src.page_count == 2
+
+
+@pytest.mark.parametrize(
+    "spec,expected",
+    [(None, [1, 2, 3, 4, 5]), ("1-3,5", [1, 2, 3, 5]), ("2", [2]), ("4-", [4, 5]), ("-2", [1, 2]), ("3,1,3", [1, 3])],
+)
+def test_parse_pages(spec, expected):
+    assert parse_pages(spec, 5) == expected
+
+
+@pytest.mark.parametrize("spec", ["0", "3-1", "x", "9", "1-2-3"])
+def test_parse_pages_rejects(spec):
+    with pytest.raises(InputError):
+        parse_pages(spec, 5, "doc.pdf")
+
+
+def test_save_pdf_helper(tmp_path):
+    doc = pymupdf.open()
+    doc.new_page()
+    assert save_pdf(doc, tmp_path / "b.pdf").exists()
+
+
+def test_raw_bytes_input():
+    src = open_source(data=_pdf_bytes(1), name="upload.pdf")
+    assert src.name == "upload.pdf" and src.page_count == 1
+    buf = io.BytesIO()
+    Image.new("RGB", (50, 50)).save(buf, format="PNG")
+    assert open_source(data=buf.getvalue(), name="-").kind == "image"
