@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Install everything the tests need (Debian packages + the project with its extras), then run
+# the whole suite. Used by the README and by CI (.ci/run). Extra args go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v tesseract >/dev/null 2>&1 || need_apt+=(tesseract-ocr)
+for lang in deu rus; do
+  [ -e "/usr/share/tesseract-ocr/5/tessdata/$lang.traineddata" ] || need_apt+=("tesseract-ocr-$lang")
+done
+[ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}"
+fi
+
+python3 -m pip install -q --disable-pip-version-check -e ".[serve,test]"
+
+set +e
+python3 -m pytest -q "$@"
+rc=$?
+set -e
+if [ "$rc" -eq 5 ]; then
+  echo "pytest collected no tests: treating as a failure" >&2
+  exit 1
+fi
+exit "$rc"
