@@ -17,35 +17,59 @@ from .pipeline import OcrCalls, convert_pages, new_document, save_figures, triag
 _ENGINE_CACHE: dict[str, OcrCalls] = {}
 
 
+class _LazyEngines:
+    """Engines are built on the first OCR page, so a born-digital run never loads a model."""
+
+    def __init__(self, cfg: PagerouterConfig):
+        self.cfg = cfg
+        self._built = False
+        self.layout = self.reader = self.escalator = None
+
+    def get(self):
+        if not self._built:
+            from .ocr.api import build_layout_engine, build_small_reader
+
+            self.layout = build_layout_engine(self.cfg.ocr)
+            self.reader = build_small_reader(self.cfg.ocr)
+            if self.cfg.ocr.escalation.enabled:
+                from .ocr.escalate import build_escalator
+
+                self.escalator = build_escalator(self.cfg.ocr)
+            self._built = True
+        return self
+
+    def versions(self) -> dict[str, str]:
+        return {e.name: e.version for e in (self.layout, self.reader, self.escalator) if e is not None}
+
+
 def local_ocr_calls(cfg: PagerouterConfig) -> OcrCalls | None:
-    """Build (once per config) the OCR stage calls over in-process engines; None if OCR is off."""
+    """OCR stage calls over in-process engines (cached per OCR config); None if OCR is off."""
     if not cfg.ocr.enabled:
         return None
     key = cfg.ocr.model_dump_json()
     if key in _ENGINE_CACHE:
         return _ENGINE_CACHE[key]
-    from .ocr.api import build_layout_engine, build_small_reader
-    from .ocr.escalate import build_escalator
-
-    layout = build_layout_engine(cfg.ocr)
-    reader = build_small_reader(cfg.ocr)
-    escalator = build_escalator(cfg.ocr) if cfg.ocr.escalation.enabled else None
+    engines = _LazyEngines(cfg)
 
     async def layout_call(task):
-        return layout.detect_batch([task])[0]
+        return await asyncio.to_thread(lambda: engines.get().layout.detect_batch([task])[0])
 
     async def read_call(task, lay):
-        return reader.read_batch([task], [lay])[0]
+        return await asyncio.to_thread(lambda: engines.get().reader.read_batch([task], [lay])[0])
 
     async def escalate_call(task, first):
-        return await asyncio.to_thread(escalator.escalate, task, first)
+        esc = engines.get().escalator
+        if esc is None:
+            return first
+        return await asyncio.to_thread(esc.escalate, task, first)
 
     calls = OcrCalls(
         layout=layout_call,
         read=read_call,
-        escalate=escalate_call if escalator is not None else None,
-        engines={e.name: e.version for e in (layout, reader, escalator) if e is not None},
+        escalate=escalate_call if cfg.ocr.escalation.enabled else None,
+        engines={},
     )
+    calls.lazy = engines  # type: ignore[attr-defined]
     _ENGINE_CACHE[key] = calls
     return calls
 
@@ -67,8 +91,12 @@ async def convert_source_async(
         doc.pages.append(page)
         if on_page is not None:
             on_page(page)
+    import pymupdf
+
+    doc.engines["pymupdf"] = pymupdf.VersionBind
     if calls is not None:
-        doc.engines.update(calls.engines)
+        lazy = getattr(calls, "lazy", None)
+        doc.engines.update(lazy.versions() if lazy is not None else calls.engines)
     return doc
 
 

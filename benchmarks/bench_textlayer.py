@@ -1,0 +1,157 @@
+"""Born-digital throughput, peak memory and real-corpus routes.
+
+    python benchmarks/bench_textlayer.py [--pages 200] [--mem-pages 100,500] [--corpus ../shared/corpus/real]
+
+Prints:
+1. pages/s of `page.get_text()` alone (the floor) vs. the in-process convert (triage +
+   text-layer reading with layout + Markdown/JSON rendering) on the same born-digital pages,
+   pinned to one core;
+2. peak RSS converting N-page born-digital PDFs in a fresh process (flat in N = streaming);
+3. how many pages of the real corpus each triage route took (OCR not run: routing only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import pymupdf  # noqa: E402
+
+from pagerouter.config import PagerouterConfig  # noqa: E402
+from pagerouter.synth import LOREM, add_text_page  # noqa: E402
+
+
+def make_born_digital(path: Path, pages: int) -> None:
+    """A varied born-digital document: titles, 1-3 columns, running header/footer."""
+    doc = pymupdf.open()
+    for i in range(pages):
+        cols = 1 + i % 3
+        paras = [LOREM, LOREM[: 120 + 7 * (i % 20)], LOREM] * (2 if cols > 1 else 1)
+        add_text_page(doc, paras, title=f"Section {i + 1}", header="Annual report 2026", footer=str(i + 1), columns=cols)
+    doc.save(path, garbage=3, deflate=True)
+
+
+def pin_one_core() -> None:
+    try:
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    except (AttributeError, OSError):
+        pass
+
+
+def bench_throughput(path: Path) -> None:
+    from pagerouter.inputs import open_source
+    from pagerouter.local import convert_source_async
+    from pagerouter.render import to_json, to_markdown
+
+    doc = pymupdf.open(path)
+    n = doc.page_count
+    t = time.perf_counter()
+    for page in doc:
+        page.get_text()
+    floor = n / (time.perf_counter() - t)
+    doc.close()
+
+    cfg = PagerouterConfig()
+    src = open_source(path)
+    t = time.perf_counter()
+    result = asyncio.run(convert_source_async(src, cfg, list(range(1, n + 1))))
+    to_markdown(result)
+    to_json(result)
+    ours = n / (time.perf_counter() - t)
+    routes = Counter(p.route for p in result.pages)
+    print(f"born-digital throughput on one core, {n} pages ({dict(routes)}):")
+    print(f"  page.get_text() alone : {floor:8.1f} pages/s")
+    print(f"  pagerouter convert    : {ours:8.1f} pages/s  ({ours / floor:.0%} of the floor; target >= 50%)")
+
+
+def peak_rss_child(path: str) -> None:
+    """Run in a fresh process: convert, then print peak RSS in MB."""
+    from pagerouter.local import convert_file
+    from pagerouter.render import to_markdown
+
+    doc = convert_file(path)
+    to_markdown(doc)
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(f"{peak_kb / 1024:.0f}")
+
+
+def bench_memory(sizes: list[int], tmp: Path) -> None:
+    print("peak RSS converting born-digital PDFs (fresh process each):")
+    for n in sizes:
+        p = tmp / f"bd-{n}.pdf"
+        make_born_digital(p, n)
+        out = subprocess.run(
+            [sys.executable, __file__, "--child-rss", str(p)], capture_output=True, text=True, check=True
+        ).stdout.strip().splitlines()[-1]
+        print(f"  {n:5d} pages: {out:>6} MB  (target < 500 MB, flat in page count)")
+
+
+def bench_corpus(corpus: Path) -> None:
+    from pagerouter.inputs import InputError, open_source
+    from pagerouter.pagetext import extract_textdict
+    from pagerouter.triage import triage_page
+
+    cfg = PagerouterConfig()
+    routes: Counter[str] = Counter()
+    per_file: list[str] = []
+    t = time.perf_counter()
+    pages = 0
+    for f in sorted(corpus.glob("*.pdf")):
+        try:
+            src = open_source(f)
+        except InputError as exc:
+            routes["unopenable file"] += 1
+            per_file.append(f"  {f.name}: {exc.message}")
+            continue
+        file_routes = Counter()
+        for page in src.doc:
+            pages += 1
+            try:
+                d = triage_page(page, extract_textdict(page), cfg.triage)
+                file_routes[d.route] += 1
+            except Exception as exc:  # noqa: BLE001
+                file_routes["failed"] += 1
+                per_file.append(f"  {f.name} p{page.number + 1}: {exc}")
+        routes.update(file_routes)
+        per_file.append(f"  {f.name}: {dict(file_routes)}")
+    dt = time.perf_counter() - t
+    print(f"real corpus {corpus}: {pages} pages triaged in {dt:.1f} s ({pages / dt:.1f} pages/s)")
+    print(f"  routes: {dict(routes)}")
+    print("\n".join(per_file))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pages", type=int, default=200)
+    ap.add_argument("--mem-pages", default="100,500")
+    ap.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus" / "real")
+    ap.add_argument("--child-rss")
+    args = ap.parse_args()
+    if args.child_rss:
+        pin_one_core()
+        peak_rss_child(args.child_rss)
+        return
+    pin_one_core()
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        p = tmp / "bd.pdf"
+        make_born_digital(p, args.pages)
+        bench_throughput(p)
+        bench_memory([int(x) for x in args.mem_pages.split(",")], tmp)
+    if args.corpus.exists():
+        bench_corpus(args.corpus)
+
+
+if __name__ == "__main__":
+    main()
