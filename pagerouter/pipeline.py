@@ -70,6 +70,7 @@ class DocumentTriage:
 
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
+        pymupdf.TOOLS.reset_mupdf_warnings()
         try:
             page = src.doc.load_page(number - 1)
             textdict = extract_textdict(page)
@@ -95,6 +96,13 @@ class DocumentTriage:
                     page, textdict, number, self.cfg.text_layer, furniture, skip_regions=decision.ocr_regions
                 )
                 timings["text_layer"] = time.perf_counter() - t1
+            damaged = _damage_report(pymupdf.TOOLS.mupdf_warnings())
+            if damaged:
+                # MuPDF reads around broken content streams silently; a page that parsed with
+                # syntax errors may have lost content, so say so instead of trusting the result.
+                out.status = "flagged"
+                out.flags.append("damaged_page")
+                out.checks.append(CheckResult(name="damaged_page", passed=False, reason=f"{src.name}: page {number}: {damaged}"))
             if decision.route in ("text_layer", "blank"):
                 out.blocks = text_blocks
                 return TriageOutcome(out)
@@ -111,6 +119,17 @@ class DocumentTriage:
             return TriageOutcome(out, task)
         except Exception as exc:  # noqa: BLE001
             return TriageOutcome(failed_page(src.name, number, "text layer", exc, decision))
+
+
+_DAMAGE_MARKERS = ("syntax error", "not a stream", "cannot", "invalid", "unknown", "broken", "malformed")
+
+
+def _damage_report(warnings: str) -> str:
+    """First MuPDF warning that says the page's PDF objects are broken, or ''."""
+    for line in warnings.splitlines():
+        if any(m in line.lower() for m in _DAMAGE_MARKERS):
+            return f"PDF damaged, content may be missing (MuPDF: {line.strip()[:160]})"
+    return ""
 
 
 def failed_page(source: str, number: int, stage: str, exc: BaseException, decision: TriageDecision | None = None) -> Page:

@@ -137,3 +137,22 @@ def test_triage_command(born_digital, capsys):
     out = capsys.readouterr().out
     assert "page 1: text_layer" in out and "page 3: blank" in out
     assert "scores:" in out
+
+
+def test_damaged_page_is_flagged_not_silently_blank(tmp_path, capsys):
+    """A page whose content stream is broken parses 'fine' in MuPDF but loses its text:
+    it must come out flagged with the reason, and the other pages untouched."""
+    doc = pymupdf.open()
+    for i in range(3):
+        add_text_page(doc, [f"Page {i + 1}: the quick brown fox jumps over the lazy dog again and again."])
+    xref = doc[1].get_contents()[0]
+    doc.update_stream(xref, b"BT /F1 12 Tf 72 72 Td (unterminated string Tj ET q q q /Im1 Do")
+    p = tmp_path / "damaged.pdf"
+    doc.save(p)
+    code = main(["convert", str(p), "--format", "json", "-q", "--config", str(_no_ocr_config(tmp_path))])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0
+    pages = data["pages"]
+    assert [pg["status"] for pg in pages] == ["ok", "flagged", "ok"]
+    assert "damaged_page" in pages[1]["flags"]
+    assert any("damaged.pdf: page 2" in c["reason"] for c in pages[1]["checks"])
