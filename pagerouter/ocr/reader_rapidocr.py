@@ -1,0 +1,139 @@
+"""The CPU small reader: RapidOCR 3.10 (PP-OCRv6 det/rec, onnxruntime), models from its wheel.
+
+The page is detected and recognised once at the reader's render size (whole upright image, so
+text the layout model missed is not lost); recognised lines are then assigned to layout
+regions and joined into blocks by `regions.py`.
+
+Script control: the only shipped recognition model is Chinese+English(+Latin languages+
+Japanese); it has no Cyrillic, Greek or Arabic. On a page whose expected script is known,
+decoding is restricted to the characters of the allowed scripts (`ocr.scripts.table`), so a
+Latin page cannot come out with CJK characters; each suppressed character lowers that line's
+confidence and is counted in the reading.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from importlib.metadata import version as _pkg_version
+
+import numpy as np
+
+from ..config.ocr import OcrConfig
+from ..stages import LayoutResult, OcrTask, Reading
+from .lines import OcrLine
+from .scripts import allowed_mask, options_for
+
+__all__ = ["RapidOcrReader", "OcrLine"]
+
+
+class _MaskedCTCDecode:
+    """Wraps RapidOCR's CTC decoder: zeroes the probabilities of disallowed characters before
+    the argmax, so the best allowed character wins, and penalises lines that needed it."""
+
+    def __init__(self, inner, penalty: float):
+        self.inner = inner
+        self.penalty = penalty
+        self.mask: np.ndarray | None = None
+        self.suppressed = 0  # characters suppressed since the last reset
+
+    def __getattr__(self, name):  # character list, dict, ... stay reachable
+        return getattr(self.inner, name)
+
+    def __call__(self, preds: np.ndarray, return_word_box: bool = False, **kw):
+        if self.mask is None or preds.shape[-1] != self.mask.shape[0]:
+            return self.inner(preds, return_word_box, **kw)
+        raw_idx = preds.argmax(axis=2)
+        foreign = ~self.mask[raw_idx]  # (batch, time) positions whose best token is disallowed
+        # Count runs (CTC repeats one character over several frames).
+        starts = foreign & ~np.concatenate([np.zeros_like(foreign[:, :1]), foreign[:, :-1]], axis=1)
+        per_line = starts.sum(axis=1)
+        masked = preds * self.mask[None, None, :]
+        lines, words = self.inner(masked, return_word_box, **kw)
+        out = []
+        for (text, score), n in zip(lines, per_line):
+            if n:
+                self.suppressed += int(n)
+                share = n / max(1, len(text) + n)
+                score = float(score) * max(0.0, 1.0 - self.penalty * share)
+            out.append((text, score))
+        return out, words
+
+
+class RapidOcrReader:
+    """Implements stages.SmallReader with RapidOCR; also reads whole images for other tiers."""
+
+    name = "rapidocr"
+
+    def __init__(self, cfg: OcrConfig):
+        from rapidocr import RapidOCR
+
+        logging.getLogger("RapidOCR").setLevel(logging.WARNING)
+        self.cfg = cfg
+        sr = cfg.small_reader
+        target = cfg.render_target(sr.render_engine)
+        # RapidOCR shrinks images whose longest side exceeds max_side_len: keep it at least our render.
+        max_side = max(2000, int(target.longest_side_px or 0))
+        params = {
+            "Global.log_level": "warning",
+            "Global.text_score": sr.text_score,
+            "Global.use_cls": sr.line_direction_classifier,
+            "Global.max_side_len": max_side,
+            "Det.box_thresh": sr.box_thresh,
+            "Det.unclip_ratio": sr.unclip_ratio,
+        }
+        if sr.threads > 0:
+            params["EngineConfig.onnxruntime.intra_op_num_threads"] = sr.threads
+        self.engine = RapidOCR(params=params)
+        logging.getLogger("RapidOCR").setLevel(logging.WARNING)
+        rec = self.engine._load_rec_model()  # load now: the decoder must be wrapped before first use
+        self._decoder = _MaskedCTCDecode(rec.postprocess_op, sr.foreign_char_penalty)
+        rec.postprocess_op = self._decoder
+        self._characters = tuple(self._decoder.character)
+        self.version = f"rapidocr {_pkg_version('rapidocr')} PP-OCRv6 small"
+        self.reads_script = {s for s, o in cfg.scripts.table.items() if o.rapidocr}
+
+    # ---- whole image -------------------------------------------------------------------------
+
+    def read_image_lines(self, image: np.ndarray, script: str | None = None) -> list[OcrLine]:
+        """Detect and recognise every line of an RGB image: boxes in image pixels, text,
+        confidence. With a known `script`, decoding is restricted to that script's allowed set."""
+        if image.size == 0:
+            return []
+        opts = options_for(script, self.cfg.scripts)
+        allowed = tuple(opts.rapidocr_allowed) if opts and opts.rapidocr_allowed else ()
+        self._decoder.mask = np.array(allowed_mask(self._characters, allowed)) if allowed else None
+        try:
+            res = self.engine(np.ascontiguousarray(image))
+        finally:
+            self._decoder.mask = None
+        boxes = getattr(res, "boxes", None)
+        txts = getattr(res, "txts", None)
+        if boxes is None or txts is None or len(txts) == 0:
+            return []
+        lines = []
+        for poly, text, score in zip(boxes, txts, res.scores):
+            poly = np.asarray(poly, dtype=float)
+            bbox = (float(poly[:, 0].min()), float(poly[:, 1].min()), float(poly[:, 0].max()), float(poly[:, 1].max()))
+            if text.strip():
+                lines.append(OcrLine(bbox, text.strip(), float(score)))
+        return lines
+
+    def take_suppressed(self) -> int:
+        """Foreign characters suppressed since the last call (then reset)."""
+        n, self._decoder.suppressed = self._decoder.suppressed, 0
+        return n
+
+    # ---- SmallReader ---------------------------------------------------------------------------
+
+    def read_batch(self, tasks: list[OcrTask], layouts: list[LayoutResult]) -> list[Reading]:
+        return [self.read_task(t, lay) for t, lay in zip(tasks, layouts)]
+
+    def read_task(self, task: OcrTask, layout: LayoutResult, script: str | None = None) -> Reading:
+        """Read one task with its layout: blocks in upright page points, in reading order."""
+        from .regions import read_task_with_lines
+
+        t0 = time.perf_counter()
+        reading = read_task_with_lines(task, layout, self, self.cfg, script=script)
+        reading.timings["read"] = time.perf_counter() - t0
+        return reading

@@ -1,0 +1,204 @@
+"""From recognised lines and layout regions to page blocks (engine-agnostic).
+
+Coordinates: the reader works on the upright image (task image turned clockwise by the
+layout's `rotation`); block bboxes are that image's pixels divided by `task.scale`, i.e. PDF
+points in the UPRIGHT page frame (top-left origin, y down; width and height swap for 90/270).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+from ..config.ocr import OcrConfig
+from ..model import Block, CheckResult
+from ..stages import LayoutResult, OcrTask, Reading, Region
+from .lines import OcrLine, join_text, mean_confidence, merge_rows, sort_lines, split_paragraphs
+from .reading_order import order_boxes
+from .scripts import dominant_script
+
+ROLE_OF = {
+    "text": "paragraph", "title": "heading", "figure": "figure", "figure_caption": "caption", "table": "table",
+    "table_caption": "caption", "header": "header", "footer": "footer", "reference": "reference",
+    "equation": "formula",
+}
+
+
+class LineReader(Protocol):
+    name: str
+    version: str
+
+    def read_image_lines(self, image: np.ndarray, script: str | None = None) -> list[OcrLine]: ...
+
+
+def upright(image: np.ndarray, rotation: int) -> np.ndarray:
+    """The image turned clockwise by `rotation` degrees (0/90/180/270)."""
+    k = (rotation // 90) % 4
+    return np.ascontiguousarray(np.rot90(image, k=-k)) if k else image
+
+
+def _overlap_share(inner: tuple, outer: tuple) -> float:
+    ix = max(0.0, min(inner[2], outer[2]) - max(inner[0], outer[0]))
+    iy = max(0.0, min(inner[3], outer[3]) - max(inner[1], outer[1]))
+    area = max(1e-6, (inner[2] - inner[0]) * (inner[3] - inner[1]))
+    return ix * iy / area
+
+
+def _union(boxes) -> tuple[float, float, float, float]:
+    return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
+
+
+def cluster_lines(lines: list[OcrLine], gap: float) -> list[list[OcrLine]]:
+    """Group lines into blocks: linked when they overlap horizontally and the vertical gap is
+    under `gap` line heights (union-find); used for text no layout region covers."""
+    n = len(lines)
+    parent = list(range(n))
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i in range(n):
+        a = lines[i].bbox
+        for j in range(i + 1, n):
+            b = lines[j].bbox
+            h = max(1.0, (lines[i].height + lines[j].height) / 2)
+            xo = min(a[2], b[2]) - max(a[0], b[0])
+            vgap = max(a[1], b[1]) - min(a[3], b[3])
+            if xo > 0 and vgap < gap * h * 1.5:
+                parent[find(i)] = find(j)
+    groups: dict[int, list[OcrLine]] = {}
+    for i in range(n):
+        groups.setdefault(find(i), []).append(lines[i])
+    return list(groups.values())
+
+
+def assign_lines(lines: list[OcrLine], regions: list[Region], min_overlap: float):
+    """Each line goes to the region holding most of it (at least `min_overlap`), else unassigned."""
+    assigned: list[list[OcrLine]] = [[] for _ in regions]
+    rest: list[OcrLine] = []
+    for ln in lines:
+        best, share = -1, 0.0
+        for k, r in enumerate(regions):
+            s = _overlap_share(ln.bbox, r.bbox)
+            if s > share:
+                best, share = k, s
+        if best >= 0 and share >= min_overlap:
+            assigned[best].append(ln)
+        else:
+            rest.append(ln)
+    return assigned, rest
+
+
+def _text_blocks_for(kind: str, box, lines: list[OcrLine], cfg: OcrConfig) -> list[tuple[str, tuple, list[OcrLine]]]:
+    """(kind, pixel bbox, lines) per paragraph of a text-like region."""
+    ordered = merge_rows(sort_lines(lines))
+    if kind in ("title", "header", "footer", "figure_caption", "table_caption"):
+        return [(kind, _union([l.bbox for l in ordered]), ordered)]
+    paras = split_paragraphs(ordered, cfg.small_reader.paragraph_gap)
+    return [(kind, _union([l.bbox for l in p]), p) for p in paras]
+
+
+def read_task_with_lines(
+    task: OcrTask, layout: LayoutResult, reader: LineReader, cfg: OcrConfig, *, script: str | None = None,
+    tables=None,
+) -> Reading:
+    """Read a task with `reader` and turn its lines into blocks in reading order."""
+    sr = cfg.small_reader
+    script = script or task.decision.script or None
+    image = upright(task.image, layout.rotation)
+    scale = task.scale
+    pieces: list[tuple[str, tuple, list[OcrLine]]] = []  # (kind, pixel bbox, lines)
+    table_cells: dict[int, tuple[list[list[str]], str]] = {}
+
+    if task.decision.route == "mixed" and task.decision.ocr_regions:
+        # Only the pictures whose text the text layer lacks; each crop is read on its own.
+        h, w = image.shape[:2]
+        pad = sr.mixed_region_pad_pt
+        lines = []
+        for x0, y0, x1, y1 in task.decision.ocr_regions:
+            px = (max(0, int((x0 - pad) * scale)), max(0, int((y0 - pad) * scale)),
+                  min(w, int((x1 + pad) * scale) + 1), min(h, int((y1 + pad) * scale) + 1))
+            if px[2] - px[0] < 4 or px[3] - px[1] < 4:
+                continue
+            crop_lines = reader.read_image_lines(image[px[1]:px[3], px[0]:px[2]], script)
+            for ln in crop_lines:
+                b = ln.bbox
+                ln.bbox = (b[0] + px[0], b[1] + px[1], b[2] + px[0], b[3] + px[1])
+            for group in cluster_lines(crop_lines, sr.paragraph_gap):
+                pieces.extend(_text_blocks_for("text", None, group, cfg))
+            lines.extend(crop_lines)
+    else:
+        lines = reader.read_image_lines(image, script)
+        assigned, rest = assign_lines(lines, layout.regions, sr.region_assign_min_overlap)
+        for region, rlines in zip(layout.regions, assigned):
+            kind = region.kind
+            if kind == "figure":
+                wide = [l for l in rlines if (l.bbox[2] - l.bbox[0]) >= sr.figure_text_min_width * (region.bbox[2] - region.bbox[0])]
+                if len(wide) >= sr.figure_text_min_lines:
+                    kind = "text"  # a "figure" that is mostly prose: read it rather than lose it
+                else:
+                    pieces.append(("figure", region.bbox, []))
+                    continue
+            if kind == "table":
+                if tables is not None and rlines:
+                    x0, y0 = int(max(0, region.bbox[0])), int(max(0, region.bbox[1]))
+                    crop = image[y0:int(region.bbox[3]) + 1, x0:int(region.bbox[2]) + 1]
+                    local = [OcrLine((l.bbox[0] - x0, l.bbox[1] - y0, l.bbox[2] - x0, l.bbox[3] - y0), l.text, l.confidence) for l in rlines]
+                    table_cells[len(pieces)] = tables.read(crop, local)
+                pieces.append(("table", _union([region.bbox] + [l.bbox for l in rlines]), rlines))
+                continue
+            if rlines:
+                pieces.extend(_text_blocks_for(kind, region.bbox, rlines, cfg))
+        for group in cluster_lines(rest, sr.paragraph_gap):  # text the layout model missed
+            pieces.extend(_text_blocks_for("text", None, group, cfg))
+
+    # Reading order over everything we produced plus any text-layer blocks (mixed pages).
+    text_layer = list(task.text_blocks)
+    boxes = [tuple(v / scale for v in p[1]) for p in pieces] + [tuple(b.bbox) for b in text_layer]
+    kinds = [p[0] for p in pieces] + [b.role for b in text_layer]
+    order = order_boxes(boxes, kinds, min_gap=2.0)
+    blocks: list[Block] = []
+    for pos, i in enumerate(order):
+        if i >= len(pieces):
+            blocks.append(text_layer[i - len(pieces)].model_copy(update={"order": pos}))
+            continue
+        kind, _box, plines = pieces[i]
+        role = ROLE_OF.get(kind, "paragraph")
+        text, cells = "", None
+        if kind == "table":
+            got, method = table_cells.get(i, ([], "none"))
+            if got:
+                from .tables import to_markdown
+
+                cells, text = got, to_markdown(got)
+            else:  # no grid recovered: keep rows visibly, say so in the text, never a flat paragraph
+                text = "\n".join(l.text for l in merge_rows(sort_lines(plines)))
+        elif kind != "figure":
+            text = join_text(plines) if kind not in ("title", "header", "footer") else " ".join(l.text for l in plines)
+        conf = mean_confidence(plines) if plines else (1.0 if kind == "figure" else 0.0)
+        blocks.append(Block(
+            text=text, role=role, bbox=tuple(round(v, 2) for v in boxes[i]), page=task.number,
+            engine=reader.name, engine_version=reader.version, route="ocr",
+            confidence=float(min(1.0, max(0.0, conf))), order=pos, cells=cells,
+            level=1 if role == "heading" else None,
+        ))
+
+    all_text = " ".join(l.text for l in lines)
+    guess = dominant_script(all_text, cfg.scripts)
+    checks = [CheckResult(
+        name="script", passed=True, score=guess.share, threshold=cfg.scripts.min_share,
+        reason=f"expected {script or 'unknown'}; read {guess.reason}",
+    )]
+    suppressed = reader.take_suppressed() if hasattr(reader, "take_suppressed") else 0
+    if suppressed:
+        checks.append(CheckResult(
+            name="foreign_script_chars", passed=True, score=float(suppressed), threshold=None,
+            reason=f"{suppressed} characters outside {script} were suppressed at decoding (line confidence lowered)",
+        ))
+    reading = Reading(blocks=blocks, rotation=layout.rotation, checks=checks, engine=reader.name)
+    reading.script = script or guess.script  # type: ignore[attr-defined]  # see report: Reading has no field yet
+    return reading
