@@ -1,3 +1,10 @@
+"""Thresholds for the per-page route decision (owned by `pagerouter.triage`).
+
+Every number `pagerouter.triage.decide` compares a measurement with lives here; the reasons
+in a TriageDecision name the field that decided, so a surprising route can be traced to one
+knob. Shares are fractions (0..1); sizes in points are page points (1/72 inch).
+"""
+
 from pydantic import Field
 
 from .base import StrictModel
@@ -6,4 +13,150 @@ from .base import StrictModel
 class TriageConfig(StrictModel):
     """Thresholds for the per-page route decision (owned by pagerouter.triage)."""
 
-    min_chars_for_text_layer: int = Field(default=20, description="Fewer text-layer characters than this is no text layer.")
+    # --- how much text -------------------------------------------------------------------
+    min_chars_for_text_layer: int = Field(
+        default=20, ge=0, description="Fewer visible text-layer characters (non-space) than this is no text layer."
+    )
+    fast_path_min_chars: int = Field(
+        default=200,
+        ge=0,
+        description="A page with at least this many healthy visible characters, no sizeable image and no "
+        "near-white text is routed to the text layer without rendering it.",
+    )
+
+    # --- rendering (ink) -----------------------------------------------------------------
+    ink_dpi: float = Field(default=36, gt=0, description="DPI of the grayscale render used to measure ink on pages without images.")
+    image_dpi: float = Field(
+        default=72,
+        gt=0,
+        description="DPI of the grayscale render used on pages with sizeable images (text-likeness of pictures needs "
+        "letters a few pixels tall).",
+    )
+    max_render_pixels: int = Field(
+        default=3_000_000, gt=0, description="Cap on render size; the DPI is lowered for larger pages (memory bound)."
+    )
+    ink_gray_level: int = Field(default=190, ge=1, le=255, description="A render pixel darker than this gray level is ink.")
+    blank_max_ink_share: float = Field(
+        default=0.002, ge=0, le=1, description="A page without text whose ink share is at most this is blank."
+    )
+
+    # --- text quality ----------------------------------------------------------------------
+    max_bad_char_share: float = Field(
+        default=0.05,
+        ge=0,
+        le=1,
+        description="Most replacement (U+FFFD), private-use, control, `(cid:N)` and glyph-id (`/31`) characters "
+        "allowed, as a share of the visible non-space characters.",
+    )
+    min_words_for_word_check: int = Field(
+        default=8, ge=1, description="Fewer letter words than this and the plausible-word share is not judged."
+    )
+    max_words_checked: int = Field(
+        default=600, ge=10, description="Words sampled (evenly) for the plausible-word share; bounds the cost on dense pages."
+    )
+    min_plausible_word_share: float = Field(
+        default=0.7, ge=0, le=1, description="Least share of letter words that must look like words of their script."
+    )
+    max_consonant_run: int = Field(
+        default=6, ge=2, description="A Latin/Cyrillic word with a longer run of consonants is implausible."
+    )
+    max_case_switches: int = Field(
+        default=1, ge=0, description="A word with more lower-to-upper case switches than this (McDonald 1, rIEnD 2) is implausible."
+    )
+    min_letters_for_frequency_check: int = Field(
+        default=60, ge=1, description="Fewer Latin or Cyrillic letters than this and the letter-frequency score is not judged."
+    )
+    max_letter_cross_entropy: float = Field(
+        default=4.9,
+        gt=0,
+        description="Most bits per letter of the page's letters under a pan-language letter-frequency table of "
+        "their script; shifted or cipher-like letter maps score high, real languages low.",
+    )
+    max_mojibake_share: float = Field(
+        default=0.004,
+        ge=0,
+        le=1,
+        description="Most UTF-8-read-as-Latin-1/CP1252 sequences (`Ã©`, `â€™`, `Ð¿`) allowed, as a share of letters.",
+    )
+    min_mojibake_count: int = Field(default=3, ge=1, description="Fewer mojibake sequences than this are ignored.")
+
+    # --- what the page shows vs. what the layer says --------------------------------------
+    max_invisible_text_share: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="Largest share of text-layer characters that may be invisible (render mode 3) before the page "
+        "is treated as a scan with a hidden OCR layer (which may lie) and OCR'd.",
+    )
+    max_text_under_image_share: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="Largest share of visible text area that may be painted over by a later image (a hidden OCR "
+        "layer under a scan) before the page is OCR'd.",
+    )
+    max_unmapped_font_share: float = Field(
+        default=0.3,
+        ge=0,
+        le=1,
+        description="Largest share of characters in fonts without a Unicode map (Type0 Identity or Type3 fonts "
+        "with no ToUnicode) tolerated when the text itself also looks doubtful (plausible words below "
+        "`strict_plausible_word_share`).",
+    )
+    strict_plausible_word_share: float = Field(
+        default=0.9, ge=0, le=1, description="Plausible-word share a layer from unmapped fonts must reach to be trusted."
+    )
+    max_inkless_text_share: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="Largest share of visible characters whose boxes show no ink in the render (white or clipped "
+        "text: the layer says something the page does not show).",
+    )
+    light_text_level: int = Field(
+        default=235,
+        ge=0,
+        le=255,
+        description="Text whose colour channels are all at least this light may be invisible on a white page; "
+        "its presence forces the render check.",
+    )
+
+    # --- pictures --------------------------------------------------------------------------
+    min_image_area_share: float = Field(
+        default=0.02, ge=0, le=1, description="Images smaller than this share of the page are ignored (logos, bullets)."
+    )
+    min_image_side_pt: float = Field(
+        default=40, ge=0, description="Images with a side shorter than this (points) cannot hold a line of readable text."
+    )
+    text_component_min_height_pt: float = Field(
+        default=3.0, gt=0, description="Smallest letter height (points) counted as a text-like stroke component."
+    )
+    text_component_max_height_pt: float = Field(
+        default=40.0, gt=0, description="Largest letter height (points) counted as a text-like stroke component."
+    )
+    min_text_components: int = Field(
+        default=15, ge=1, description="Least number of letter-like components, aligned in rows, for a picture to hold text."
+    )
+    min_aligned_component_share: float = Field(
+        default=0.55,
+        ge=0,
+        le=1,
+        description="Least share of letter-like components that sit in a row with neighbours of similar height.",
+    )
+    max_component_ink_share: float = Field(
+        default=0.45,
+        ge=0,
+        le=1,
+        description="A picture region whose ink (after thresholding) covers more than this share looks like a photo "
+        "or a dark background, not printed text.",
+    )
+    scan_text_image_share: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="When pictures holding text cover at least this share of the page, the whole page is OCR'd "
+        "instead of reading the layer plus the pictures (`mixed`).",
+    )
+    max_pictures_checked: int = Field(
+        default=12, ge=0, description="At most this many of the largest pictures are tested for text (bounds the cost)."
+    )

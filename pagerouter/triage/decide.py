@@ -1,0 +1,253 @@
+"""The per-page triage decision: read the text layer, OCR the page, OCR only its pictures, or
+nothing.
+
+Design (cheapest evidence first; each step can settle the page):
+
+1. Walk the shared text dict once (`layer.read_layer`): visible vs. invisible (render mode 3)
+   characters, visible span boxes, characters per font; list sizeable images
+   (`get_image_info`, cheap). No rendering yet.
+2. Invisible layer: if most text is invisible, the page is a scan with an OCR layer that
+   nobody proof-read (handwriting scans carry plenty of confident nonsense). Agreement with
+   the picture cannot be shown cheaply, so the safe route is `ocr`.
+3. Text quality of the visible layer (`words.measure_text`): broken characters (U+FFFD,
+   private use, control codes, `(cid:N)`, `/31` glyph ids), plausible-word share per script,
+   letter-frequency cross-entropy (shifted / scrambled letter maps), UTF-8 mojibake, and text
+   in fonts without a Unicode map. Any failure -> `ocr`.
+4. Text painted under a later image (paint-order log, only when a sizeable image exists):
+   a hidden OCR layer under a scan -> `ocr`.
+5. Fast path: plenty of healthy text, no sizeable image, no near-white text -> `text_layer`
+   without rendering (a born-digital page costs one dict walk and a few regexes).
+6. Otherwise render small and grayscale (`ink`): too little text -> `blank` if the page has
+   (almost) no ink, else `ocr` (a scan, or a scan whose only text is a header or page number
+   still has text in the picture: step 7 catches it when the header passes the text bar);
+   visible text over blank paper -> the layer says what the page does not show -> `ocr`.
+7. Pictures: blank out the spans the layer already covers and look for letter-sized blobs in
+   rows inside each sizeable image. Pictures that hold text and cover much of the page ->
+   `ocr` (a scan with a little text); smaller ones -> `mixed` with their boxes as
+   `ocr_regions`; none -> `text_layer`.
+"""
+
+from __future__ import annotations
+
+import pymupdf
+
+from ..config.triage import TriageConfig
+from ..model import TriageDecision
+from . import ink as inkmod
+from .layer import Picture, pictures, read_layer, text_under_images_share, unmapped_fonts
+from .words import TextQuality, measure_text
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _quality_failures(q: TextQuality, unmapped_share: float, cfg: TriageConfig) -> list[str]:
+    """Sentences for every text-quality measurement that crossed its threshold."""
+    out: list[str] = []
+    if q.bad_char_share > cfg.max_bad_char_share:
+        out.append(
+            f"{_pct(q.bad_char_share)} of the visible characters are replacement, private-use, control, "
+            f"(cid:N) or glyph-id characters (bad_char_share > max_bad_char_share={cfg.max_bad_char_share}): "
+            "a font without a Unicode map"
+        )
+    if q.words >= cfg.min_words_for_word_check and q.plausible_word_share < cfg.min_plausible_word_share:
+        ex = ", ".join(repr(w) for w in q.implausible_examples[:3])
+        out.append(
+            f"only {_pct(q.plausible_word_share)} of {q.words} words look like {q.script or 'any script'} words "
+            f"(plausible_word_share < min_plausible_word_share={cfg.min_plausible_word_share}; e.g. {ex})"
+        )
+    if q.entropy_letters >= cfg.min_letters_for_frequency_check and q.cross_entropy > cfg.max_letter_cross_entropy:
+        out.append(
+            f"letter frequencies are untypical of any language: {q.cross_entropy:.2f} bits/letter over "
+            f"{q.entropy_letters} letters (letter_cross_entropy > max_letter_cross_entropy="
+            f"{cfg.max_letter_cross_entropy}): a shifted or scrambled letter map"
+        )
+    if q.mojibake >= cfg.min_mojibake_count and q.mojibake_share > cfg.max_mojibake_share:
+        out.append(
+            f"{q.mojibake} UTF-8-read-as-Latin-1 sequences like 'Ã©' ({_pct(q.mojibake_share)} of letters; "
+            f"mojibake_share > max_mojibake_share={cfg.max_mojibake_share})"
+        )
+    if unmapped_share > cfg.max_unmapped_font_share and q.plausible_word_share < cfg.strict_plausible_word_share:
+        out.append(
+            f"{_pct(unmapped_share)} of the text is in fonts without a Unicode map (unmapped_font_share > "
+            f"max_unmapped_font_share={cfg.max_unmapped_font_share}) and only {_pct(q.plausible_word_share)} of "
+            f"words are plausible (< strict_plausible_word_share={cfg.strict_plausible_word_share})"
+        )
+    return out
+
+
+def triage_page(page: pymupdf.Page, textdict: dict, cfg: TriageConfig) -> TriageDecision:
+    """Route one page: `text_layer`, `ocr`, `blank` or `mixed`, with scores and reasons.
+
+    `textdict` is `pagerouter.pagetext.extract_textdict(page)`, computed once by the caller.
+    """
+    scores: dict[str, float] = {}
+    lay = read_layer(page, textdict, cfg.light_text_level)
+    pics, img_cov = pictures(page, cfg.min_image_area_share, cfg.min_image_side_pt)
+    scores.update(
+        visible_chars=float(lay.visible_chars),
+        invisible_chars=float(lay.invisible_chars),
+        invisible_text_share=lay.invisible_share,
+        image_coverage=img_cov,
+        sizeable_images=float(len(pics)),
+    )
+
+    def decide(route: str, reasons: list[str], script: str | None = None, regions=None) -> TriageDecision:
+        return TriageDecision(route=route, scores=scores, reasons=reasons, script=script, ocr_regions=regions or [])
+
+    # 2. a hidden (render mode 3) layer over what is most likely a scan
+    if lay.invisible_chars >= cfg.min_chars_for_text_layer and lay.invisible_share > cfg.max_invisible_text_share:
+        where = f" over images covering {_pct(img_cov)} of the page" if img_cov else ""
+        return decide(
+            "ocr",
+            [
+                f"{_pct(lay.invisible_share)} of the {lay.total_chars} text-layer characters are invisible "
+                f"(render mode 3){where} (invisible_text_share > max_invisible_text_share="
+                f"{cfg.max_invisible_text_share}): a hidden OCR layer that may not match the picture, so the page is OCR'd"
+            ],
+        )
+
+    # 3. quality of the visible text
+    q = measure_text(
+        lay.visible_text,
+        max_words=cfg.max_words_checked,
+        max_consonant_run=cfg.max_consonant_run,
+        max_case_switches=cfg.max_case_switches,
+    )
+    unmapped_share = 0.0
+    if lay.visible_chars:
+        bad_fonts = unmapped_fonts(page) if lay.chars_by_font else set()
+        if bad_fonts:
+            unmapped_share = sum(n for f, n in lay.chars_by_font.items() if f in bad_fonts) / lay.visible_chars
+    scores.update(
+        bad_char_share=q.bad_char_share,
+        plausible_word_share=q.plausible_word_share,
+        words_checked=float(q.words),
+        letter_cross_entropy=q.cross_entropy if q.entropy_letters else 0.0,
+        mojibake_share=q.mojibake_share,
+        unmapped_font_share=unmapped_share,
+        light_text_share=lay.light_chars / lay.visible_chars if lay.visible_chars else 0.0,
+    )
+    enough_text = lay.visible_chars >= cfg.min_chars_for_text_layer
+    if enough_text:
+        failures = _quality_failures(q, unmapped_share, cfg)
+        if failures:
+            return decide("ocr", [f"the text layer is not trustworthy: {f}" for f in failures])
+
+    # 4. visible text painted over by a later image
+    if enough_text and pics:
+        under = text_under_images_share(page, cfg.min_image_area_share)
+        scores["text_under_image_share"] = under
+        if under > cfg.max_text_under_image_share:
+            return decide(
+                "ocr",
+                [
+                    f"{_pct(under)} of the text-layer area is painted over by an image (text_under_image_share > "
+                    f"max_text_under_image_share={cfg.max_text_under_image_share}): a hidden OCR layer under a scan"
+                ],
+            )
+
+    healthy = (
+        f"{lay.visible_chars} visible characters in {q.script or 'no particular'} script, "
+        f"{_pct(q.plausible_word_share)} plausible words (>= {cfg.min_plausible_word_share}), "
+        f"{_pct(q.bad_char_share)} bad characters (<= {cfg.max_bad_char_share})"
+    )
+    # 5. fast path: a healthy born-digital page with nothing to look at
+    if lay.visible_chars >= cfg.fast_path_min_chars and not pics and not lay.light_chars:
+        return decide(
+            "text_layer",
+            [f"healthy text layer: {healthy}; no image of at least min_image_area_share={cfg.min_image_area_share}"],
+            q.script,
+        )
+
+    # 6. look at the page
+    rnd = inkmod.render_gray(page, cfg.image_dpi if pics else cfg.ink_dpi, cfg.max_render_pixels)
+    ink = inkmod.ink_share(rnd, cfg.ink_gray_level)
+    scores["ink_share"] = ink
+    scores["render_dpi"] = rnd.scale * 72.0
+    if not enough_text:
+        if ink <= cfg.blank_max_ink_share:
+            return decide(
+                "blank",
+                [
+                    f"{lay.visible_chars} visible characters (< min_chars_for_text_layer={cfg.min_chars_for_text_layer}) "
+                    f"and ink on {_pct(ink)} of the page (<= blank_max_ink_share={cfg.blank_max_ink_share})"
+                ],
+            )
+        return decide(
+            "ocr",
+            [
+                f"only {lay.visible_chars} visible characters (< min_chars_for_text_layer="
+                f"{cfg.min_chars_for_text_layer}) but ink on {_pct(ink)} of the page (> blank_max_ink_share="
+                f"{cfg.blank_max_ink_share}): the content is a picture"
+            ],
+        )
+    inkless = inkmod.inkless_text_share(rnd, lay.spans, cfg.ink_gray_level)
+    scores["inkless_text_share"] = inkless
+    if inkless > cfg.max_inkless_text_share:
+        route = "blank" if ink <= cfg.blank_max_ink_share else "ocr"
+        return decide(
+            route,
+            [
+                f"{_pct(inkless)} of the visible characters sit where the page shows no ink (inkless_text_share > "
+                f"max_inkless_text_share={cfg.max_inkless_text_share}): the text layer says what the page does not show"
+                + ("; the page itself is empty" if route == "blank" else "")
+            ],
+        )
+
+    # 7. pictures that hold text the layer does not cover
+    regions, shares, details = _text_pictures(rnd, lay.spans, pics, cfg)
+    text_pic_share = min(1.0, sum(shares))
+    scores["text_picture_share"] = text_pic_share
+    scores["text_pictures"] = float(len(regions))
+    if regions and text_pic_share >= cfg.scan_text_image_share:
+        return decide(
+            "ocr",
+            [
+                f"pictures holding text not in the text layer cover {_pct(text_pic_share)} of the page "
+                f"(>= scan_text_image_share={cfg.scan_text_image_share}); the layer has only {lay.visible_chars} "
+                f"characters: the page is essentially a scan ({details})"
+            ],
+        )
+    if regions:
+        return decide(
+            "mixed",
+            [
+                f"healthy text layer: {healthy}; {len(regions)} picture(s) covering {_pct(text_pic_share)} of the page "
+                f"hold text the layer does not cover ({details}); they are OCR'd"
+            ],
+            q.script,
+            regions,
+        )
+    tail = f"; {len(pics)} sizeable picture(s) hold no text-like rows" if pics else ""
+    return decide("text_layer", [f"healthy text layer: {healthy}; ink on {_pct(ink)} of the page{tail}"], q.script)
+
+
+def _text_pictures(
+    rnd: inkmod.Render, spans, pics: list[Picture], cfg: TriageConfig
+) -> tuple[list[tuple[float, float, float, float]], list[float], str]:
+    """Boxes and page shares of the pictures that look like they hold text (largest first)."""
+    if not pics:
+        return [], [], ""
+    gray = inkmod.blank_out_text(rnd, spans)
+    regions, shares, notes = [], [], []
+    for pic in pics[: cfg.max_pictures_checked]:
+        x0, y0, x1, y1 = rnd.px(pic.bbox)
+        tl = inkmod.text_likeness(
+            gray[y0:y1, x0:x1], rnd.scale, cfg.text_component_min_height_pt, cfg.text_component_max_height_pt
+        )
+        is_text = (
+            tl.components >= cfg.min_text_components
+            and tl.aligned >= cfg.min_text_components
+            and tl.aligned_share >= cfg.min_aligned_component_share
+            and tl.ink <= cfg.max_component_ink_share
+        )
+        if is_text:
+            regions.append(pic.bbox)
+            shares.append(pic.area_share)
+            notes.append(
+                f"{tl.aligned} of {tl.components} letter-sized blobs in rows (>= min_text_components="
+                f"{cfg.min_text_components}, share >= min_aligned_component_share={cfg.min_aligned_component_share})"
+            )
+    return regions, shares, "; ".join(notes[:3])

@@ -1,0 +1,128 @@
+"""What the page shows: a small grayscale render, its ink, and whether a picture holds text.
+
+The render is small on purpose (36 DPI for pages without pictures, 72 DPI with them, and a
+pixel cap): it only has to show where ink is, and, inside pictures, whether the dark strokes
+are letter-sized blobs sitting in rows (printed text) or something else (photos, gradients,
+charts drawn as one big shape).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+import pymupdf
+
+from .layer import Box, Span
+
+
+@dataclass
+class Render:
+    gray: np.ndarray  # uint8 H x W, displayed page
+    scale: float  # pixels per point
+
+    def px(self, box: Box, pad: int = 0) -> tuple[int, int, int, int]:
+        h, w = self.gray.shape
+        s = self.scale
+        return (
+            max(0, int(box[0] * s) - pad),
+            max(0, int(box[1] * s) - pad),
+            min(w, int(np.ceil(box[2] * s)) + pad),
+            min(h, int(np.ceil(box[3] * s)) + pad),
+        )
+
+
+def render_gray(page: pymupdf.Page, dpi: float, max_pixels: int) -> Render:
+    r = page.rect
+    scale = dpi / 72.0
+    px = r.width * scale * r.height * scale
+    if px > max_pixels:
+        scale *= (max_pixels / px) ** 0.5
+    pix = page.get_pixmap(matrix=pymupdf.Matrix(scale, scale), colorspace=pymupdf.csGRAY, alpha=False)
+    gray = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.height, pix.width, pix.n)[:, :, 0]
+    return Render(gray, pix.width / r.width if r.width else scale)
+
+
+def ink_share(rnd: Render, level: int) -> float:
+    return float((rnd.gray < level).mean()) if rnd.gray.size else 0.0
+
+
+def inkless_text_share(rnd: Render, spans: list[Span], level: int) -> float:
+    """Share of visible characters whose span box shows no ink at all (white, clipped or
+    covered text: the layer says something the page does not show)."""
+    total = empty = 0
+    g = rnd.gray
+    for sp in spans:
+        x0, y0, x1, y1 = rnd.px(sp.bbox)
+        total += sp.chars
+        if x1 <= x0 or y1 <= y0:
+            empty += sp.chars  # outside the page
+            continue
+        if not (g[y0:y1, x0:x1] < level).any():
+            empty += sp.chars
+    return empty / total if total else 0.0
+
+
+def blank_out_text(rnd: Render, spans: list[Span]) -> np.ndarray:
+    """A copy of the render with the visible text spans painted white: what is left in a
+    picture is what the text layer does not already say."""
+    g = rnd.gray.copy()
+    for sp in spans:
+        x0, y0, x1, y1 = rnd.px(sp.bbox, pad=1)
+        g[y0:y1, x0:x1] = 255
+    return g
+
+
+@dataclass
+class TextLikeness:
+    components: int  # letter-sized dark blobs
+    aligned: int  # of those, blobs with a row neighbour of similar height
+    ink: float  # share of the region that thresholds as dark
+
+    @property
+    def aligned_share(self) -> float:
+        return self.aligned / self.components if self.components else 0.0
+
+
+def text_likeness(gray: np.ndarray, scale: float, min_h_pt: float, max_h_pt: float) -> TextLikeness:
+    """Letter-like components of a picture region and how many of them sit in text rows.
+
+    Adaptive thresholding keeps dark strokes relative to their surroundings (so a grey scan
+    background or a coloured slide still shows its letters) and leaves smooth areas empty.
+    """
+    h, w = gray.shape
+    if h < 8 or w < 8:
+        return TextLikeness(0, 0, 0.0)
+    block = max(3, int(round(12 * scale / 2)) * 2 + 1)  # ~12 pt neighbourhood, odd
+    binimg = cv2.adaptiveThreshold(gray, 1, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY_INV, block, 12)
+    ink = float(binimg.mean())
+    n, _labels, stats, cents = cv2.connectedComponentsWithStats(binimg, connectivity=8)
+    if n <= 1:
+        return TextLikeness(0, 0, ink)
+    st = stats[1:]
+    cw, ch, area = st[:, 2], st[:, 3], st[:, 4]
+    hmin, hmax = max(2.0, min_h_pt * scale), max_h_pt * scale
+    fill = area / np.maximum(cw * ch, 1)
+    ok = (ch >= hmin) & (ch <= hmax) & (cw <= 12 * ch) & (cw >= 1) & (fill > 0.1) & (fill < 0.95) & (area >= 3)
+    idx = np.nonzero(ok)[0]
+    if idx.size == 0:
+        return TextLikeness(0, 0, ink)
+    if idx.size > 1500:  # bound the pairwise test; a sample says as much
+        idx = idx[np.linspace(0, idx.size - 1, 1500).astype(int)]
+    cy = cents[1:][idx, 1]
+    x0 = st[idx, 0].astype(np.float64)
+    x1 = x0 + cw[idx]
+    hh = ch[idx].astype(np.float64)
+    # neighbour in the same row: centres within 35% of the height, heights within 2x,
+    # horizontal gap under 2.5 heights (letters and words of one line)
+    dy = np.abs(cy[:, None] - cy[None, :]) <= 0.35 * np.maximum(hh[:, None], hh[None, :])
+    ratio = hh[:, None] / hh[None, :]
+    sim = (ratio <= 2.0) & (ratio >= 0.5)
+    gap = np.maximum(x0[None, :] - x1[:, None], x0[:, None] - x1[None, :])
+    near = gap <= 2.5 * np.minimum(hh[:, None], hh[None, :])
+    nb = dy & sim & near
+    np.fill_diagonal(nb, False)
+    total = int(ok.sum())
+    aligned = int(round((nb.sum(axis=1) >= 1).sum() * total / idx.size))  # scaled up from the sample
+    return TextLikeness(total, aligned, ink)

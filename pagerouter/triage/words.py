@@ -1,0 +1,155 @@
+"""Does a text layer read like language? Script-aware measurements of one page's text.
+
+The failures to catch: fonts without a Unicode map (glyph ids `/31 /8`, `(cid:12)`, control
+codes, U+FFFD, private-use characters), broken maps that still produce valid Unicode
+(UTF-8 read as Latin-1 `Ã¼`, shifted or scrambled letter maps `7KH FRPPLWWHH`), and
+nothing else: German, Czech, Russian, Greek, Chinese or Arabic text must score as healthy.
+So every word test is a property all scripts' real words share (one script per word, few
+case switches, vowels and bounded consonant runs for alphabets that write vowels), never a
+dictionary of one language.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from .scripts import CJK_SCRIPTS, SCRIPT_RANGES, dominant_script, letter_cross_entropy, script_counts
+
+_BAD_CHARS = re.compile(
+    "[\ufffd\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd"  # replacement, private use
+    "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"  # control codes (tab/newline/CR are whitespace)
+)
+_CID = re.compile(r"\(cid:\d+\)")
+# a token made only of glyph-id names: /31, /g12, /G7/G8 (not dates or fractions: `12/05`)
+_GLYPH_IDS = re.compile(r"(?:^|(?<=\s))(?:/[A-Za-z]{0,3}\d{1,5})+(?=\s|$)")
+# UTF-8 bytes decoded as Latin-1 / CP1252: a lead byte (Â-ß for 2-byte sequences, à-ï for
+# 3-byte ones) followed by continuation bytes (0x80-0xBF, or their CP1252 glyphs € ‚ ƒ „ … ™ ...).
+_CONT = "\u0080-\u00bf\u20ac\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\u017d\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\u017e\u0178"
+_MOJIBAKE = re.compile(f"[\u00c2-\u00df][{_CONT}]|[\u00e0-\u00ef][{_CONT}]{{2}}")
+_TOKEN = re.compile(r"\w+")
+_LETTER = re.compile(r"[^\W\d_]")
+_DIGIT = re.compile(r"\d")
+
+# Vowels of alphabets that write them (Latin incl. accented forms, Greek, Cyrillic); y counts.
+_VOWELS = (
+    "aeiouyàáâãäåæèéêëìíîïòóôõöøùúûüýÿœāăąēĕėęěīĭįıōŏőūŭůűųǎǐǒǔạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹơư"
+    "αεηιουωάέήίόύώϊϋΐΰ"
+    "аеёиоуыэюяіїєў"
+)
+_NON_VOWEL_RUN = re.compile(f"[^{_VOWELS}]+")
+_HAS_VOWEL = re.compile(f"[{_VOWELS}]")
+_SYLLABIC = re.compile("[rlŕĺ]")  # Czech/Slovak/Serbo-Croatian words like `krk`, `smrt`, `vlk`
+_ALPHABETS = frozenset({"Latin", "Cyrillic", "Greek"})
+_ABJADS_ETC = frozenset(SCRIPT_RANGES) - _ALPHABETS  # scripts where these vowel tests do not apply
+_SCRIPT_OF_CHAR: dict[str, str | None] = {}
+_CHAR_RES = {name: re.compile(f"[{r}]") for name, r in SCRIPT_RANGES.items()}
+
+
+def _char_script(ch: str) -> str | None:
+    s = _SCRIPT_OF_CHAR.get(ch, "?")
+    if s == "?":
+        s = next((name for name, rx in _CHAR_RES.items() if rx.match(ch)), None)
+        _SCRIPT_OF_CHAR[ch] = s
+    return s
+
+
+@dataclass
+class TextQuality:
+    """Measurements of one text; shares are of the counts named in their docstrings."""
+
+    nonspace: int = 0
+    bad_chars: int = 0  # replacement, private-use, control, (cid:N) and glyph-id characters
+    words: int = 0  # letter words judged
+    plausible_words: int = 0
+    letters: int = 0
+    mojibake: int = 0  # UTF-8-as-Latin-1 sequences
+    cross_entropy: float = math.nan  # bits/letter of the dominant alphabet's letters
+    entropy_letters: int = 0
+    script: str | None = None
+    scripts: dict[str, int] = field(default_factory=dict)
+    implausible_examples: list[str] = field(default_factory=list)
+
+    @property
+    def bad_char_share(self) -> float:
+        return self.bad_chars / self.nonspace if self.nonspace else 0.0
+
+    @property
+    def plausible_word_share(self) -> float:
+        return self.plausible_words / self.words if self.words else 1.0
+
+    @property
+    def mojibake_share(self) -> float:
+        return self.mojibake / self.letters if self.letters else 0.0
+
+
+def word_is_plausible(tok: str, max_consonant_run: int, max_case_switches: int) -> bool | None:
+    """True/False for a letter word; None for tokens that say nothing (numbers, codes like A4)."""
+    letters = _LETTER.findall(tok)
+    if not letters:
+        return None
+    if len(letters) != len(tok):
+        # letters mixed with digits/underscores: only many alternations are suspicious (`a1b2c3`)
+        kinds = ["L" if _LETTER.match(c) else "D" for c in tok]
+        switches = sum(1 for a, b in zip(kinds, kinds[1:]) if a != b)
+        return False if switches >= 3 else None
+        # (codes like H2O, A4, 10th, mp3 stay neutral)
+    scripts = {_char_script(c) for c in tok}
+    if None in scripts:  # letters of no known script (symbols fonts, rare scripts): neutral
+        return None
+    if len(scripts) > 1 and not scripts <= CJK_SCRIPTS:
+        return False  # Latin and Cyrillic letters in one word: homoglyph garbage or mojibake
+    script = next(iter(scripts))
+    if script in _ABJADS_ETC:
+        return True  # Han, Arabic, Hebrew, Indic...: the script check above is what we can afford
+    # lower->upper switches: Hello 0, McDonald 1, iPhone 1, rIEnD 2, tHiS 2
+    switches = sum(1 for a, b in zip(tok, tok[1:]) if a.islower() and b.isupper())
+    if switches > max_case_switches:
+        return False
+    if len(tok) < 2:
+        return True
+    low = tok.lower()
+    if not _HAS_VOWEL.search(low):
+        if tok.isupper() and len(tok) <= 6:
+            return True  # acronyms: HTML, PDF, NYC
+        if len(tok) <= 3:
+            return True  # km, mg, bzw, Nr
+        return bool(_SYLLABIC.search(low)) and len(tok) <= 6
+    if script == "Latin" and len(tok) >= 4:
+        non_ascii = sum(1 for c in tok if ord(c) > 127)
+        if non_ascii >= 0.6 * len(tok):
+            return False  # `Ïðèâåò`: a Cyrillic code page read as Latin-1
+    longest = max((len(r) for r in _NON_VOWEL_RUN.findall(low)), default=0)
+    return longest <= max_consonant_run
+
+
+def measure_text(text: str, *, max_words: int, max_consonant_run: int, max_case_switches: int) -> TextQuality:
+    """All text-only measurements of one page's text."""
+    q = TextQuality()
+    q.nonspace = len(text) - sum(text.count(c) for c in " \n\t\r\u00a0")
+    cid = _CID.findall(text)
+    gid = _GLYPH_IDS.findall(text)
+    q.bad_chars = _BAD_CHARS.subn("", text)[1] + sum(map(len, cid)) + sum(len(g.replace("/", "")) + g.count("/") for g in gid)
+    q.mojibake = _MOJIBAKE.subn("", text)[1]
+    q.scripts = script_counts(text)
+    q.letters = sum(q.scripts.values())
+    q.script = dominant_script(q.scripts)
+    alph = max((s for s in q.scripts if s in ("Latin", "Cyrillic")), key=lambda s: q.scripts[s], default=None)
+    if alph is not None:
+        q.cross_entropy, q.entropy_letters = letter_cross_entropy(Counter(text), alph)
+    tokens = _TOKEN.findall(_CID.sub(" ", text))
+    if len(tokens) > max_words:
+        step = len(tokens) / max_words
+        tokens = [tokens[int(i * step)] for i in range(max_words)]
+    for tok in tokens:
+        verdict = word_is_plausible(tok, max_consonant_run, max_case_switches)
+        if verdict is None:
+            continue
+        q.words += 1
+        if verdict:
+            q.plausible_words += 1
+        elif len(q.implausible_examples) < 5:
+            q.implausible_examples.append(tok)
+    return q
