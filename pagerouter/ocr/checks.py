@@ -1,0 +1,290 @@
+"""Checks that flag a reading, each with its score, threshold and a reason in words.
+
+`check_text` is pure and engine-neutral (any tier can run it on any text); `check_reading`
+runs it on a whole page reading and on each sizeable block, and adds the page-level checks
+that need blocks (tables, figure-only pages, blank pages).
+
+What the checks stand for:
+- confidence: the reader itself doubts the text;
+- empty output on a page with ink, or text on a blank page (hallucination);
+- repetition loops: a character, token, phrase or line repeated many times, anywhere;
+- low-variety drift: few distinct 3-grams, very compressible text, or far more text than the
+  page's ink can hold;
+- language plausibility without a language model: script consistency (no CJK in a Latin
+  page), share of word-like tokens, share of odd symbols. None of these favours English.
+- tables: Markdown rows with differing cell counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..config.checks import ChecksConfig
+from ..model import Block, CheckResult
+from ..stages import OcrTask, Reading
+from . import text_stats as ts
+
+TEXT_ROLES_SKIPPED = frozenset({"figure", "table"})
+"""Roles whose text is not prose: tables get their own check, figures hold no text."""
+
+
+def check_text(
+    text: str,
+    *,
+    confidences: Sequence[float] = (),
+    weights: Sequence[float] | None = None,
+    ink: float,
+    expected_script: str | None,
+    cfg: ChecksConfig,
+) -> list[CheckResult]:
+    """All text checks on one text. `confidences` are per-line (or per-word) 0..1 values,
+    optionally weighted (e.g. by characters); `ink` is the page's ink share (0..1)."""
+    results = [_confidence(confidences, weights, cfg)]
+    results += _empty_or_blank(text, ink, cfg)
+    results += _repetition(text, cfg)
+    results += _drift(text, ink, cfg)
+    results += _language(text, expected_script, cfg)
+    return results
+
+
+def check_reading(task: OcrTask, reading: Reading, cfg: ChecksConfig) -> list[CheckResult]:
+    """Checks of a page reading: the whole text, every sizeable block, and its tables."""
+    ink = task.ink if task.ink > 0 else page_ink(task)
+    expected = task.decision.script if task.decision else None
+    prose = [b for b in reading.blocks if b.role not in TEXT_ROLES_SKIPPED and b.text.strip()]
+    text = "\n".join(b.text for b in reading.blocks if b.role != "figure" and b.text.strip())
+    confs = [b.confidence for b in reading.blocks if b.text.strip()]
+    weights = [max(1, ts.alnum_count(b.text)) for b in reading.blocks if b.text.strip()]
+    results = check_text(text, confidences=confs, weights=weights, ink=ink, expected_script=expected, cfg=cfg)
+
+    # A page the layout saw only as pictures may rightly have no text: don't call it near-empty.
+    has_figure = any(b.role == "figure" for b in reading.blocks)
+    if has_figure and not prose:
+        for i, r in enumerate(results):
+            if r.name == "empty_output" and not r.passed:
+                results[i] = r.model_copy(
+                    update={"passed": True, "reason": r.reason + "; but the layout found only figures, so no text is expected"}
+                )
+
+    results += _block_results(reading.blocks, ink, expected, cfg)
+    results.append(_tables(reading.blocks, cfg))
+    return results
+
+
+def page_ink(task: OcrTask) -> float:
+    """The task's ink share when triage did not fill it in (same measure: tiny grey render)."""
+    from .render import ink_share, open_task_page
+
+    try:
+        doc, page = open_task_page(task)
+    except ValueError:
+        return 0.0
+    try:
+        return ink_share(page)
+    finally:
+        doc.close()
+
+
+def _block_results(blocks: list[Block], ink: float, expected: str | None, cfg: ChecksConfig) -> list[CheckResult]:
+    """Per-block content checks (a garbage block in an otherwise good page); failures only."""
+    out: list[CheckResult] = []
+    content = {"repetition_char", "repetition_token", "repetition_phrase", "repetition_line", "drift_trigrams",
+               "drift_compression", "script_expected", "script_foreign", "wordlike_share", "symbol_share"}
+    for b in blocks:
+        if b.role in TEXT_ROLES_SKIPPED or len("".join(b.text.split())) < cfg.min_block_chars:
+            continue
+        for r in check_text(b.text, confidences=[b.confidence], ink=ink, expected_script=expected, cfg=cfg):
+            if r.name in content and not r.passed:
+                out.append(r.model_copy(update={
+                    "name": f"block_{r.name}",
+                    "reason": f"block {b.order} ({b.role}, bbox {tuple(round(v) for v in b.bbox)}): {r.reason}",
+                }))
+                if len(out) >= cfg.max_block_results:
+                    return out
+    return out
+
+
+def _confidence(confs: Sequence[float], weights: Sequence[float] | None, cfg: ChecksConfig) -> CheckResult:
+    t = cfg.min_mean_confidence
+    if not confs:
+        return CheckResult(name="low_confidence", passed=True, score=1.0, threshold=t, reason="no lines to score")
+    w = list(weights) if weights is not None and len(weights) == len(confs) else [1.0] * len(confs)
+    mean = sum(c * x for c, x in zip(confs, w)) / max(sum(w), 1e-9)
+    ok = mean >= t
+    return CheckResult(
+        name="low_confidence", passed=ok, score=round(mean, 4), threshold=t,
+        reason=f"mean confidence {mean:.2f} {'>=' if ok else '<'} {t:.2f} over {len(confs)} lines",
+    )
+
+
+def _empty_or_blank(text: str, ink: float, cfg: ChecksConfig) -> list[CheckResult]:
+    n = ts.alnum_count(text)
+    out = []
+    if ink >= cfg.min_ink_for_text:
+        ok = n >= cfg.min_chars_on_inked_page
+        out.append(CheckResult(
+            name="empty_output", passed=ok, score=float(n), threshold=float(cfg.min_chars_on_inked_page),
+            reason=f"{n} letters/digits read on a page with ink share {ink:.4f}"
+            + ("" if ok else f" (< {cfg.min_chars_on_inked_page}: near-empty output)"),
+        ))
+    if ink <= cfg.blank_max_ink:
+        ok = n <= cfg.blank_max_chars
+        out.append(CheckResult(
+            name="blank_page_text", passed=ok, score=float(n), threshold=float(cfg.blank_max_chars),
+            reason=f"page looks blank (ink share {ink:.4f} <= {cfg.blank_max_ink}) and {n} letters/digits were read"
+            + ("" if ok else ": text on a blank page is hallucinated"),
+        ))
+    return out
+
+
+def _repetition(text: str, cfg: ChecksConfig) -> list[CheckResult]:
+    out = []
+    ch, run = ts.longest_char_run(text, cfg.char_run_ignore)
+    out.append(CheckResult(
+        name="repetition_char", passed=run <= cfg.max_char_run, score=float(run), threshold=float(cfg.max_char_run),
+        reason=f"longest run of one character: {run} x {ch!r}" if run else "no character runs",
+    ))
+    toks = ts.tokens(text)
+    # Left out: single letters and punctuation, which repeat legitimately ("H H" in formulas,
+    # spaced leader dots) - and leaving them out keeps "word , word , word ," a loop.
+    word_toks = [t for t in toks if ts.alnum_count(t) >= 2 or ts.script_of(t[0]) in ts.NO_SPACE_SCRIPTS]
+    p1, r1, s1 = ts.tandem_repeat(word_toks, 1, 1)
+    out.append(CheckResult(
+        name="repetition_token", passed=r1 <= cfg.max_token_repeats, score=float(r1),
+        threshold=float(cfg.max_token_repeats),
+        reason=f"token {word_toks[s1]!r} repeated {r1} times in a row" if p1 else "no token repeated back to back",
+    ))
+    pp, rp, sp = ts.tandem_repeat(word_toks, 2, cfg.max_phrase_tokens)
+    phrase = ts.join_tokens(word_toks[sp : sp + pp])[:80] if pp else ""
+    loop = rp > cfg.max_phrase_repeats and pp * rp >= cfg.min_loop_tokens
+    out.append(CheckResult(
+        name="repetition_phrase", passed=not loop, score=float(rp), threshold=float(cfg.max_phrase_repeats),
+        reason=(f"phrase of {pp} tokens {phrase!r} repeated {rp} times in a row ({pp * rp} tokens; a loop needs "
+                f"> {cfg.max_phrase_repeats} repeats over >= {cfg.min_loop_tokens} tokens)") if pp
+        else "no phrase repeated back to back",
+    ))
+    line, n, share = ts.most_repeated_line(text, cfg.min_line_chars_for_repeat)
+    loop = n > cfg.max_line_repeats and share >= cfg.min_repeated_line_share
+    out.append(CheckResult(
+        name="repetition_line", passed=not loop, score=float(n), threshold=float(cfg.max_line_repeats),
+        reason=(f"line {line[:80]!r} occurs {n} times, {share:.0%} of the text (a loop needs > "
+                f"{cfg.max_line_repeats} copies holding >= {cfg.min_repeated_line_share:.0%})") if n
+        else "no long lines to compare",
+    ))
+    return out
+
+
+def _drift(text: str, ink: float, cfg: ChecksConfig) -> list[CheckResult]:
+    out = []
+    toks = ts.tokens(text)
+    if len(toks) >= cfg.min_tokens_for_drift:
+        rate = ts.unique_ngram_rate(toks, 3)
+        out.append(CheckResult(
+            name="drift_trigrams", passed=rate >= cfg.min_unique_trigram_rate, score=round(rate, 4),
+            threshold=cfg.min_unique_trigram_rate,
+            reason=f"{rate:.0%} of the {len(toks) - 2} token 3-grams are distinct",
+        ))
+        comp = ts.compression_ratio(text)
+        out.append(CheckResult(
+            name="drift_compression", passed=comp >= cfg.min_compression_ratio, score=round(comp, 4),
+            threshold=cfg.min_compression_ratio,
+            reason=f"text compresses to {comp:.0%} of its size" + (" (highly repetitive)" if comp < cfg.min_compression_ratio else ""),
+        ))
+    else:
+        out.append(CheckResult(
+            name="drift_trigrams", passed=True, score=1.0, threshold=cfg.min_unique_trigram_rate,
+            reason=f"only {len(toks)} tokens (< {cfg.min_tokens_for_drift}): too short to judge variety",
+        ))
+    if ink > 0:
+        n = ts.alnum_count(text)
+        limit = ink * cfg.max_chars_per_ink + cfg.length_slack_chars
+        out.append(CheckResult(
+            name="length_vs_ink", passed=n <= limit, score=float(n), threshold=round(limit, 1),
+            reason=f"{n} letters/digits for ink share {ink:.4f} (limit {limit:.0f})"
+            + ("" if n <= limit else ": far more text than the page's ink can hold"),
+        ))
+    return out
+
+
+def _language(text: str, expected: str | None, cfg: ChecksConfig) -> list[CheckResult]:
+    text = ts.strip_table_syntax(text)
+    n = ts.alnum_count(text)
+    if n < cfg.min_chars_for_language:
+        return [CheckResult(
+            name="language", passed=True, score=float(n), threshold=float(cfg.min_chars_for_language),
+            reason=f"only {n} letters/digits: too short to judge plausibility",
+        )]
+    out = []
+    counts = ts.script_counts(text)
+    letters = sum(counts.values())
+    if letters:
+        main = expected if expected in ts.COMPANION_SCRIPTS else counts.most_common(1)[0][0]
+        group = ts.COMPANION_SCRIPTS.get(main, frozenset({main}))
+        if expected is not None:
+            share = sum(v for k, v in counts.items() if k in group) / letters
+            ok = share >= cfg.min_expected_script_share
+            out.append(CheckResult(
+                name="script_expected", passed=ok, score=round(share, 4), threshold=cfg.min_expected_script_share,
+                reason=f"{share:.0%} of letters are {main} or its companion scripts (the page's expected script)",
+            ))
+        # Latin is tolerated inside every script (acronyms, names, URLs); other scripts are not.
+        foreign = {k: v for k, v in counts.items() if k not in group and k != "Latin"}
+        n_foreign = sum(foreign.values())
+        f_share = n_foreign / letters
+        ok = not (n_foreign >= cfg.min_foreign_script_chars and f_share > cfg.max_foreign_script_share)
+        detail = ", ".join(f"{v} {k}" for k, v in sorted(foreign.items(), key=lambda kv: -kv[1])) or "no"
+        out.append(CheckResult(
+            name="script_foreign", passed=ok, score=round(f_share, 4), threshold=cfg.max_foreign_script_share,
+            reason=f"{detail} letters of unrelated scripts in a {main} text"
+            + ("" if ok else f" ({f_share:.1%} of letters, at least {cfg.min_foreign_script_chars})"),
+        ))
+    share_w, ntok = ts.wordlike_share(text)
+    out.append(CheckResult(
+        name="wordlike_share", passed=share_w >= cfg.min_wordlike_share, score=round(share_w, 4),
+        threshold=cfg.min_wordlike_share,
+        reason=f"{share_w:.0%} of {ntok} tokens look like words or numbers",
+    ))
+    sym = ts.symbol_share(text)
+    out.append(CheckResult(
+        name="symbol_share", passed=sym <= cfg.max_symbol_share, score=round(sym, 4), threshold=cfg.max_symbol_share,
+        reason=f"{sym:.1%} of characters are unusual symbols",
+    ))
+    return out
+
+
+def _table_rows(block: Block) -> list[int]:
+    """Cell counts per row of a table block (its cells, else its Markdown text)."""
+    if block.cells:
+        return [len(r) for r in block.cells]
+    rows = []
+    for line in block.text.splitlines():
+        s = line.strip()
+        if not s.startswith("|"):
+            continue
+        if set(s) <= set("|-: "):  # the header separator row
+            continue
+        rows.append(len(s.strip("|").split("|")))
+    return rows
+
+
+def _tables(blocks: list[Block], cfg: ChecksConfig) -> CheckResult:
+    t = cfg.max_table_row_mismatch
+    worst, where = 0.0, ""
+    n_tables = 0
+    for b in blocks:
+        if b.role != "table":
+            continue
+        rows = _table_rows(b)
+        if len(rows) < 2:
+            continue
+        n_tables += 1
+        mode = max(set(rows), key=rows.count)
+        bad = sum(r != mode for r in rows) / len(rows)
+        if bad > worst:
+            worst, where = bad, f"table block {b.order}: {sum(r != mode for r in rows)} of {len(rows)} rows do not have {mode} cells"
+    if not n_tables:
+        return CheckResult(name="table_rows", passed=True, score=0.0, threshold=t, reason="no tables")
+    return CheckResult(
+        name="table_rows", passed=worst <= t, score=round(worst, 4), threshold=t,
+        reason=where or f"all rows of {n_tables} tables have the same cell count",
+    )
