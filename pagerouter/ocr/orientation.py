@@ -1,0 +1,84 @@
+"""Page orientation: a cheap trial on a small render with RapidOCR's detector and its 0/180
+direction classifier (both ship in the rapidocr wheel).
+
+1. Detect text boxes on a ~1024 px image. If most of the (length-weighted) boxes are taller
+   than wide, the page lies on its side: turn it 90 degrees clockwise.
+2. Crop the longest lines of the (possibly turned) image and ask the direction classifier
+   whether they are upside down; if most of them are, add 180 degrees.
+The result is the clockwise rotation that makes the page upright, with the measurements.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from ..config.ocr import OcrConfig
+
+
+@dataclass
+class Orientation:
+    rotation: int  # clockwise degrees to apply to the image to read it upright
+    scores: dict[str, float] = field(default_factory=dict)
+    reason: str = ""
+
+
+def _shrink(image: np.ndarray, longest: int | None) -> np.ndarray:
+    h, w = image.shape[:2]
+    if not longest or max(h, w) <= longest:
+        return image
+    f = longest / max(h, w)
+    return cv2.resize(image, (max(1, int(w * f)), max(1, int(h * f))), interpolation=cv2.INTER_AREA)
+
+
+class OrientationDetector:
+    def __init__(self, cfg: OcrConfig):
+        from rapidocr import RapidOCR
+
+        self.cfg = cfg
+        self.engine = RapidOCR(params={"Global.log_level": "warning", "Global.use_rec": False})
+        logging.getLogger("RapidOCR").setLevel(logging.WARNING)
+        self._det = self.engine._load_det_model()
+        self._cls = self.engine._load_cls_model()
+
+    def detect(self, image: np.ndarray) -> Orientation:
+        oc = self.cfg.orientation
+        small = np.ascontiguousarray(_shrink(image, self.cfg.render_target(oc.render_engine).longest_side_px))
+        det = self._det(small)
+        polys = [] if det.boxes is None else list(det.boxes)
+        boxes = []
+        for p in polys:
+            p = np.asarray(p)
+            x0, y0, x1, y1 = p[:, 0].min(), p[:, 1].min(), p[:, 0].max(), p[:, 1].max()
+            if max(x1 - x0, y1 - y0) >= 8:
+                boxes.append((x0, y0, x1, y1))
+        if len(boxes) < oc.min_boxes:
+            return Orientation(0, {"boxes": float(len(boxes))}, f"{len(boxes)} text boxes < min_boxes {oc.min_boxes}: kept as is")
+        lengths = np.array([max(b[2] - b[0], b[3] - b[1]) for b in boxes], dtype=float)
+        tall = np.array([(b[3] - b[1]) > (b[2] - b[0]) for b in boxes])
+        vertical = float((lengths * tall).sum() / lengths.sum())
+        base = 90 if vertical >= oc.vertical_share else 0
+        img = small
+        if base:
+            h = small.shape[0]
+            img = np.ascontiguousarray(np.rot90(small, k=-1))  # clockwise: (x, y) -> (h - y, x)
+            boxes = [(h - b[3], b[0], h - b[1], b[2]) for b in boxes]
+        longest = sorted(boxes, key=lambda b: -(b[2] - b[0]))[: oc.max_crops]
+        crops = [img[int(b[1]):int(b[3]) + 1, int(b[0]):int(b[2]) + 1] for b in longest]
+        crops = [c for c in crops if c.shape[0] >= 4 and c.shape[1] >= 4]
+        flipped = 0.0
+        if crops:
+            res = self._cls(crops).cls_res or []
+            weights = np.array([c.shape[1] for c in crops], dtype=float)
+            votes = np.array([s if "180" in lab else -s for lab, s in res], dtype=float)
+            flipped = float((weights * (votes > 0) * np.abs(votes)).sum() / max(1e-6, (weights * np.abs(votes)).sum()))
+        rotation = (base + (180 if flipped >= oc.flip_share else 0)) % 360
+        scores = {"boxes": float(len(boxes)), "vertical_share": vertical, "upside_down_share": flipped}
+        reason = (
+            f"{vertical:.2f} of text length in tall boxes (turn 90 at >= {oc.vertical_share}); "
+            f"{flipped:.2f} of lines classified upside down (turn 180 at >= {oc.flip_share}): rotate {rotation}"
+        )
+        return Orientation(rotation, scores, reason)
