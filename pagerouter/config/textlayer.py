@@ -4,6 +4,100 @@ from .base import StrictModel
 
 
 class TextLayerConfig(StrictModel):
-    """Knobs for reading a good text layer with layout (owned by pagerouter.textlayer)."""
+    """Knobs for reading a good text layer with layout (owned by pagerouter.textlayer).
 
+    Sizes in points are absolute; "em" means the page's body font size.
+    """
+
+    # --- invisible text ---------------------------------------------------------------
+    skip_clipped_text: bool = Field(
+        default=True, description="Drop glyphs MuPDF reports as fully clipped away (not shown on the page)."
+    )
+
+    # --- lines and paragraphs --------------------------------------------------------
+    merge_gap_em: float = Field(
+        default=0.6, description="Fragments on one baseline closer than this (em) are one line."
+    )
+    bullet_merge_gap_em: float = Field(
+        default=3.0, description="A lone bullet/number fragment joins the text on its baseline within this gap (em)."
+    )
+    paragraph_gap_ratio: float = Field(
+        default=0.75,
+        description="A vertical gap between lines larger than this times the line height starts a new paragraph.",
+    )
+    indent_em: float = Field(default=1.0, description="A first-line indent of at least this (em) starts a new paragraph.")
+
+    # --- reading order (recursive XY cut) ---------------------------------------------
+    min_column_gap_pt: float = Field(default=7.0, description="Narrowest vertical whitespace gutter between columns.")
+    min_column_gap_em: float = Field(default=0.7, description="Narrowest gutter relative to the body font size.")
+    gutter_max_blockers: float = Field(
+        default=0.12,
+        description="A gutter may be crossed by at most this share of a region's lines (full-width titles, "
+        "figures) and still split columns; the crossing lines cut the region into bands.",
+    )
+    form_pair_share: float = Field(
+        default=0.7,
+        description="If this share of the short items left of a gutter have a partner at the same height on "
+        "the right, the gutter separates labels from values (a form), not columns: read row by row.",
+    )
+    form_max_words: float = Field(default=4.0, description="Median words per item below which items count as short.")
+
+    # --- headings, lists, captions, footnotes -----------------------------------------
+    heading_size_ratio: float = Field(
+        default=1.12, description="Text at least this times the body size (and short) is a heading."
+    )
+    heading_max_lines: int = Field(default=3, description="Headings are at most this many lines.")
+    heading_max_chars: int = Field(default=160, description="Headings are at most this many characters.")
+    bold_heading: bool = Field(default=True, description="Short all-bold lines at body size are (lowest-level) headings.")
+    max_heading_level: int = Field(default=6, description="Deepest heading level emitted.")
+    footnote_size_ratio: float = Field(
+        default=0.88, description="Text at most this times the body size in the bottom zone may be a footnote."
+    )
+    footnote_zone: float = Field(default=0.3, description="Bottom share of the page where footnotes are looked for.")
+
+    # --- running headers/footers, page numbers ------------------------------------------
+    furniture_band: float = Field(
+        default=0.11, description="Top/bottom share of the page height where headers/footers/page numbers live."
+    )
+    furniture_sample_pages: int = Field(
+        default=24, description="Pages sampled (evenly) by FurnitureModel.from_document; bounds its cost and memory."
+    )
+    furniture_min_share: float = Field(
+        default=0.3, description="A band line repeated on at least this share of sampled pages is furniture."
+    )
+    furniture_min_pages: int = Field(default=2, description="...and on at least this many sampled pages.")
+    furniture_max_chars: int = Field(default=160, description="Longer band lines are never furniture.")
+
+    # --- tables ----------------------------------------------------------------------
     detect_tables: bool = Field(default=True, description="Look for tables where drawings/geometry suggest one.")
+    table_min_rules: int = Field(
+        default=3, description="Ruling segments (horizontal plus vertical) a drawing cluster needs to be a table candidate."
+    )
+    table_min_rows: int = Field(default=3, description="Rows a table needs (ruled or whitespace-aligned).")
+    table_min_cols: int = Field(default=3, description="Aligned columns a whitespace (unruled) table needs.")
+    table_max_cell_words: float = Field(
+        default=5.0,
+        description="Median words per fragment in a whitespace-table row; longer fragments are prose columns.",
+    )
+    ruled_table_confidence: float = Field(default=1.0, description="Confidence of a table PyMuPDF found from rules.")
+    text_table_confidence: float = Field(
+        default=0.8, description="Confidence of a table rebuilt from whitespace alignment (cells are a guess)."
+    )
+
+    # --- figures ---------------------------------------------------------------------
+    min_figure_pt: float = Field(default=24.0, description="Images smaller than this on both sides are decoration.")
+    min_figure_area: float = Field(
+        default=0.004, description="Images covering less than this share of the page are decoration."
+    )
+    vector_figures: bool = Field(
+        default=True, description="Large clusters of vector drawings that are not tables become figure blocks."
+    )
+    vector_figure_min_paths: int = Field(default=12, description="Drawing items a vector figure needs.")
+    max_graphics_items: int = Field(
+        default=20000,
+        description="Pages with more drawing operations than this (maps, schematics) skip rule and vector-figure analysis.",
+    )
+    vector_figure_max_text_share: float = Field(
+        default=0.5, description="A drawing cluster mostly covered by text lines is a text box, not a figure."
+    )
+    vector_figure_min_area: float = Field(default=0.02, description="Page share a vector figure needs.")

@@ -1,0 +1,218 @@
+"""Reading a good text layer with layout: blocks, reading order, roles, tables, furniture.
+
+    furniture = FurnitureModel.from_document(doc, page_numbers, cfg)   # once per document
+    blocks = read_text_layer(page, textdict, number, cfg, furniture, skip_regions=...)
+
+Pipeline of one page (all cheap unless a table candidate shows up):
+
+1. visible line fragments from the shared `textdict` (invisible text: alpha 0, render
+   mode 3/7, fully clipped glyphs, is skipped: it is not what the page shows), merged on
+   their baseline (lines.py);
+2. headers/footers/page numbers flagged from the FurnitureModel (furniture.py); they stay
+   as blocks with their role, outside the body reading order (top ones first, bottom last);
+3. rules, images and drawing clusters from one `get_bboxlog()` (graphics.py); table
+   candidates from rules or aligned text, cells from word positions (tables.py);
+4. reading order of lines, tables and figures by a column-aware XY cut (order.py);
+5. paragraphs, hyphenation joins, roles: heading (level by document size ladder), list_item,
+   caption, footnote, code (roles.py, hyphen.py).
+
+List items: bullet glyphs are stripped from the text (the renderer writes "- "); numbers
+and letters ("1.", "a)") are kept. Headings are plain text (no '#'); tables carry their
+cells and a Markdown table as text; figures have empty text and their bbox.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Sequence
+
+import pymupdf
+
+from ..config.textlayer import TextLayerConfig
+from ..model import Block
+from .furniture import FurnitureModel, is_page_number, normalise
+from .graphics import read_graphics, vector_figures
+from .hyphen import join_lines, page_vocabulary
+from .lines import Line, extract_lines, merge_fragments
+from .order import reading_order
+from .roles import Para, assign_roles, group_paragraphs, list_marker
+from .tables import Table, build_table, rule_candidates, text_candidates, to_markdown
+
+__all__ = [
+    "FurnitureModel",
+    "read_text_layer",
+    "join_lines",
+    "list_marker",
+    "is_page_number",
+    "normalise",
+    "to_markdown",
+]
+
+Rect4 = tuple[float, float, float, float]
+
+
+class _Atom:
+    """A table or figure taking part in reading order as one item."""
+
+    def __init__(self, bbox: Rect4, kind: str, table: Table | None = None) -> None:
+        self.x0, self.y0, self.x1, self.y1 = bbox
+        self.kind = kind
+        self.table = table
+
+    def words(self) -> int:
+        return 0
+
+
+def _body_size(lines: list[Line]) -> float:
+    c: Counter[float] = Counter()
+    for ln in lines:
+        c[ln.size] += ln.chars
+    return max(c.items(), key=lambda kv: kv[1])[0] if c else 10.0
+
+
+def _inside(ln: Line | Rect4, r: Rect4, tol: float = 2.0) -> bool:
+    x0, y0, x1, y1 = ln.bbox if isinstance(ln, Line) else ln
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    return r[0] - tol <= cx <= r[2] + tol and r[1] - tol <= cy <= r[3] + tol
+
+
+def _overlap_share(a: Rect4, b: Rect4) -> float:
+    """Share of a's area covered by b."""
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    area = max(1e-6, (a[2] - a[0]) * (a[3] - a[1]))
+    return max(0.0, w) * max(0.0, h) / area
+
+
+def read_text_layer(
+    page: pymupdf.Page,
+    textdict: dict[str, Any],
+    number: int,
+    cfg: TextLayerConfig,
+    furniture: FurnitureModel | None = None,
+    *,
+    skip_regions: Sequence[Rect4] = (),
+) -> list[Block]:
+    """Blocks of one page in reading order (`order` 0..n-1), furniture included with its role.
+
+    `textdict` is `pagerouter.pagetext.extract_textdict(page)`; `number` is 1-based;
+    `skip_regions` (displayed page points) are handled elsewhere (OCR of pictures): no figure
+    blocks are emitted there.
+    """
+    W, H = page.rect.width, page.rect.height
+    rot = page.rotation_matrix if page.rotation else None
+    derot = page.derotation_matrix if page.rotation else None
+    lines = merge_fragments(extract_lines(textdict, cfg, rot), cfg)
+    em = _body_size(lines)
+    fm = furniture if furniture is not None else FurnitureModel()
+    fm.classify(lines, H, em, cfg)
+    body_size = fm.body_size or em
+    ladder = fm.heading_sizes if fm.sampled_pages >= 3 and fm.body_size else _page_ladder(lines, em, cfg)
+
+    body = [ln for ln in lines if ln.role is None]
+    furn = [ln for ln in lines if ln.role is not None]
+
+    g = read_graphics(page, rot, cfg)
+    atoms: list[_Atom] = []
+    if cfg.detect_tables:
+        for tab in _find_tables(page, body, g, cfg, em, rot, derot, H):
+            atoms.append(_Atom(tab.bbox, "table", tab))
+    table_boxes = [a.table.bbox for a in atoms if a.table is not None]
+    if table_boxes:
+        body = [ln for ln in body if not any(_inside(ln, tb) for tb in table_boxes)]
+
+    figure_boxes: list[Rect4] = []
+    min_area = cfg.min_figure_area * W * H
+    for r in g.images:
+        w, h = r[2] - r[0], r[3] - r[1]
+        if (w < cfg.min_figure_pt and h < cfg.min_figure_pt) or w * h < min_area:
+            continue
+        figure_boxes.append(r)
+    if cfg.vector_figures and g.shapes:
+        for r in vector_figures([s for s in g.shapes if not any(_inside(s, tb) for tb in table_boxes)], W, H, cfg):
+            text_area = sum(
+                (ln.x1 - ln.x0) * (ln.y1 - ln.y0) * _overlap_share(ln.bbox, r) for ln in body
+            )
+            if text_area <= cfg.vector_figure_max_text_share * (r[2] - r[0]) * (r[3] - r[1]):
+                figure_boxes.append(r)
+    kept: list[Rect4] = []
+    for r in sorted(figure_boxes, key=lambda r: -(r[2] - r[0]) * (r[3] - r[1])):
+        if any(_overlap_share(r, s) > 0.5 for s in skip_regions):
+            continue
+        if any(_overlap_share(r, k) > 0.8 for k in kept) or any(_overlap_share(r, tb) > 0.5 for tb in table_boxes):
+            continue
+        kept.append(r)
+    atoms += [_Atom(r, "figure") for r in kept]
+
+    horiz = [ln for ln in body if ln.horizontal]
+    vertical = [ln for ln in body if not ln.horizontal]
+    ordered = reading_order([*horiz, *atoms], cfg, em)
+
+    vocab = page_vocabulary([ln.text for ln in lines])
+    items: list[Para | _Atom] = []
+    run: list[tuple[Line, tuple]] = []
+    for it, key in ordered:
+        if isinstance(it, _Atom):
+            items += group_paragraphs(run, em, cfg)
+            run = []
+            items.append(it)
+        else:
+            run.append((it, key))
+    items += group_paragraphs(run, em, cfg)
+    paras = [p for p in items if isinstance(p, Para)]
+    assign_roles(paras, body_size, ladder, H, vocab, cfg)
+
+    common = dict(page=number, engine="pymupdf", engine_version=pymupdf.VersionBind, route="text_layer")
+    top = sorted((ln for ln in furn if ln.yc < H / 2), key=lambda ln: (round(ln.y0), ln.x0))
+    bottom = sorted((ln for ln in furn if ln.yc >= H / 2), key=lambda ln: (round(ln.y0), ln.x0))
+    blocks: list[Block] = []
+
+    def add(**kw: Any) -> None:
+        blocks.append(Block(order=len(blocks), **common, **kw))
+
+    for ln in top:
+        add(text=ln.text.strip(), role=ln.role, bbox=ln.bbox, confidence=1.0)
+    for it in items:
+        if isinstance(it, _Atom):
+            if it.kind == "table" and it.table is not None:
+                add(
+                    text=it.table.markdown(), role="table", bbox=it.table.bbox,
+                    confidence=it.table.confidence, cells=it.table.cells,
+                )  # fmt: skip
+            else:
+                add(text="", role="figure", bbox=(it.x0, it.y0, it.x1, it.y1), confidence=1.0)
+        elif it.text:
+            add(text=it.text, role=it.role, bbox=it.bbox, confidence=1.0, level=it.level)
+    for ln in sorted(vertical, key=lambda ln: (ln.x0, ln.y0)):
+        add(text=ln.text.strip(), role="paragraph", bbox=ln.bbox, confidence=1.0)
+    for ln in bottom:
+        add(text=ln.text.strip(), role=ln.role, bbox=ln.bbox, confidence=1.0)
+    return blocks
+
+
+def _page_ladder(lines: list[Line], em: float, cfg: TextLayerConfig) -> tuple[float, ...]:
+    return tuple(sorted({ln.size for ln in lines if ln.size >= cfg.heading_size_ratio * em}, reverse=True))
+
+
+def _find_tables(
+    page: pymupdf.Page,
+    body: list[Line],
+    g: Any,
+    cfg: TextLayerConfig,
+    em: float,
+    rot: pymupdf.Matrix | None,
+    derot: pymupdf.Matrix | None,
+    H: float,
+) -> list[Table]:
+    found: list[Table] = []
+    for region, ys, xs in rule_candidates(g.hrules, g.vrules, body, cfg, H):
+        tab = build_table(page, region, ys, xs, cfg, em, derot, rot, ruled=True)
+        if tab is not None:
+            found.append(tab)
+    for region in text_candidates(body, cfg, em):
+        if any(_overlap_share(region, t.bbox) > 0.3 for t in found):
+            continue
+        tab = build_table(page, region, [], [], cfg, em, derot, rot, ruled=False)
+        if tab is not None:
+            found.append(tab)
+    return found

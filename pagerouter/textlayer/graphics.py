@@ -1,0 +1,88 @@
+"""Rules, images and vector figures from one `page.get_bboxlog()` pass.
+
+The bbox log lists every fill/stroke/image operation with its box, which is all table and
+figure detection need (no path geometry), and is as cheap as `get_drawings()` on ordinary
+pages. Boxes are converted to displayed-page coordinates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pymupdf
+from scipy import ndimage
+
+from ..config.textlayer import TextLayerConfig
+
+Rect4 = tuple[float, float, float, float]
+_THIN = 2.5
+
+
+@dataclass
+class Graphics:
+    hrules: list[Rect4] = field(default_factory=list)
+    vrules: list[Rect4] = field(default_factory=list)
+    images: list[Rect4] = field(default_factory=list)
+    shapes: list[Rect4] = field(default_factory=list)  # non-thin paths (candidates for vector figures)
+    skipped_reason: str = ""
+
+
+def read_graphics(page: pymupdf.Page, rot: pymupdf.Matrix | None, cfg: TextLayerConfig) -> Graphics:
+    g = Graphics()
+    W, H = page.rect.width, page.rect.height
+    page_area = W * H
+    log = page.get_bboxlog()
+    many = len(log) > cfg.max_graphics_items
+    if many:
+        g.skipped_reason = f"{len(log)} drawing operations (> {cfg.max_graphics_items}): rules and vector figures not analysed"
+    for kind, box in log:
+        if kind == "fill-image":
+            pass
+        elif many or kind not in ("fill-path", "stroke-path"):
+            continue
+        r = pymupdf.Rect(box)
+        if rot is not None:
+            r = r * rot
+        r = r & pymupdf.Rect(0, 0, W, H)
+        if r.is_empty and not (r.width > 0 or r.height > 0):
+            continue
+        t = (r.x0, r.y0, r.x1, r.y1)
+        w, h = r.x1 - r.x0, r.y1 - r.y0
+        if kind == "fill-image":
+            g.images.append(t)
+        elif h <= _THIN and w >= 6:
+            g.hrules.append(t)
+        elif w <= _THIN and h >= 6:
+            g.vrules.append(t)
+        elif w > _THIN and h > _THIN and w * h < 0.5 * page_area:
+            g.shapes.append(t)
+            if kind == "fill-path" and w >= 6 and h >= 6:  # shaded cells and boxes: their edges act as rules
+                g.hrules += [(r.x0, r.y0, r.x1, r.y0), (r.x0, r.y1, r.x1, r.y1)]
+                g.vrules += [(r.x0, r.y0, r.x0, r.y1), (r.x1, r.y0, r.x1, r.y1)]
+    return g
+
+
+def vector_figures(shapes: list[Rect4], page_w: float, page_h: float, cfg: TextLayerConfig) -> list[Rect4]:
+    """Clusters of many drawn shapes covering a fair part of the page (charts, diagrams)."""
+    if len(shapes) < cfg.vector_figure_min_paths:
+        return []
+    cell = 4.0  # raster of 4 pt cells: shapes closer than one cell join a cluster
+    gw, gh = int(page_w / cell) + 2, int(page_h / cell) + 2
+    grid = np.zeros((gh, gw), dtype=bool)
+    for x0, y0, x1, y1 in shapes:
+        grid[int(y0 / cell) : int(y1 / cell) + 2, int(x0 / cell) : int(x1 / cell) + 2] = True
+    labels, n = ndimage.label(grid)
+    if n == 0:
+        return []
+    counts = np.zeros(n + 1, dtype=np.int32)
+    for x0, y0, x1, y1 in shapes:
+        counts[labels[int((y0 + y1) / 2 / cell), int((x0 + x1) / 2 / cell)]] += 1
+    out = []
+    for k, sl in enumerate(ndimage.find_objects(labels), start=1):
+        if sl is None or counts[k] < cfg.vector_figure_min_paths:
+            continue
+        box = (sl[1].start * cell, sl[0].start * cell, min(page_w, sl[1].stop * cell), min(page_h, sl[0].stop * cell))
+        if (box[2] - box[0]) * (box[3] - box[1]) >= cfg.vector_figure_min_area * page_w * page_h:
+            out.append(box)
+    return out

@@ -1,0 +1,189 @@
+"""Visible text lines from PyMuPDF's `dict`, in displayed-page coordinates.
+
+The unit of layout analysis here is a *line fragment*: one PyMuPDF line with only its
+visible spans. Fragments on one baseline that are close together (or a lone bullet and its
+text) are merged, because some producers write every word or the list bullet separately and
+a lone bullet column would otherwise look like a text column to the reading-order cut.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any
+
+import pymupdf
+
+from ..config.textlayer import TextLayerConfig
+
+# MuPDF per-character flags (span["char_flags"], PyMuPDF >= 1.25): glyph is filled/stroked
+# (render modes 3 and 7 are neither) or lies entirely outside the clip path.
+_FILLED, _STROKED, _CLIPPED = 16, 32, 64
+_BOLD_FLAG = 16  # span["flags"] bit 4
+_MONO_FLAG = 8  # span["flags"] bit 3
+_MONO_NAMES = ("mono", "courier", "consola", "menlo", "typewriter", "cmtt", "lucidaconsole")
+_BOLD_NAMES = ("bold", "black", "heavy", "semibold", "demi")
+
+BULLETS = "•·▪▫◦‣●○■□◆◇►▸▹➢➤✓✔❖⁃–—-*∙"
+"""Glyphs that mark an unnumbered list item when they start a line and are followed by text."""
+
+_NUMBER_MARKER = re.compile(r"^(?:\(?(?:\d{1,3}(?:\.\d{1,3})*|[a-zA-Z]|[ivxlcIVXLC]{1,6})[.)]|\(\d{1,3}\)|\([a-z]\))$")
+
+
+@dataclass
+class Line:
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    text: str
+    size: float  # dominant font size (character-weighted)
+    bold: bool  # most characters bold
+    mono: bool  # most characters monospaced
+    horizontal: bool = True
+    chars: int = 0
+    role: str | None = None  # set for furniture ("header"/"footer"/"page_number")
+    parts: list["Line"] = field(default_factory=list, repr=False)
+
+    @property
+    def bbox(self) -> tuple[float, float, float, float]:
+        return (self.x0, self.y0, self.x1, self.y1)
+
+    @property
+    def height(self) -> float:
+        return self.y1 - self.y0
+
+    @property
+    def width(self) -> float:
+        return self.x1 - self.x0
+
+    @property
+    def yc(self) -> float:
+        return (self.y0 + self.y1) / 2
+
+    def words(self) -> int:
+        return len(self.text.split())
+
+
+def _span_visible(span: dict[str, Any], cfg: TextLayerConfig) -> bool:
+    if span.get("alpha", 255) == 0:
+        return False
+    cf = span.get("char_flags")
+    if cf is not None:
+        if not cf & (_FILLED | _STROKED):
+            return False  # render mode 3 (invisible) or 7 (clip only)
+        if cfg.skip_clipped_text and cf & _CLIPPED:
+            return False
+    return True
+
+
+def _is_bold(span: dict[str, Any]) -> bool:
+    if span.get("flags", 0) & _BOLD_FLAG:
+        return True
+    name = span.get("font", "").lower()
+    return any(b in name for b in _BOLD_NAMES)
+
+
+def _is_mono(span: dict[str, Any]) -> bool:
+    if span.get("flags", 0) & _MONO_FLAG:
+        return True
+    name = span.get("font", "").lower().replace(" ", "")
+    return any(m in name for m in _MONO_NAMES)
+
+
+def extract_lines(textdict: dict[str, Any], cfg: TextLayerConfig, rotation_matrix: pymupdf.Matrix | None) -> list[Line]:
+    """Every visible line fragment of the page (bboxes in displayed coordinates)."""
+    out: list[Line] = []
+    rot = rotation_matrix  # None for an unrotated page
+    for block in textdict.get("blocks", ()):
+        if block.get("type", 0) != 0:
+            continue
+        for line in block.get("lines", ()):
+            spans = [s for s in line.get("spans", ()) if s.get("text") and _span_visible(s, cfg)]
+            if not spans:
+                continue
+            text = "".join(s["text"] for s in spans)
+            if not text.strip():
+                continue
+            x0 = min(s["bbox"][0] for s in spans)
+            y0 = min(s["bbox"][1] for s in spans)
+            x1 = max(s["bbox"][2] for s in spans)
+            y1 = max(s["bbox"][3] for s in spans)
+            dx, dy = line.get("dir", (1.0, 0.0))
+            if rot is not None:
+                r = pymupdf.Rect(x0, y0, x1, y1) * rot
+                x0, y0, x1, y1 = r.x0, r.y0, r.x1, r.y1
+                v = pymupdf.Point(dx, dy) * pymupdf.Matrix(rot.a, rot.b, rot.c, rot.d, 0, 0)
+                dx, dy = v.x, v.y
+            weights = [len(s["text"].strip()) or 1 for s in spans]
+            total = sum(weights)
+            size_w: dict[float, int] = {}
+            for s, w in zip(spans, weights):
+                size_w[round(s["size"] * 2) / 2] = size_w.get(round(s["size"] * 2) / 2, 0) + w
+            size = max(size_w.items(), key=lambda kv: kv[1])[0]
+            bold = sum(w for s, w in zip(spans, weights) if _is_bold(s)) >= 0.6 * total
+            mono = sum(w for s, w in zip(spans, weights) if _is_mono(s)) >= 0.6 * total
+            out.append(
+                Line(
+                    x0, y0, x1, y1,
+                    text=unicodedata.normalize("NFC", text.replace("\u00a0", " ")).rstrip(),
+                    size=size, bold=bold, mono=mono,
+                    horizontal=abs(dy) < 0.05 and dx > 0,
+                    chars=len(text.strip()),
+                )
+            )  # fmt: skip
+    return out
+
+
+def is_marker_only(text: str) -> bool:
+    t = text.strip()
+    return (len(t) == 1 and (t in BULLETS or t in "\uf0b7\uf0a7\uf076\uf0d8")) or bool(_NUMBER_MARKER.match(t))
+
+
+def merge_fragments(lines: list[Line], cfg: TextLayerConfig) -> list[Line]:
+    """Merge horizontal fragments on one baseline that belong to one line of text."""
+    horiz = sorted((ln for ln in lines if ln.horizontal), key=lambda ln: (round(ln.y1), ln.x0))
+    others = [ln for ln in lines if not ln.horizontal]
+    if len(horiz) < 2:
+        return horiz + others
+    # bucket by baseline so each fragment only looks at its neighbours on the same row
+    horiz.sort(key=lambda ln: (ln.y1, ln.x0))
+    rows: list[list[Line]] = []
+    for ln in horiz:
+        if rows:
+            last = rows[-1][0]
+            if abs(ln.y1 - last.y1) <= 0.25 * max(1.0, min(ln.height, last.height)) and _similar(ln, last):
+                rows[-1].append(ln)
+                continue
+        rows.append([ln])
+    merged: list[Line] = []
+    for row in rows:
+        row.sort(key=lambda ln: ln.x0)
+        cur = row[0]
+        for nxt in row[1:]:
+            gap = nxt.x0 - cur.x1
+            em = max(cur.size, nxt.size, 1.0)
+            limit = cfg.bullet_merge_gap_em * em if is_marker_only(cur.text) else cfg.merge_gap_em * em
+            if -0.5 * em <= gap <= limit:
+                cur = _join(cur, nxt, gap > 0.15 * em)
+            else:
+                merged.append(cur)
+                cur = nxt
+        merged.append(cur)
+    return merged + others
+
+
+def _similar(a: Line, b: Line) -> bool:
+    return 0.6 <= (a.height / b.height if b.height else 1.0) <= 1.67
+
+
+def _join(a: Line, b: Line, space: bool) -> Line:
+    sep = " " if space and not a.text.endswith(" ") and not b.text.startswith(" ") else ""
+    bigger = a if a.chars >= b.chars else b
+    return Line(
+        min(a.x0, b.x0), min(a.y0, b.y0), max(a.x1, b.x1), max(a.y1, b.y1),
+        text=a.text + sep + b.text, size=bigger.size,
+        bold=a.bold and b.bold if min(a.chars, b.chars) > 2 else bigger.bold,
+        mono=a.mono and b.mono, horizontal=True, chars=a.chars + b.chars,
+    )  # fmt: skip

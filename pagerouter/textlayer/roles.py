@@ -1,0 +1,143 @@
+"""Paragraphs from ordered lines, and their roles (heading, list item, caption, footnote, code).
+
+List item text: bullet glyphs (•, ▪, –, -, * ...) are stripped (the Markdown renderer writes
+"- "); numbered and lettered markers ("1.", "2.3", "a)", "(iv)") are kept in the text because
+the number carries meaning the renderer cannot restore.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..config.textlayer import TextLayerConfig
+from .hyphen import join_lines
+from .lines import BULLETS, Line
+
+_BULLET_RE = re.compile(r"^\s*([" + re.escape(BULLETS) + r"\uf0b7\uf0a7\uf076\uf0d8])\s*(?=\S)")
+_NUMBER_RE = re.compile(r"^\s*(\(?(?:\d{1,3}(?:\.\d{1,3})*|[a-z]|[ivxlc]{1,5}|[A-Z])[.)]|\(\d{1,3}\)|\([a-z]\))\s+(?=\S)")
+_CAPTION_RE = re.compile(
+    r"^(?:figure|fig\.|table|tab\.|chart|exhibit|plate|scheme|listing|abbildung|abb\.|tabelle|рис\.|рисунок|таблица)"
+    r"\s*[\dIVX]+[a-z]?\s*[.:\-–—]?",
+    re.IGNORECASE,
+)
+_FOOTNOTE_RE = re.compile(r"^(?:\d{1,3}|[*†‡§¶])\s*\S")
+
+
+def list_marker(text: str) -> tuple[str, str] | None:
+    """(marker, text without a bullet glyph) for a line that starts a list item, else None."""
+    m = _BULLET_RE.match(text)
+    if m:
+        # "-5 degrees" or "--" are not bullets; a hyphen bullet needs a space after it
+        if m.group(1) in "-*–—" and not text.lstrip()[1:2].isspace():
+            return None
+        return m.group(1), text[m.end() :]
+    m = _NUMBER_RE.match(text)
+    if m:
+        return m.group(1), text.strip()
+    return None
+
+
+@dataclass
+class Para:
+    lines: list[Line]
+    key: tuple
+    marker: str | None = None
+    role: str = "paragraph"
+    level: int | None = None
+    text: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def bbox(self) -> tuple[float, float, float, float]:
+        return (
+            min(ln.x0 for ln in self.lines),
+            min(ln.y0 for ln in self.lines),
+            max(ln.x1 for ln in self.lines),
+            max(ln.y1 for ln in self.lines),
+        )
+
+
+def starts_new(cur: Para, prev: Line, ln: Line, key: tuple, em: float, cfg: TextLayerConfig) -> bool:
+    """Does `ln` (following `prev` in reading order) start a new paragraph?"""
+    if key != cur.key or list_marker(ln.text) is not None:
+        return True
+    if abs(ln.size - prev.size) > 0.6 or ln.bold != prev.bold or ln.mono != prev.mono:
+        return True
+    gap = ln.y0 - prev.y1
+    h = max(prev.height, ln.height)
+    if gap > cfg.paragraph_gap_ratio * h or gap < -0.6 * h:
+        return True
+    first = cur.lines[0]
+    if cur.marker is not None:
+        # hanging indent: continuation lines sit right of the marker; back at the marker = new
+        return ln.x0 <= first.x0 + 0.5
+    if ln.x0 - prev.x0 >= cfg.indent_em * em and len(cur.lines) > 1:
+        return True  # first-line indent of the next paragraph
+    right = max(x.x1 for x in cur.lines)
+    if len(cur.lines) > 1 and prev.x1 < right - 4 * em and prev.text.rstrip()[-1:] in ".!?:;":
+        return True  # previous line stopped short after a sentence end
+    return False
+
+
+def group_paragraphs(ordered: list[tuple[Line, tuple]], em: float, cfg: TextLayerConfig) -> list[Para]:
+    paras: list[Para] = []
+    cur: Para | None = None
+    prev: Line | None = None
+    for ln, key in ordered:
+        if cur is None or prev is None or starts_new(cur, prev, ln, key, em, cfg):
+            m = list_marker(ln.text)
+            cur = Para([ln], key, marker=m[0] if m else None)
+            paras.append(cur)
+        else:
+            cur.lines.append(ln)
+        prev = ln
+    return paras
+
+
+def assign_roles(
+    paras: list[Para],
+    body: float,
+    ladder: tuple[float, ...],
+    page_h: float,
+    vocab: frozenset[str],
+    cfg: TextLayerConfig,
+) -> None:
+    """Set role, level and text of every paragraph."""
+    for p in paras:
+        texts = [ln.text for ln in p.lines]
+        size = float(np.median([ln.size for ln in p.lines]))
+        if all(ln.mono for ln in p.lines) and len(p.lines) >= 2:
+            p.role = "code"
+            left = min(ln.x0 for ln in p.lines)
+            cw = 0.6 * size
+            p.text = "\n".join(" " * max(0, round((ln.x0 - left) / cw)) + ln.text.strip() for ln in p.lines)
+            continue
+        text = join_lines(texts, vocab)
+        if p.marker is not None:
+            m = list_marker(text)
+            p.role = "list_item"
+            p.text = (m[1] if m else text).strip()
+            continue
+        p.text = text
+        if _CAPTION_RE.match(text):
+            p.role = "caption"
+            continue
+        y0 = p.bbox[1]
+        if size <= cfg.footnote_size_ratio * body and y0 >= (1 - cfg.footnote_zone) * page_h and _FOOTNOTE_RE.match(text):
+            p.role = "footnote"
+            continue
+        short = len(p.lines) <= cfg.heading_max_lines and len(text) <= cfg.heading_max_chars
+        has_letter = any(ch.isalpha() for ch in text)
+        if not (short and has_letter) or text.endswith((",", ";")):
+            continue
+        bold_all = all(ln.bold for ln in p.lines)
+        if size >= cfg.heading_size_ratio * body:
+            p.role = "heading"
+            bigger = [s for s in ladder if s > size + 0.25]
+            p.level = min(cfg.max_heading_level, len(bigger) + 1)
+        elif cfg.bold_heading and bold_all and size >= 0.95 * body and len(p.lines) <= 2 and not text.endswith("."):
+            p.role = "heading"
+            p.level = min(cfg.max_heading_level, len([s for s in ladder if s > size + 0.25]) + 1)
