@@ -52,7 +52,7 @@ class TriageConfig(StrictModel):
         default=8, ge=1, description="Fewer letter words than this and the plausible-word share is not judged."
     )
     max_words_checked: int = Field(
-        default=600, ge=10, description="Words sampled (evenly) for the plausible-word share; bounds the cost on dense pages."
+        default=400, ge=10, description="Words sampled (evenly) for the plausible-word share; bounds the cost on dense pages."
     )
     min_plausible_word_share: float = Field(
         default=0.7, ge=0, le=1, description="Least share of letter words that must look like words of their script."
@@ -156,6 +156,18 @@ class TriageConfig(StrictModel):
         le=1,
         description="When pictures holding text cover at least this share of the page, the whole page is OCR'd "
         "instead of reading the layer plus the pictures (`mixed`).",
+    )
+    min_text_blob_density: float = Field(
+        default=2.0,
+        ge=0,
+        description="Least letter-like blobs in rows per 10,000 pt2 of picture (a 1.4-inch square): a few labels "
+        "in a big, mostly empty or transparent image are not a picture of text.",
+    )
+    scan_max_layer_chars: int = Field(
+        default=400,
+        ge=0,
+        description="A page whose text pictures cover `scan_text_image_share` is OCR'd whole only if its layer "
+        "has at most this many characters (a header, a page number); richer layers go `mixed`.",
     )
     max_pictures_checked: int = Field(
         default=12, ge=0, description="At most this many of the largest pictures are tested for text (bounds the cost)."

@@ -29,12 +29,13 @@ Design (cheapest evidence first; each step can settle the page):
 
 from __future__ import annotations
 
+import numpy as np
 import pymupdf
 
 from ..config.triage import TriageConfig
 from ..model import TriageDecision
 from . import ink as inkmod
-from .layer import Picture, pictures, read_layer, text_under_images_share, unmapped_fonts
+from .layer import Picture, pictures, read_layer, text_under_images_share, union_share, unmapped_fonts
 from .words import TextQuality, measure_text
 
 
@@ -161,53 +162,66 @@ def triage_page(page: pymupdf.Page, textdict: dict, cfg: TriageConfig) -> Triage
             q.script,
         )
 
-    # 6. look at the page
-    rnd = inkmod.render_gray(page, cfg.image_dpi if pics else cfg.ink_dpi, cfg.max_render_pixels)
-    ink = inkmod.ink_share(rnd, cfg.ink_gray_level)
-    scores["ink_share"] = ink
-    scores["render_dpi"] = rnd.scale * 72.0
-    if not enough_text:
-        if ink <= cfg.blank_max_ink_share:
+    # 6. look at the page. A full render when the page itself is in question (little text,
+    # near-white text, or pictures covering much of it); otherwise only the pictures are
+    # rendered, so a born-digital page with a logo does not pay for a page render.
+    full = not enough_text or lay.light_chars > 0 or img_cov >= cfg.scan_text_image_share or bool(page.rotation)
+    ink = None
+    if full:
+        rnd = inkmod.render_gray(page, cfg.image_dpi if pics else cfg.ink_dpi, cfg.max_render_pixels)
+        ink = inkmod.ink_share(rnd, cfg.ink_gray_level)
+        scores["ink_share"] = ink
+        scores["render_dpi"] = rnd.scale * 72.0
+        if not enough_text:
+            if ink <= cfg.blank_max_ink_share:
+                return decide(
+                    "blank",
+                    [
+                        f"{lay.visible_chars} visible characters (< min_chars_for_text_layer="
+                        f"{cfg.min_chars_for_text_layer}) and ink on {_pct(ink)} of the page (<= blank_max_ink_share="
+                        f"{cfg.blank_max_ink_share})"
+                    ],
+                )
             return decide(
-                "blank",
+                "ocr",
                 [
-                    f"{lay.visible_chars} visible characters (< min_chars_for_text_layer={cfg.min_chars_for_text_layer}) "
-                    f"and ink on {_pct(ink)} of the page (<= blank_max_ink_share={cfg.blank_max_ink_share})"
+                    f"only {lay.visible_chars} visible characters (< min_chars_for_text_layer="
+                    f"{cfg.min_chars_for_text_layer}) but ink on {_pct(ink)} of the page (> blank_max_ink_share="
+                    f"{cfg.blank_max_ink_share}): the content is a picture"
                 ],
             )
-        return decide(
-            "ocr",
-            [
-                f"only {lay.visible_chars} visible characters (< min_chars_for_text_layer="
-                f"{cfg.min_chars_for_text_layer}) but ink on {_pct(ink)} of the page (> blank_max_ink_share="
-                f"{cfg.blank_max_ink_share}): the content is a picture"
-            ],
-        )
-    inkless = inkmod.inkless_text_share(rnd, lay.spans, cfg.ink_gray_level)
-    scores["inkless_text_share"] = inkless
-    if inkless > cfg.max_inkless_text_share:
-        route = "blank" if ink <= cfg.blank_max_ink_share else "ocr"
-        return decide(
-            route,
-            [
-                f"{_pct(inkless)} of the visible characters sit where the page shows no ink (inkless_text_share > "
-                f"max_inkless_text_share={cfg.max_inkless_text_share}): the text layer says what the page does not show"
-                + ("; the page itself is empty" if route == "blank" else "")
-            ],
-        )
+        inkless = inkmod.inkless_text_share(rnd, lay.spans, cfg.ink_gray_level)
+        scores["inkless_text_share"] = inkless
+        if inkless > cfg.max_inkless_text_share:
+            route = "blank" if ink <= cfg.blank_max_ink_share else "ocr"
+            return decide(
+                route,
+                [
+                    f"{_pct(inkless)} of the visible characters sit where the page shows no ink (inkless_text_share > "
+                    f"max_inkless_text_share={cfg.max_inkless_text_share}): the text layer says what the page does "
+                    "not show" + ("; the page itself is empty" if route == "blank" else "")
+                ],
+            )
+        renders = [rnd] * min(len(pics), cfg.max_pictures_checked)
+    else:
+        renders = [
+            inkmod.render_clip_gray(page, p.bbox, cfg.image_dpi, cfg.max_render_pixels)
+            for p in pics[: cfg.max_pictures_checked]
+        ]
 
     # 7. pictures that hold text the layer does not cover
-    regions, shares, details = _text_pictures(rnd, lay.spans, pics, cfg)
-    text_pic_share = min(1.0, sum(shares))
+    regions, details = _text_pictures(renders, lay.spans, pics, cfg)
+    text_pic_share = union_share(regions, page.rect)
     scores["text_picture_share"] = text_pic_share
     scores["text_pictures"] = float(len(regions))
-    if regions and text_pic_share >= cfg.scan_text_image_share:
+    if regions and text_pic_share >= cfg.scan_text_image_share and lay.visible_chars <= cfg.scan_max_layer_chars:
         return decide(
             "ocr",
             [
                 f"pictures holding text not in the text layer cover {_pct(text_pic_share)} of the page "
-                f"(>= scan_text_image_share={cfg.scan_text_image_share}); the layer has only {lay.visible_chars} "
-                f"characters: the page is essentially a scan ({details})"
+                f"(>= scan_text_image_share={cfg.scan_text_image_share}) and the layer has only {lay.visible_chars} "
+                f"characters (<= scan_max_layer_chars={cfg.scan_max_layer_chars}): the page is essentially a "
+                f"picture of text ({details})"
             ],
         )
     if regions:
@@ -221,33 +235,38 @@ def triage_page(page: pymupdf.Page, textdict: dict, cfg: TriageConfig) -> Triage
             regions,
         )
     tail = f"; {len(pics)} sizeable picture(s) hold no text-like rows" if pics else ""
-    return decide("text_layer", [f"healthy text layer: {healthy}; ink on {_pct(ink)} of the page{tail}"], q.script)
+    inktxt = f"; ink on {_pct(ink)} of the page" if ink is not None else ""
+    return decide("text_layer", [f"healthy text layer: {healthy}{inktxt}{tail}"], q.script)
 
 
 def _text_pictures(
-    rnd: inkmod.Render, spans, pics: list[Picture], cfg: TriageConfig
-) -> tuple[list[tuple[float, float, float, float]], list[float], str]:
-    """Boxes and page shares of the pictures that look like they hold text (largest first)."""
-    if not pics:
-        return [], [], ""
-    gray = inkmod.blank_out_text(rnd, spans)
-    regions, shares, notes = [], [], []
-    for pic in pics[: cfg.max_pictures_checked]:
+    renders: list[inkmod.Render], spans, pics: list[Picture], cfg: TriageConfig
+) -> tuple[list[tuple[float, float, float, float]], str]:
+    """Boxes of the pictures that look like they hold text the layer does not already say."""
+    regions, notes = [], []
+    blanked: dict[int, np.ndarray] = {}
+    for pic, rnd in zip(pics, renders):
+        key = id(rnd)
+        if key not in blanked:
+            blanked[key] = inkmod.blank_out_text(rnd, spans)
         x0, y0, x1, y1 = rnd.px(pic.bbox)
         tl = inkmod.text_likeness(
-            gray[y0:y1, x0:x1], rnd.scale, cfg.text_component_min_height_pt, cfg.text_component_max_height_pt
+            blanked[key][y0:y1, x0:x1], rnd.scale, cfg.text_component_min_height_pt, cfg.text_component_max_height_pt
         )
+        area = max(1.0, (pic.bbox[2] - pic.bbox[0]) * (pic.bbox[3] - pic.bbox[1]))
+        density = tl.aligned / area * 10_000.0
         is_text = (
-            tl.components >= cfg.min_text_components
-            and tl.aligned >= cfg.min_text_components
+            tl.aligned >= cfg.min_text_components
             and tl.aligned_share >= cfg.min_aligned_component_share
+            and density >= cfg.min_text_blob_density
             and tl.ink <= cfg.max_component_ink_share
         )
         if is_text:
-            regions.append(pic.bbox)
-            shares.append(pic.area_share)
+            regions.append(tuple(round(v, 2) for v in pic.bbox))
             notes.append(
                 f"{tl.aligned} of {tl.components} letter-sized blobs in rows (>= min_text_components="
-                f"{cfg.min_text_components}, share >= min_aligned_component_share={cfg.min_aligned_component_share})"
+                f"{cfg.min_text_components}, share {tl.aligned_share:.2f} >= min_aligned_component_share="
+                f"{cfg.min_aligned_component_share}, {density:.1f} per 10000 pt2 >= min_text_blob_density="
+                f"{cfg.min_text_blob_density})"
             )
-    return regions, shares, "; ".join(notes[:3])
+    return regions, "; ".join(notes[:3])

@@ -19,17 +19,20 @@ from .layer import Box, Span
 
 @dataclass
 class Render:
-    gray: np.ndarray  # uint8 H x W, displayed page
+    gray: np.ndarray  # uint8 H x W, displayed page (or a clip of it)
     scale: float  # pixels per point
+    origin: tuple[float, float] = (0.0, 0.0)  # page point at pixel (0, 0)
 
     def px(self, box: Box, pad: int = 0) -> tuple[int, int, int, int]:
+        """Pixel box (clamped to the render) of a page-point box."""
         h, w = self.gray.shape
         s = self.scale
+        ox, oy = self.origin
         return (
-            max(0, int(box[0] * s) - pad),
-            max(0, int(box[1] * s) - pad),
-            min(w, int(np.ceil(box[2] * s)) + pad),
-            min(h, int(np.ceil(box[3] * s)) + pad),
+            max(0, int((box[0] - ox) * s) - pad),
+            max(0, int((box[1] - oy) * s) - pad),
+            min(w, int(np.ceil((box[2] - ox) * s)) + pad),
+            min(h, int(np.ceil((box[3] - oy) * s)) + pad),
         )
 
 
@@ -42,6 +45,20 @@ def render_gray(page: pymupdf.Page, dpi: float, max_pixels: int) -> Render:
     pix = page.get_pixmap(matrix=pymupdf.Matrix(scale, scale), colorspace=pymupdf.csGRAY, alpha=False)
     gray = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.height, pix.width, pix.n)[:, :, 0]
     return Render(gray, pix.width / r.width if r.width else scale)
+
+
+def render_clip_gray(page: pymupdf.Page, box: Box, dpi: float, max_pixels: int) -> Render:
+    """Render only `box` (unrotated page, points); `Render.px` then takes boxes relative to the
+    page as usual because the render remembers its origin."""
+    w, h = box[2] - box[0], box[3] - box[1]
+    scale = dpi / 72.0
+    if w * h * scale * scale > max_pixels:
+        scale *= (max_pixels / (w * h * scale * scale)) ** 0.5
+    pix = page.get_pixmap(
+        matrix=pymupdf.Matrix(scale, scale), clip=pymupdf.Rect(box), colorspace=pymupdf.csGRAY, alpha=False
+    )
+    gray = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.height, pix.width, pix.n)[:, :, 0]
+    return Render(gray, pix.width / w if w else scale, (box[0], box[1]))
 
 
 def ink_share(rnd: Render, level: int) -> float:
@@ -70,7 +87,8 @@ def blank_out_text(rnd: Render, spans: list[Span]) -> np.ndarray:
     g = rnd.gray.copy()
     for sp in spans:
         x0, y0, x1, y1 = rnd.px(sp.bbox, pad=1)
-        g[y0:y1, x0:x1] = 255
+        if x1 > x0 and y1 > y0:
+            g[y0:y1, x0:x1] = 255
     return g
 
 

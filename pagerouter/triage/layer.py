@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pymupdf
 
 Box = tuple[float, float, float, float]
@@ -46,11 +47,15 @@ def _nonspace(s: str) -> int:
     return len(s) - s.count(" ") - s.count("\u00a0") - s.count("\t")
 
 
-def to_display(page: pymupdf.Page, box: Any) -> Box:
-    """A box from PyMuPDF's unrotated page space into the displayed page (top-left origin)."""
-    if not page.rotation:
-        return tuple(box)  # type: ignore[return-value]
-    r = pymupdf.Rect(box) * page.rotation_matrix
+def to_display(page: pymupdf.Page, box: Any, matrix: pymupdf.Matrix | None = None) -> Box:
+    """A box from PyMuPDF's unrotated page space into the displayed page (top-left origin).
+    Pass `matrix` (page.rotation_matrix, or None for an unrotated page) when converting many
+    boxes: asking the page for its rotation costs ~10 us a time."""
+    if matrix is None:
+        if not page.rotation:
+            return tuple(box)  # type: ignore[return-value]
+        matrix = page.rotation_matrix
+    r = pymupdf.Rect(box) * matrix
     r.normalize()
     return (r.x0, r.y0, r.x1, r.y1)
 
@@ -66,36 +71,39 @@ def read_layer(page: pymupdf.Page, textdict: dict, light_level: int) -> Layer:
     inv: list[str] = []
     light_min = light_level
     fonts = lay.chars_by_font
+    spans = lay.spans
+    rotm = page.rotation_matrix if page.rotation else None
+    # Per-span work is kept minimal (a dense page has 1-2k spans): span weights are raw
+    # lengths; non-space totals are counted once on the joined text.
     for block in textdict.get("blocks", ()):
         if block.get("type", 0) != 0:
             continue
         for line in block.get("lines", ()):
-            vline: list[str] = []
-            iline: list[str] = []
             for sp in line.get("spans", ()):
                 t = sp.get("text", "")
-                n = _nonspace(t)
-                if not n:
+                if not t or t.isspace():
                     continue
                 if sp.get("alpha", 255) == 0:
-                    iline.append(t)
-                    lay.invisible_chars += n
+                    inv.append(t)
                     continue
-                vline.append(t)
-                lay.visible_chars += n
+                vis.append(t)
+                n = len(t)
                 c = sp.get("color", 0)
-                light = ((c >> 16) & 255) >= light_min and ((c >> 8) & 255) >= light_min and (c & 255) >= light_min
+                light = (c >> 16) >= light_min and ((c >> 8) & 255) >= light_min and (c & 255) >= light_min
                 if light:
                     lay.light_chars += n
-                lay.spans.append(Span(to_display(page, sp["bbox"]), n, light))
+                bbox = sp["bbox"]
+                spans.append(Span(bbox if rotm is None else to_display(page, bbox, rotm), n, light))
                 f = sp.get("font", "")
                 fonts[f] = fonts.get(f, 0) + n
-            if vline:
-                vis.append("".join(vline))
-            if iline:
-                inv.append("".join(iline))
-    lay.visible_text = "\n".join(vis)
-    lay.invisible_text = "\n".join(inv)
+            if vis and vis[-1] != "\n":
+                vis.append("\n")
+            if inv and inv[-1] != "\n":
+                inv.append("\n")
+    lay.visible_text = "".join(vis)
+    lay.invisible_text = "".join(inv)
+    lay.visible_chars = _nonspace(lay.visible_text) - lay.visible_text.count("\n")
+    lay.invisible_chars = _nonspace(lay.invisible_text) - lay.invisible_text.count("\n")
     return lay
 
 
@@ -133,6 +141,11 @@ def pictures(page: pymupdf.Page, min_area_share: float, min_side: float) -> tupl
     prect = page.rect
     parea = prect.width * prect.height or 1.0
     out: list[Picture] = []
+    # get_image_info costs about as much as a text extraction; the resource list is nearly free.
+    # (Inline images are not in the resources; a page of only inline images has no text and is
+    # caught by the ink render instead.)
+    if not page.get_images():
+        return out, 0.0
     for info in page.get_image_info():
         r = pymupdf.Rect(to_display(page, info["bbox"])) & prect
         if r.is_empty:
@@ -141,18 +154,22 @@ def pictures(page: pymupdf.Page, min_area_share: float, min_side: float) -> tupl
         if share >= min_area_share and min(r.width, r.height) >= min_side:
             out.append(Picture((r.x0, r.y0, r.x1, r.y1), share))
     out.sort(key=lambda p: -p.area_share)
-    if not out:
-        return out, 0.0
-    if len(out) == 1:
-        return out, out[0].area_share
-    import numpy as np
+    return out, union_share([p.bbox for p in out], prect)
 
-    g = 64
-    grid = np.zeros((g, g), dtype=bool)
-    for p in out:
-        x0, y0, x1, y1 = p.bbox
-        grid[int(y0 / prect.height * g) : int(np.ceil(y1 / prect.height * g)), int(x0 / prect.width * g) : int(np.ceil(x1 / prect.width * g))] = True
-    return out, float(grid.mean())
+
+def union_share(boxes: list[Box], prect: pymupdf.Rect, grid: int = 64) -> float:
+    """Share of the page covered by the union of `boxes` (coarse grid: overlaps count once)."""
+    if not boxes:
+        return 0.0
+    parea = prect.width * prect.height or 1.0
+    if len(boxes) == 1:
+        b = boxes[0]
+        return max(0.0, (b[2] - b[0]) * (b[3] - b[1])) / parea
+    g = np.zeros((grid, grid), dtype=bool)
+    sx, sy = grid / (prect.width or 1.0), grid / (prect.height or 1.0)
+    for x0, y0, x1, y1 in boxes:
+        g[int(y0 * sy) : int(np.ceil(y1 * sy)), int(x0 * sx) : int(np.ceil(x1 * sx))] = True
+    return float(g.mean())
 
 
 def text_under_images_share(page: pymupdf.Page, min_area_share: float) -> float:
