@@ -1,6 +1,108 @@
-from pydantic import Field
+"""Ray Serve settings: endpoints, per-deployment resources and autoscaling, batching, tracing.
+
+The graph builder (graph/builder.py) turns each `DeploymentSettings` into Serve deployment
+options; a Serve config YAML may still override them per deployment (Serve applies the YAML
+last). Defaults fit a 2-core CPU-only machine: fractional CPUs so all five deployments fit,
+and a LargeReader that scales to zero when idle.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
 
 from .base import StrictModel
+
+
+class DeploymentSettings(StrictModel):
+    """Resources, replicas and autoscaling of one deployment."""
+
+    num_cpus: float = Field(default=0.25, ge=0, description="Logical CPUs reserved per replica (fractions allowed).")
+    num_gpus: float = Field(
+        default=0.0,
+        ge=0,
+        description="GPUs reserved per replica. On a cluster without GPUs a replica asking for one never starts: "
+        "only the LargeReader tolerates that (its calls time out and pages fall back, flagged).",
+    )
+    min_replicas: int = Field(default=1, ge=0, description="Autoscaling floor (0 = scale to zero when idle).")
+    max_replicas: int = Field(default=1, ge=1, description="Autoscaling ceiling.")
+    initial_replicas: int | None = Field(
+        default=None, ge=0, description="Replicas at deploy time (default: min_replicas)."
+    )
+    target_ongoing_requests: float = Field(
+        default=2.0, gt=0, description="Autoscaling target of in-flight requests per replica."
+    )
+    max_ongoing_requests: int = Field(
+        default=8,
+        ge=1,
+        description="In-flight requests one replica accepts; for batched deployments it must be >= max_batch_size "
+        "or batches can never fill.",
+    )
+    max_queued_requests: int = Field(
+        default=-1, description="Requests queued at callers beyond capacity before failing fast (-1 = unbounded)."
+    )
+    upscale_delay_s: float = Field(default=3.0, ge=0, description="Seconds of sustained load before adding replicas.")
+    downscale_delay_s: float = Field(default=60.0, ge=0, description="Seconds of low load before removing replicas.")
+    downscale_to_zero_delay_s: float | None = Field(
+        default=None, ge=0, description="Seconds idle before going from 1 replica to 0 (default: downscale_delay_s)."
+    )
+    look_back_period_s: float = Field(default=10.0, gt=0, description="Window over which load is averaged.")
+    metrics_interval_s: float = Field(default=2.0, gt=0, description="How often replicas report their load.")
+
+    @model_validator(mode="after")
+    def _replicas_consistent(self):
+        if self.max_replicas < max(self.min_replicas, 1):
+            raise ValueError(f"max_replicas ({self.max_replicas}) < min_replicas ({self.min_replicas})")
+        if self.initial_replicas is not None and not self.min_replicas <= self.initial_replicas <= self.max_replicas:
+            raise ValueError("initial_replicas must lie between min_replicas and max_replicas")
+        return self
+
+
+class BatchedDeploymentSettings(DeploymentSettings):
+    """A deployment whose engine takes a batch of pages (Layout, SmallReader)."""
+
+    max_batch_size: int = Field(default=4, ge=1, description="Pages per engine call at most.")
+    batch_wait_timeout_s: float = Field(
+        default=0.02, ge=0, description="Seconds a partial batch waits for more pages before running."
+    )
+
+    @model_validator(mode="after")
+    def _batch_fits(self):
+        if self.max_ongoing_requests < self.max_batch_size:
+            raise ValueError(
+                f"max_ongoing_requests ({self.max_ongoing_requests}) must be >= max_batch_size ({self.max_batch_size})"
+            )
+        return self
+
+
+class TracingSettings(StrictModel):
+    """Serve's built-in OpenTelemetry tracing; pagerouter adds one span per stage per page."""
+
+    enabled: bool = Field(default=False, description="Turn Serve tracing on (spans for requests and stages).")
+    sampling_ratio: float = Field(default=1.0, ge=0, le=1, description="Share of requests traced.")
+    exporter_import_path: str = Field(
+        default="",
+        description="`module:function` returning a list of OTel SpanProcessors; empty = Serve's file exporter "
+        "(JSON spans under the Ray session's logs/serve/spans/).",
+    )
+
+
+def _ingress() -> DeploymentSettings:
+    return DeploymentSettings(num_cpus=0.1, max_ongoing_requests=64, target_ongoing_requests=16)
+
+
+def _triage() -> DeploymentSettings:
+    return DeploymentSettings(num_cpus=0.25, max_ongoing_requests=16, target_ongoing_requests=4)
+
+
+def _batched() -> BatchedDeploymentSettings:
+    return BatchedDeploymentSettings(num_cpus=0.5, max_ongoing_requests=16, target_ongoing_requests=4)
+
+
+def _large() -> DeploymentSettings:
+    return DeploymentSettings(
+        num_cpus=0.5, min_replicas=0, max_replicas=1, max_ongoing_requests=4, target_ongoing_requests=1,
+        downscale_delay_s=300.0,
+    )
 
 
 class ServeConfig(StrictModel):
@@ -16,4 +118,32 @@ class ServeConfig(StrictModel):
     )
     ocr_concurrency: int = Field(
         default=1, ge=1, description="OCR pages of one document in flight at once (in-process: 1 uses both cores already)."
+    )
+    served_ocr_concurrency: int = Field(
+        default=8,
+        ge=1,
+        description="OCR pages of one document in flight at once in the served graph (feeds the batched deployments).",
+    )
+    app_name: str = Field(default="pagerouter", description="Serve application name (gRPC `application` metadata).")
+    route_prefix: str = Field(default="/", description="HTTP route prefix of the application.")
+    request_timeout_s: float | None = Field(
+        default=600.0, gt=0, description="HTTP and gRPC proxy request timeout (None = wait forever)."
+    )
+    max_upload_mb: float = Field(default=200.0, gt=0, description="Largest accepted upload; bigger is a 413 error.")
+    ray_num_cpus: int | None = Field(
+        default=None,
+        ge=1,
+        description="Logical CPUs `pagerouter serve` gives a local Ray (default: 2x the machine's cores, so the "
+        "fractional replicas fit while the engines' own threads share the real cores).",
+    )
+    metrics_enabled: bool = Field(default=True, description="Export pagerouter's custom Serve metrics.")
+    tracing: TracingSettings = Field(default_factory=TracingSettings, description="OpenTelemetry tracing.")
+    ingress: DeploymentSettings = Field(default_factory=_ingress, description="HTTP/gRPC ingress (fans pages out).")
+    triage: DeploymentSettings = Field(default_factory=_triage, description="Opens inputs, triages, reads text layers.")
+    layout: BatchedDeploymentSettings = Field(default_factory=_batched, description="Layout detection (batched).")
+    small_reader: BatchedDeploymentSettings = Field(
+        default_factory=_batched, description="The small reader, CPU OCR today (batched)."
+    )
+    large_reader: DeploymentSettings = Field(
+        default_factory=_large, description="The escalation tier; min_replicas 0 lets it sleep when idle."
     )

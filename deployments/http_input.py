@@ -1,0 +1,117 @@
+"""HTTP input handling of the ingress: uploads (multipart or raw body), options, error shape.
+
+Multipart bodies are parsed with the standard library's MIME parser (no python-multipart
+dependency). Every client mistake becomes an `ApiError` with a 4xx status and the one error
+shape `{"error": {"code", "message", "request_id"}}`.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import email.policy
+from typing import Any
+
+from fastapi import Request
+
+from pagerouter.config import PagerouterConfig
+
+_SECRET_WORDS = ("password", "secret", "token", "api_key", "apikey", "credential")
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, message: str):
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+def error_body(code: str, message: str, request_id: str = "") -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "request_id": request_id}}
+
+
+async def parse_upload(request: Request, max_upload_mb: float) -> tuple[bytes, str, dict[str, str]]:
+    """(file bytes, file name, options) from a multipart form (field `file`) or a raw body.
+
+    Options come from the query string; multipart text fields override them.
+    """
+    limit = int(max_upload_mb * 1024 * 1024)
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise ApiError(413, "too_large", f"upload of {int(declared)} bytes exceeds the {max_upload_mb:g} MB limit")
+    body = bytearray()
+    async for chunk in request.stream():
+        body.extend(chunk)
+        if len(body) > limit:
+            raise ApiError(413, "too_large", f"upload exceeds the {max_upload_mb:g} MB limit")
+    fields = dict(request.query_params)
+    ctype = request.headers.get("content-type", "")
+    name = fields.pop("filename", None) or "-"
+    if ctype.lower().startswith("multipart/form-data"):
+        data, fname, form = _parse_multipart(ctype, bytes(body))
+        fields.update(form)
+        name = fname or name
+    else:
+        data = bytes(body)
+    if not data:
+        raise ApiError(400, "empty_upload", "no file in the request: send a PDF or image as the body or as form field `file`")
+    return data, name, fields
+
+
+def _parse_multipart(ctype: str, body: bytes) -> tuple[bytes, str | None, dict[str, str]]:
+    if "boundary=" not in ctype:
+        raise ApiError(400, "bad_request", "multipart upload without a boundary")
+    head = f"Content-Type: {ctype}\r\nMIME-Version: 1.0\r\n\r\n".encode()
+    msg = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(head + body)
+    if not msg.is_multipart():
+        raise ApiError(400, "bad_request", "malformed multipart upload")
+    data: bytes | None = None
+    fname: str | None = None
+    fields: dict[str, str] = {}
+    for part in msg.iter_parts():
+        field = part.get_param("name", header="content-disposition")
+        payload = part.get_payload(decode=True) or b""
+        if part.get_filename() is not None or field == "file":
+            if data is not None:
+                raise ApiError(400, "bad_request", "send one file per request")
+            data, fname = payload, part.get_filename()
+        elif field:
+            fields[str(field)] = payload.decode("utf-8", "replace")
+    if data is None:
+        raise ApiError(400, "empty_upload", "multipart upload has no `file` field")
+    return data, fname, fields
+
+
+def query_bool(fields: dict[str, str], key: str) -> bool:
+    raw = fields.get(key, "false").strip().lower()
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off", ""):
+        return False
+    raise ApiError(400, "bad_request", f"{key} must be true or false, not {raw!r}")
+
+
+def query_int(fields: dict[str, str], key: str, default: int) -> int:
+    raw = fields.get(key)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ApiError(400, "bad_request", f"{key} must be a whole number, not {raw!r}") from None
+    if value < 1:
+        raise ApiError(400, "bad_request", f"{key} must be >= 1")
+    return value
+
+
+def public_config(cfg: PagerouterConfig) -> dict[str, Any]:
+    """The effective config with anything secret-looking redacted."""
+
+    def scrub(obj: Any) -> Any:
+        if isinstance(obj, dict):
+            return {
+                k: ("***" if any(w in k.lower() for w in _SECRET_WORDS) and v else scrub(v)) for k, v in obj.items()
+            }
+        if isinstance(obj, list):
+            return [scrub(v) for v in obj]
+        return obj
+
+    return scrub(cfg.model_dump(mode="json"))

@@ -1,0 +1,258 @@
+"""Ingress deployment: HTTP (FastAPI) and gRPC front of the graph.
+
+It fans one document's pages out to the stage deployments and streams pages back in page
+order. The orchestration itself is the core `pagerouter.pipeline.convert_pages`; this class
+only adapts it: stage calls become deployment-handle calls (`OcrCalls`), triage outcomes come
+from the Triage deployment's stream, and pages go out as JSON, NDJSON lines or protobuf.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import grpc
+import pymupdf
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from ray import serve
+from ray.serve.handle import DeploymentHandle
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from clients import proto_model
+from clients.protos import pagerouter_pb2 as pb
+from pagerouter.model import Document, Page
+from pagerouter.pipeline import OcrCalls, TriageOutcome, convert_pages
+from pagerouter.render import to_markdown
+from pagerouter.stages import LayoutResult, OcrTask, Reading
+
+from .common import load_cfg
+from .http_input import ApiError, error_body, parse_upload, public_config, query_bool, query_int
+from .items import DocumentHead, DocumentTail, InputProblem
+from .observe import GraphMetrics, current_request_id, stage_span
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pagerouter")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+PAGEROUTER_VERSION = _version()
+api = FastAPI(title="pagerouter", version=PAGEROUTER_VERSION)
+
+
+@api.exception_handler(ApiError)
+async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
+    rid = current_request_id()
+    return JSONResponse(error_body(exc.code, exc.message, rid), status_code=exc.status, headers={"X-Request-Id": rid})
+
+
+@api.exception_handler(RequestValidationError)
+async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+    return await _api_error(request, ApiError(400, "bad_request", f"invalid request: {exc.errors()[:3]}"))
+
+
+@api.exception_handler(StarletteHTTPException)
+async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    return await _api_error(request, ApiError(exc.status_code, code, str(exc.detail)))
+
+
+_PROBLEM_STATUS = {"bad_input": 422, "bad_pages": 400}
+
+
+@serve.deployment(name="Ingress")
+@serve.ingress(api)
+class Ingress:
+    def __init__(
+        self,
+        cfg_data: dict,
+        triage: DeploymentHandle,
+        layout: DeploymentHandle,
+        small_reader: DeploymentHandle,
+        large_reader: DeploymentHandle,
+        local: bool = False,
+    ):
+        self.cfg = load_cfg(cfg_data)
+        self.triage, self.layout, self.small_reader, self.large_reader = triage, layout, small_reader, large_reader
+        self.local = local
+        self.metrics = GraphMetrics(self.cfg.serve.metrics_enabled and not local)
+        self.concurrency = self.cfg.serve.ocr_concurrency if local else self.cfg.serve.served_ocr_concurrency
+        self._versions: dict[str, dict[str, str]] = {}
+
+    # ------------------------------------------------------------------ the one conversion path
+    async def convert_items(
+        self, data: bytes, name: str, password: str | None, pages: str | None
+    ) -> AsyncIterator[DocumentHead | InputProblem | Page | DocumentTail]:
+        """DocumentHead (or InputProblem and stop), every Page in page order, DocumentTail."""
+        stream = self.triage.outcomes.options(stream=True).remote(data, name, password, pages)
+        first = await stream.__anext__()
+        yield first
+        if not isinstance(first, DocumentHead):
+            return
+        used: dict[str, str] = {"pymupdf": pymupdf.VersionBind}
+
+        async def outcomes() -> AsyncIterator[TriageOutcome]:
+            async for outcome in stream:
+                yield outcome
+
+        calls = self._ocr_calls(used)
+        async for page in convert_pages(outcomes(), name, self.cfg, calls, concurrency=self.concurrency):
+            self.metrics.page_done(page)
+            yield page
+        yield DocumentTail(engines=used)
+
+    def _ocr_calls(self, used: dict[str, str]) -> OcrCalls | None:
+        """The OCR stage calls of one request, as deployment-handle calls with a span each."""
+        if not self.cfg.ocr.enabled:
+            return None
+
+        async def layout(task: OcrTask) -> LayoutResult:
+            with stage_span("layout", task.number, task.decision.route):
+                result = await self.layout.detect.remote(task)
+            used.update(await self._engine_versions("layout", self.layout))
+            return result
+
+        async def read(task: OcrTask, lay: LayoutResult) -> Reading:
+            with stage_span("read", task.number, task.decision.route):
+                reading = await self.small_reader.read.remote(task, lay)
+            used.update(await self._engine_versions("small_reader", self.small_reader))
+            return reading
+
+        async def escalate(task: OcrTask, first: Reading) -> Reading:
+            # ocr_flow bounds this with serve.escalation_timeout_s; cancelling the await
+            # cancels the queued or running request, so a sleeping tier never hangs a page.
+            with stage_span("escalate", task.number, task.decision.route):
+                reading, versions = await self.large_reader.escalate.remote(task, first)
+            used.update(versions)
+            return reading
+
+        return OcrCalls(layout=layout, read=read, escalate=escalate if self.cfg.ocr.escalation.enabled else None)
+
+    async def _engine_versions(self, key: str, handle: DeploymentHandle) -> dict[str, str]:
+        if key not in self._versions:
+            self._versions[key] = await handle.describe.remote()
+        return self._versions[key]
+
+    async def collect(self, data: bytes, name: str, password: str | None, pages: str | None) -> Document | InputProblem:
+        doc: Document | None = None
+        async for item in self.convert_items(data, name, password, pages):
+            if isinstance(item, InputProblem):
+                return item
+            if isinstance(item, DocumentHead):
+                doc = item.document
+            elif isinstance(item, Page):
+                doc.pages.append(item)  # type: ignore[union-attr]
+            elif isinstance(item, DocumentTail):
+                doc.engines.update(item.engines)  # type: ignore[union-attr]
+        return doc  # type: ignore[return-value]
+
+    # ------------------------------------------------------------------ HTTP
+    @api.get("/healthz")
+    async def healthz(self) -> dict:
+        return {"status": "ok", "version": PAGEROUTER_VERSION, "app": self.cfg.serve.app_name}
+
+    @api.get("/v1/config")
+    async def config(self) -> dict:
+        return public_config(self.cfg)
+
+    @api.post("/v1/convert")
+    async def convert_http(self, request: Request) -> Response:
+        rid = current_request_id()
+        data, name, fields = await parse_upload(request, self.cfg.serve.max_upload_mb)
+        fmt = fields.get("format", "json")
+        if fmt not in ("json", "md"):
+            raise ApiError(400, "bad_request", f"format must be json or md, not {fmt!r}")
+        stream = query_bool(fields, "stream")
+        password = fields.get("password") or None
+        pages = fields.get("pages") or None
+        if stream:
+            return await self._stream_http(data, name, password, pages, rid)
+        result = await self.collect(data, name, password, pages)
+        if isinstance(result, InputProblem):
+            raise ApiError(_PROBLEM_STATUS.get(result.code, 400), result.code, result.message)
+        headers = {"X-Request-Id": rid}
+        if fmt == "md":
+            return PlainTextResponse(to_markdown(result, self.cfg.output), media_type="text/markdown", headers=headers)
+        return Response(result.model_dump_json(), media_type="application/json", headers=headers)
+
+    async def _stream_http(self, data: bytes, name: str, password: str | None, pages: str | None, rid: str):
+        items = self.convert_items(data, name, password, pages)
+        head = await items.__anext__()  # bad input must be a 4xx, not a 200 stream with an error
+        if isinstance(head, InputProblem):
+            raise ApiError(_PROBLEM_STATUS.get(head.code, 400), head.code, head.message)
+        document = head.document
+
+        async def lines() -> AsyncIterator[bytes]:
+            try:
+                async for item in items:
+                    if isinstance(item, Page):
+                        yield b'{"type":"page","page":' + item.model_dump_json().encode() + b"}\n"
+                    elif isinstance(item, DocumentTail):
+                        document.engines.update(item.engines)
+                        yield b'{"type":"document","document":' + document.model_dump_json().encode() + b"}\n"
+            except Exception as exc:  # noqa: BLE001 - headers are gone: report in-band, same shape
+                import json
+
+                yield (json.dumps({"type": "error", **error_body("internal", str(exc)[:300], rid)}) + "\n").encode()
+
+        return StreamingResponse(lines(), media_type="application/x-ndjson", headers={"X-Request-Id": rid})
+
+    @api.post("/v1/pages")
+    async def convert_page_http(self, request: Request) -> Response:
+        rid = current_request_id()
+        data, name, fields = await parse_upload(request, self.cfg.serve.max_upload_mb)
+        number = query_int(fields, "page", default=1)
+        result = await self.collect(data, name, fields.get("password") or None, str(number))
+        if isinstance(result, InputProblem):
+            raise ApiError(_PROBLEM_STATUS.get(result.code, 400), result.code, result.message)
+        return Response(result.pages[0].model_dump_json(), media_type="application/json", headers={"X-Request-Id": rid})
+
+    # ------------------------------------------------------------------ gRPC
+    async def ConvertDocument(self, request: pb.ConvertRequest, grpc_context=None) -> pb.DocumentReply:
+        rid = current_request_id()
+        result = await self.collect(
+            request.data, request.filename or "-", request.password or None, request.pages or None
+        )
+        if isinstance(result, InputProblem):
+            _grpc_problem(grpc_context, result)
+            return pb.DocumentReply(request_id=rid)
+        return pb.DocumentReply(document=proto_model.document_to_proto(result), request_id=rid)
+
+    async def StreamDocument(self, request: pb.ConvertRequest, grpc_context=None) -> AsyncIterator[pb.StreamReply]:
+        rid = current_request_id()
+        document: Document | None = None
+        async for item in self.convert_items(
+            request.data, request.filename or "-", request.password or None, request.pages or None
+        ):
+            if isinstance(item, InputProblem):
+                _grpc_problem(grpc_context, item)
+                return
+            if isinstance(item, DocumentHead):
+                document = item.document
+            elif isinstance(item, Page):
+                yield pb.StreamReply(page=proto_model.page_to_proto(item), request_id=rid)
+            elif isinstance(item, DocumentTail) and document is not None:
+                document.engines.update(item.engines)
+                yield pb.StreamReply(summary=proto_model.document_to_proto(document), request_id=rid)
+
+    async def ConvertPage(self, request: pb.PageRequest, grpc_context=None) -> pb.PageReply:
+        rid = current_request_id()
+        number = request.page or 1
+        result = await self.collect(request.data, request.filename or "-", request.password or None, str(number))
+        if isinstance(result, InputProblem):
+            _grpc_problem(grpc_context, result)
+            return pb.PageReply(request_id=rid)
+        return pb.PageReply(page=proto_model.page_to_proto(result.pages[0]), request_id=rid)
+
+
+def _grpc_problem(grpc_context, problem: InputProblem) -> None:
+    """Bad input over gRPC: INVALID_ARGUMENT, the message as details, the code in metadata."""
+    if grpc_context is None:
+        return
+    grpc_context.set_code(grpc.StatusCode.INVALID_ARGUMENT)
+    grpc_context.set_details(problem.message)
+    grpc_context.set_trailing_metadata([("error-code", problem.code)])

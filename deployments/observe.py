@@ -1,0 +1,115 @@
+"""Observability of the graph: custom Serve metrics, one OTel span per stage, request ids.
+
+Metrics are `ray.serve.metrics` objects (exported as `ray_pagerouter_*` with application and
+deployment labels). Spans go through the global OpenTelemetry tracer that Serve's tracing
+config installs in every replica, so they join Serve's request trace; when tracing is off the
+tracer is OTel's no-op and costs nothing. In-process (local testing mode) metrics are off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+from pagerouter.model import Page
+
+try:  # opentelemetry-api comes with ray[serve]; without it spans are simply not recorded
+    from opentelemetry import trace as _otel_trace
+except ImportError:  # pragma: no cover
+    _otel_trace = None
+
+STAGE_SPAN_PREFIX = "pagerouter."
+_LATENCY_BOUNDARIES = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
+
+
+def _tracer():
+    return _otel_trace.get_tracer("pagerouter") if _otel_trace is not None else None
+
+
+def _attrs(number: int, route: str | None, stage: str) -> dict[str, Any]:
+    return {"page.number": number, "page.route": route or "none", "pagerouter.stage": stage}
+
+
+@contextlib.contextmanager
+def stage_span(stage: str, number: int, route: str | None) -> Iterator[None]:
+    """A live span around one stage call for one page (child of the current Serve span)."""
+    tracer = _tracer()
+    if tracer is None:
+        yield
+        return
+    with tracer.start_as_current_span(STAGE_SPAN_PREFIX + stage, attributes=_attrs(number, route, stage)):
+        yield
+
+
+def record_stage_span(stage: str, number: int, route: str | None, seconds: float) -> None:
+    """A span for a stage that already ran (measured elsewhere), ending now."""
+    tracer = _tracer()
+    if tracer is None:
+        return
+    end = time.time_ns()
+    span = tracer.start_span(
+        STAGE_SPAN_PREFIX + stage, attributes=_attrs(number, route, stage), start_time=end - int(seconds * 1e9)
+    )
+    span.end(end_time=end)
+
+
+def current_request_id() -> str:
+    """Serve's id of the request being handled (the proxy echoes it as `x-request-id`)."""
+    try:
+        from ray.serve.context import _get_serve_request_context  # private, wrapped here only
+
+        rid = _get_serve_request_context().request_id
+    except Exception:  # noqa: BLE001 - outside a Serve request (in-process): make one
+        rid = ""
+    return rid or uuid.uuid4().hex
+
+
+class _NoMetric:
+    def inc(self, *a, **k) -> None: ...
+
+    def observe(self, *a, **k) -> None: ...
+
+
+class GraphMetrics:
+    """pagerouter's custom metrics; all no-ops when disabled or outside a Ray worker."""
+
+    def __init__(self, enabled: bool):
+        self.pages = self.flags = self.escalations = self.stage_latency = self.batch_size = _NoMetric()
+        if not enabled:
+            return
+        try:
+            from ray.serve.metrics import Counter, Histogram
+
+            self.pages = Counter("pagerouter_pages", description="Pages converted.", tag_keys=("route", "status"))
+            self.flags = Counter("pagerouter_flags", description="Flags raised on pages.", tag_keys=("flag",))
+            self.escalations = Counter(
+                "pagerouter_escalations", description="Pages sent to the escalation tier.", tag_keys=("outcome",)
+            )
+            self.stage_latency = Histogram(
+                "pagerouter_stage_latency_s",
+                description="Seconds per stage per page.",
+                boundaries=_LATENCY_BOUNDARIES,
+                tag_keys=("stage",),
+            )
+            self.batch_size = Histogram(
+                "pagerouter_batch_size",
+                description="Pages per engine call.",
+                boundaries=[1, 2, 3, 4, 6, 8, 12, 16, 32],
+                tag_keys=("stage",),
+            )
+        except Exception:  # noqa: BLE001 - metrics are an aid, never a reason to fail a replica
+            pass
+
+    def page_done(self, page: Page) -> None:
+        self.pages.inc(tags={"route": page.route or "none", "status": page.status})
+        for flag in page.flags:
+            self.flags.inc(tags={"flag": flag})
+        if "escalate" in page.timings:
+            names = {c.name for c in page.checks}
+            outcome = "timeout" if "escalation_timeout" in names else "error" if "escalation_error" in names else "ok"
+            self.escalations.inc(tags={"outcome": outcome})
+        for stage, seconds in page.timings.items():
+            self.stage_latency.observe(seconds, tags={"stage": stage})

@@ -1,0 +1,50 @@
+"""Triage deployment (CPU): opens the input, triages each page, reads good text layers itself.
+
+Streams `DocumentHead` (or `InputProblem`), then one `TriageOutcome` per page in page order:
+a finished page, or a page plus its `OcrTask` for the OCR tiers. The page walk is the core
+`pagerouter.pipeline.triage_outcomes`, unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from ray import serve
+
+from pagerouter.inputs import InputError, open_source, parse_pages
+from pagerouter.pipeline import TriageOutcome, new_document, triage_outcomes
+
+from .common import load_cfg
+from .items import DocumentHead, InputProblem
+from .observe import record_stage_span
+
+TRIAGE_STAGES = ("triage", "text_layer", "render")
+
+
+@serve.deployment(name="Triage")
+class Triage:
+    def __init__(self, cfg_data: dict):
+        self.cfg = load_cfg(cfg_data)
+
+    async def outcomes(
+        self, data: bytes, name: str, password: str | None, pages: str | None
+    ) -> AsyncIterator[DocumentHead | InputProblem | TriageOutcome]:
+        try:
+            src = open_source(data=data, name=name, password=password)
+        except InputError as exc:
+            yield InputProblem("bad_input", str(exc), exc.source, exc.page, exc.message)
+            return
+        try:
+            try:
+                numbers = parse_pages(pages, src.page_count, src.name)
+            except InputError as exc:
+                yield InputProblem("bad_pages", str(exc), exc.source, exc.page, exc.message)
+                return
+            yield DocumentHead(new_document(src), numbers)
+            async for outcome in triage_outcomes(src, numbers, self.cfg):
+                for stage in TRIAGE_STAGES:
+                    if stage in outcome.page.timings:
+                        record_stage_span(stage, outcome.page.number, outcome.page.route, outcome.page.timings[stage])
+                yield outcome
+        finally:
+            src.close()

@@ -1,0 +1,115 @@
+"""Build the Serve application from the one pydantic config.
+
+    Ingress ──► Triage (stream of TriageOutcome)
+       ├──────► Layout (batched) ──► SmallReader (batched)
+       └──────► LargeReader (escalation, may sleep at 0 replicas)
+
+`build_app(cfg)` is used by `pagerouter serve`, by `graph.local` (in-process) and by
+`serve run configs/serve.yaml` through `app_builder(args)`. Per-deployment resources and
+autoscaling come from `cfg.serve.<deployment>`; a Serve config YAML may override them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ray.serve import Application
+
+from deployments.common import batching_supported
+from deployments.ingress import Ingress
+from deployments.large_reader import LargeReader
+from deployments.layout import Layout
+from deployments.small_reader import SmallReader
+from deployments.triage import Triage
+from pagerouter.config import PagerouterConfig, load_config
+from pagerouter.config.serve import BatchedDeploymentSettings, DeploymentSettings, ServeConfig
+
+GRPC_SERVICER = "clients.protos.pagerouter_pb2_grpc.add_PageRouterServicer_to_server"
+DEPLOYMENT_NAMES = ("Ingress", "Triage", "Layout", "SmallReader", "LargeReader")
+
+
+def deployment_options(s: DeploymentSettings) -> dict[str, Any]:
+    """Serve deployment options for one deployment's settings."""
+    autoscaling: dict[str, Any] = {
+        "min_replicas": s.min_replicas,
+        "max_replicas": s.max_replicas,
+        "target_ongoing_requests": s.target_ongoing_requests,
+        "upscale_delay_s": s.upscale_delay_s,
+        "downscale_delay_s": s.downscale_delay_s,
+        "look_back_period_s": s.look_back_period_s,
+        "metrics_interval_s": s.metrics_interval_s,
+    }
+    if s.initial_replicas is not None:
+        autoscaling["initial_replicas"] = s.initial_replicas
+    if s.downscale_to_zero_delay_s is not None:
+        autoscaling["downscale_to_zero_delay_s"] = s.downscale_to_zero_delay_s
+    actor: dict[str, Any] = {"num_cpus": s.num_cpus}
+    if s.num_gpus:
+        actor["num_gpus"] = s.num_gpus
+    return {
+        "ray_actor_options": actor,
+        "autoscaling_config": autoscaling,
+        "max_ongoing_requests": s.max_ongoing_requests,
+        "max_queued_requests": s.max_queued_requests,
+    }
+
+
+def build_app(cfg: PagerouterConfig, *, local: bool = False) -> Application:
+    """A fresh Serve application for `cfg` (build one per run: Serve cannot run one twice).
+
+    `local=True` builds the in-process variant: engines load lazily, no metrics, and batching
+    is off while Serve's `@serve.batch` is broken in local testing mode.
+    """
+    data = cfg.model_dump(mode="json")
+    s = cfg.serve
+    batching = batching_supported(local)
+    metrics = s.metrics_enabled and not local
+    eager = not local
+    triage = Triage.options(**deployment_options(s.triage)).bind(data)
+    layout = Layout.options(**deployment_options(s.layout)).bind(data, batching, eager, metrics)
+    reader = SmallReader.options(**deployment_options(s.small_reader)).bind(data, batching, eager, metrics)
+    large = LargeReader.options(**deployment_options(s.large_reader)).bind(data, eager)
+    return Ingress.options(**deployment_options(s.ingress)).bind(data, triage, layout, reader, large, local)
+
+
+def app_builder(args: dict[str, Any]) -> Application:
+    """`serve run` entry point: args `config` (a pagerouter config mapping) and/or
+    `config_path` (a YAML file); `config` keys override the file's."""
+    args = dict(args or {})
+    unknown = set(args) - {"config", "config_path"}
+    if unknown:
+        raise ValueError(f"unknown application args {sorted(unknown)}; expected `config` and/or `config_path`")
+    path = args.get("config_path")
+    cfg = load_config(Path(path) if path else None, overrides=args.get("config") or None)
+    return build_app(cfg)
+
+
+def serve_start_options(s: ServeConfig) -> dict[str, Any]:
+    """Keyword arguments of `serve.start` for this config's proxies and tracing."""
+    from ray.serve.config import HTTPOptions, gRPCOptions
+
+    out: dict[str, Any] = {
+        "http_options": HTTPOptions(host=s.host, port=s.http_port, request_timeout_s=s.request_timeout_s),
+        "grpc_options": gRPCOptions(
+            port=s.grpc_port, grpc_servicer_functions=[GRPC_SERVICER], request_timeout_s=s.request_timeout_s
+        ),
+    }
+    if s.tracing.enabled:
+        from ray.serve.schema import TracingConfig
+
+        out["tracing_config"] = TracingConfig(
+            enabled=True, sampling_ratio=s.tracing.sampling_ratio, exporter_import_path=s.tracing.exporter_import_path
+        )
+    return out
+
+
+__all__ = [
+    "BatchedDeploymentSettings",
+    "DEPLOYMENT_NAMES",
+    "GRPC_SERVICER",
+    "app_builder",
+    "build_app",
+    "deployment_options",
+    "serve_start_options",
+]
