@@ -181,3 +181,44 @@ def make_mixed_sample(path: str) -> None:
     add_blank_page(doc)
     doc.set_metadata({"title": "pagerouter mixed sample", "creator": "pagerouter.synth"})
     doc.save(path, garbage=3, deflate=True)
+
+
+def add_table_page(
+    doc: pymupdf.Document,
+    rows: list[list[str]],
+    *,
+    title: str | None = None,
+    size: tuple[float, float] = A4,
+    fontsize: float = 11,
+    ruled: bool = True,
+    scanned: bool = False,
+    dpi: int = 200,
+) -> list[list[str]]:
+    """A page holding one grid table (first row = header), optionally ruled, optionally as a
+    scan (the page rendered to a full-page picture with no text layer). Returns the cells."""
+    src = pymupdf.open()
+    page = src.new_page(width=size[0], height=size[1])
+    margin, y = 56.0, 80.0
+    if title:
+        _put(page, (margin, y), title, 16)
+        y += 36
+    ncols = max(len(r) for r in rows)
+    col_w = (size[0] - 2 * margin) / ncols
+    row_h = fontsize * 2.2
+    top = y
+    for i, row in enumerate(rows):
+        for j, cell in enumerate(row):
+            _put(page, (margin + j * col_w + 6, y + row_h * 0.65), cell, fontsize)
+        y += row_h
+    if ruled:
+        for i in range(len(rows) + 1):
+            page.draw_line((margin, top + i * row_h), (size[0] - margin, top + i * row_h), width=0.8)
+        for j in range(ncols + 1):
+            page.draw_line((margin + j * col_w, top), (margin + j * col_w, y), width=0.8)
+    if scanned:
+        pix = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY)
+        out = doc.new_page(width=size[0], height=size[1])
+        out.insert_image(out.rect, stream=pix.tobytes("png"))
+    else:
+        doc.insert_pdf(src)
+    return [list(r) + [""] * (ncols - len(r)) for r in rows]

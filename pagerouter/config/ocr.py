@@ -80,13 +80,23 @@ class SmallReaderConfig(StrictModel):
     )
     threads: int = Field(default=-1, description="onnxruntime intra-op threads (-1 = all cores).")
     figure_text_min_lines: int = Field(
-        default=3, ge=1, description="A `figure` region holding at least this many wide text lines is read as text."
+        default=3, ge=1, description="A `figure` region holding at least this many text lines..."
     )
-    figure_text_min_width: float = Field(
-        default=0.5, ge=0, le=1, description="Mean line width / region width above which figure lines count as prose."
+    figure_text_min_chars: float = Field(
+        default=20.0, ge=0, description="...and their mean characters per line is at least this (prose, not chart labels)."
+    )
+    figure_text_min_area: float = Field(
+        default=0.25, ge=0, le=1, description="A `figure` whose text lines cover this share of its area is read as text."
     )
     paragraph_gap: float = Field(
-        default=0.9, gt=0, description="Vertical gap between lines (in line heights) above which a new paragraph starts."
+        default=0.5, gt=0,
+        description="Vertical gap between lines (in line heights) above which a new paragraph starts "
+        "(lines of one paragraph sit ~0.1 apart, paragraphs ~1.0).",
+    )
+    block_gap: float = Field(
+        default=2.0, gt=0,
+        description="Lines overlapping horizontally and closer than this many line heights form one block "
+        "(a column); blocks are then put in reading order.",
     )
     region_assign_min_overlap: float = Field(
         default=0.5, ge=0, le=1, description="Share of a line's box inside a layout region needed to assign it there."
@@ -106,6 +116,14 @@ class TablesConfig(StrictModel):
         default="rapid_table", description="rapid-table, falling back to cells from OCR boxes."
     )
     min_cells: int = Field(default=4, ge=1, description="Fewer recovered cells: the table stays a table block with raw rows.")
+    min_grid_rows: int = Field(default=3, ge=2, description="Rows needed before text lines are taken for an unruled table.")
+    min_grid_row_share: float = Field(
+        default=0.7, ge=0, le=1, description="Share of rows split into 2+ cells needed to read a text region as a table."
+    )
+    max_cell_fill: float = Field(
+        default=0.8, gt=0, le=1,
+        description="Median line width / column width above which a grid of lines is columns of prose, not a table.",
+    )
     column_gap_px: float = Field(
         default=12.0, ge=0, description="Horizontal gap (pixels at the reader's render) that separates OCR-box columns."
     )

@@ -39,10 +39,13 @@ class RapidLayoutEngine:
     def __init__(self, cfg: OcrConfig):
         from rapid_layout import RapidLayout
 
-        _quiet("rapid_layout")
         self.cfg = cfg
-        self.model = RapidLayout(model_type=cfg.layout.model_type, conf_thresh=cfg.layout.conf_thresh,
-                                 iou_thresh=cfg.layout.iou_thresh)
+        logging.disable(logging.INFO)  # its loggers are created (at INFO) while the model loads
+        try:
+            self.model = RapidLayout(model_type=cfg.layout.model_type, conf_thresh=cfg.layout.conf_thresh,
+                                     iou_thresh=cfg.layout.iou_thresh)
+        finally:
+            logging.disable(logging.NOTSET)
         _quiet("rapid_layout")
         self.orientation = OrientationDetector(cfg) if cfg.orientation.enabled else None
         self.version = f"rapid-layout {_pkg_version('rapid-layout')} {cfg.layout.model_type}"

@@ -92,6 +92,16 @@ class RapidOcrReader:
         self._characters = tuple(self._decoder.character)
         self.version = f"rapidocr {_pkg_version('rapidocr')} PP-OCRv6 small"
         self.reads_script = {s for s, o in cfg.scripts.table.items() if o.rapidocr}
+        self._tables = None
+
+    @property
+    def tables(self):
+        """Table structure reader, built on the first table (rapid-table loads a model)."""
+        if self._tables is None:
+            from .tables import TableReader
+
+            self._tables = TableReader(self.cfg.tables)
+        return self._tables
 
     # ---- whole image -------------------------------------------------------------------------
 
@@ -134,6 +144,6 @@ class RapidOcrReader:
         from .regions import read_task_with_lines
 
         t0 = time.perf_counter()
-        reading = read_task_with_lines(task, layout, self, self.cfg, script=script)
+        reading = read_task_with_lines(task, layout, self, self.cfg, script=script, tables=self.tables)
         reading.timings["read"] = time.perf_counter() - t0
         return reading

@@ -17,6 +17,7 @@ from ..stages import LayoutResult, OcrTask, Reading, Region
 from .lines import OcrLine, join_text, mean_confidence, merge_rows, sort_lines, split_paragraphs
 from .reading_order import order_boxes
 from .scripts import dominant_script
+from .tables import looks_like_grid
 
 ROLE_OF = {
     "text": "paragraph", "title": "heading", "figure": "figure", "figure_caption": "caption", "table": "table",
@@ -68,7 +69,7 @@ def cluster_lines(lines: list[OcrLine], gap: float) -> list[list[OcrLine]]:
             h = max(1.0, (lines[i].height + lines[j].height) / 2)
             xo = min(a[2], b[2]) - max(a[0], b[0])
             vgap = max(a[1], b[1]) - min(a[3], b[3])
-            if xo > 0 and vgap < gap * h * 1.5:
+            if xo > 0 and vgap < gap * h:
                 parent[find(i)] = find(j)
     groups: dict[int, list[OcrLine]] = {}
     for i in range(n):
@@ -96,11 +97,19 @@ def assign_lines(lines: list[OcrLine], regions: list[Region], min_overlap: float
 
 def _text_blocks_for(kind: str, box, lines: list[OcrLine], cfg: OcrConfig) -> list[tuple[str, tuple, list[OcrLine]]]:
     """(kind, pixel bbox, lines) per paragraph of a text-like region."""
-    ordered = merge_rows(sort_lines(lines))
     if kind in ("title", "header", "footer", "figure_caption", "table_caption"):
+        ordered = merge_rows(sort_lines(lines))
         return [(kind, _union([l.bbox for l in ordered]), ordered)]
-    paras = split_paragraphs(ordered, cfg.small_reader.paragraph_gap)
-    return [(kind, _union([l.bbox for l in p]), p) for p in paras]
+    # A region may hold several columns (or the layout box was too coarse): cluster its lines
+    # into column-aligned groups, order the groups, then split each into paragraphs.
+    groups = cluster_lines(lines, cfg.small_reader.block_gap)
+    boxes = [_union([l.bbox for l in g]) for g in groups]
+    out = []
+    for gi in order_boxes(boxes, min_gap=2.0):
+        ordered = merge_rows(sort_lines(groups[gi]))
+        for p in split_paragraphs(ordered, cfg.small_reader.paragraph_gap):
+            out.append((kind, _union([l.bbox for l in p]), p))
+    return out
 
 
 def read_task_with_lines(
@@ -129,7 +138,7 @@ def read_task_with_lines(
             for ln in crop_lines:
                 b = ln.bbox
                 ln.bbox = (b[0] + px[0], b[1] + px[1], b[2] + px[0], b[3] + px[1])
-            for group in cluster_lines(crop_lines, sr.paragraph_gap):
+            for group in cluster_lines(crop_lines, sr.block_gap):
                 pieces.extend(_text_blocks_for("text", None, group, cfg))
             lines.extend(crop_lines)
     else:
@@ -138,12 +147,18 @@ def read_task_with_lines(
         for region, rlines in zip(layout.regions, assigned):
             kind = region.kind
             if kind == "figure":
-                wide = [l for l in rlines if (l.bbox[2] - l.bbox[0]) >= sr.figure_text_min_width * (region.bbox[2] - region.bbox[0])]
-                if len(wide) >= sr.figure_text_min_lines:
+                area = max(1.0, (region.bbox[2] - region.bbox[0]) * (region.bbox[3] - region.bbox[1]))
+                covered = sum((l.bbox[2] - l.bbox[0]) * l.height for l in rlines) / area
+                chars = sum(len(l.text) for l in rlines) / max(1, len(rlines))
+                if covered >= sr.figure_text_min_area or (
+                    len(rlines) >= sr.figure_text_min_lines and chars >= sr.figure_text_min_chars
+                ):
                     kind = "text"  # a "figure" that is mostly prose: read it rather than lose it
                 else:
                     pieces.append(("figure", region.bbox, []))
                     continue
+            if kind in ("text", "reference") and tables is not None and looks_like_grid(rlines, cfg.tables):
+                kind = "table"  # an unruled table the layout model called text: keep its grid
             if kind == "table":
                 if tables is not None and rlines:
                     x0, y0 = int(max(0, region.bbox[0])), int(max(0, region.bbox[1]))
@@ -154,8 +169,15 @@ def read_task_with_lines(
                 continue
             if rlines:
                 pieces.extend(_text_blocks_for(kind, region.bbox, rlines, cfg))
-        for group in cluster_lines(rest, sr.paragraph_gap):  # text the layout model missed
-            pieces.extend(_text_blocks_for("text", None, group, cfg))
+        for group in cluster_lines(rest, sr.block_gap):  # text the layout model missed
+            if tables is not None and looks_like_grid(group, cfg.tables):
+                box = _union([l.bbox for l in group])
+                x0, y0 = int(box[0]), int(box[1])
+                local = [OcrLine((l.bbox[0] - x0, l.bbox[1] - y0, l.bbox[2] - x0, l.bbox[3] - y0), l.text, l.confidence) for l in group]
+                table_cells[len(pieces)] = tables.read(image[y0:int(box[3]) + 1, x0:int(box[2]) + 1], local)
+                pieces.append(("table", box, group))
+            else:
+                pieces.extend(_text_blocks_for("text", None, group, cfg))
 
     # Reading order over everything we produced plus any text-layer blocks (mixed pages).
     text_layer = list(task.text_blocks)

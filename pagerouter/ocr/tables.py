@@ -51,6 +51,17 @@ def html_to_cells(html: str) -> list[list[str]]:
     return [r + [""] * (width - len(r)) for r in rows]
 
 
+def _bands(lines: list[OcrLine], column_gap: float) -> list[list[float]]:
+    """x-bands no box crosses: the columns of a grid."""
+    bands: list[list[float]] = []
+    for x0, x1 in sorted((ln.bbox[0], ln.bbox[2]) for ln in lines):
+        if bands and x0 <= bands[-1][1] + column_gap:
+            bands[-1][1] = max(bands[-1][1], x1)
+        else:
+            bands.append([x0, x1])
+    return bands
+
+
 def cells_from_boxes(lines: list[OcrLine], column_gap: float) -> list[list[str]]:
     """Grid from OCR boxes: rows are visual rows; columns are x-bands that no box crosses."""
     if not lines:
@@ -65,13 +76,7 @@ def cells_from_boxes(lines: list[OcrLine], column_gap: float) -> list[list[str]]
                 ref.append(ln)
                 continue
         rows.append([ln])
-    spans = sorted((ln.bbox[0], ln.bbox[2]) for ln in lines)
-    bands: list[list[float]] = []
-    for x0, x1 in spans:
-        if bands and x0 <= bands[-1][1] + column_gap:
-            bands[-1][1] = max(bands[-1][1], x1)
-        else:
-            bands.append([x0, x1])
+    bands = _bands(lines, column_gap)
     grid = []
     for row in rows:
         cells = [""] * len(bands)
@@ -81,6 +86,28 @@ def cells_from_boxes(lines: list[OcrLine], column_gap: float) -> list[list[str]]
             cells[j] = f"{cells[j]} {ln.text}".strip()
         grid.append(cells)
     return grid
+
+
+def looks_like_grid(lines: list[OcrLine], cfg: TablesConfig) -> bool:
+    """Lines that form a grid (an unruled table the layout model called text): at least
+    `min_grid_rows` visual rows, most of them split into 2+ boxes, over 2+ shared columns."""
+    if len(lines) < cfg.min_grid_rows * 2:
+        return False
+    grid = cells_from_boxes(lines, cfg.column_gap_px)
+    if len(grid) < cfg.min_grid_rows or max(len(r) for r in grid) < 2:
+        return False
+    multi = sum(1 for r in grid if sum(1 for c in r if c) >= 2)
+    if multi / len(grid) < cfg.min_grid_row_share:
+        return False
+    # Columns of prose are filled edge to edge by their lines; table cells mostly are not.
+    bands = _bands(lines, cfg.column_gap_px)
+    fills = []
+    for ln in lines:
+        cx = (ln.bbox[0] + ln.bbox[2]) / 2
+        band = next((b for b in bands if b[0] <= cx <= b[1]), None)
+        if band:
+            fills.append((ln.bbox[2] - ln.bbox[0]) / max(1.0, band[1] - band[0]))
+    return bool(fills) and float(np.median(fills)) <= cfg.max_cell_fill
 
 
 def to_markdown(cells: list[list[str]]) -> str:
