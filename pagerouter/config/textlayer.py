@@ -40,7 +40,7 @@ class TextLayerConfig(StrictModel):
         description="If this share of the short items left of a gutter have a partner at the same height on "
         "the right, the gutter separates labels from values (a form), not columns: read row by row.",
     )
-    form_max_words: float = Field(default=4.0, description="Median words per item below which items count as short.")
+    form_max_words: float = Field(default=3.0, description="Median words per item below which items count as short.")
 
     # --- headings, lists, captions, footnotes -----------------------------------------
     heading_size_ratio: float = Field(

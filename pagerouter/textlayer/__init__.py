@@ -104,22 +104,34 @@ def read_text_layer(
     derot = page.derotation_matrix if page.rotation else None
     lines = merge_fragments(extract_lines(textdict, cfg, rot), cfg)
     em = _body_size(lines)
+    g = read_graphics(page, rot, cfg)
+    # ruled tables first: their rows may reach into the header/footer bands
+    found: list[Table] = []
+    if cfg.detect_tables:
+        for region, ys, xs in rule_candidates(g.hrules, g.vrules, lines, cfg, H):
+            tab = build_table(page, region, ys, xs, cfg, em, derot, rot, ruled=True)
+            if tab is not None:
+                found.append(tab)
+    in_table = [ln for ln in lines if any(_inside(ln, t.bbox) for t in found)]
+    rest = [ln for ln in lines if not any(_inside(ln, t.bbox) for t in found)]
     fm = furniture if furniture is not None else FurnitureModel()
-    fm.classify(lines, H, em, cfg)
+    fm.classify(rest, H, em, cfg)
     body_size = fm.body_size or em
     ladder = fm.heading_sizes if fm.sampled_pages >= 3 and fm.body_size else _page_ladder(lines, em, cfg)
-
-    body = [ln for ln in lines if ln.role is None]
-    furn = [ln for ln in lines if ln.role is not None]
-
-    g = read_graphics(page, rot, cfg)
-    atoms: list[_Atom] = []
+    body = [ln for ln in rest if ln.role is None]
+    furn = [ln for ln in rest if ln.role is not None]
     if cfg.detect_tables:
-        for tab in _find_tables(page, body, g, cfg, em, rot, derot, H):
-            atoms.append(_Atom(tab.bbox, "table", tab))
-    table_boxes = [a.table.bbox for a in atoms if a.table is not None]
+        for region in text_candidates(body, cfg, em):
+            if any(_overlap_share(region, t.bbox) > 0.3 for t in found):
+                continue
+            tab = build_table(page, region, [], [], cfg, em, derot, rot, ruled=False)
+            if tab is not None:
+                found.append(tab)
+    atoms: list[_Atom] = [_Atom(t.bbox, "table", t) for t in found]
+    table_boxes = [t.bbox for t in found]
     if table_boxes:
         body = [ln for ln in body if not any(_inside(ln, tb) for tb in table_boxes)]
+    del in_table
 
     figure_boxes: list[Rect4] = []
     min_area = cfg.min_figure_area * W * H
@@ -142,7 +154,10 @@ def read_text_layer(
         if any(_overlap_share(r, k) > 0.8 for k in kept) or any(_overlap_share(r, tb) > 0.5 for tb in table_boxes):
             continue
         kept.append(r)
-    atoms += [_Atom(r, "figure") for r in kept]
+    # a picture under much of the page's text (a scan with its OCR layer, a slide
+    # background) is not a figure *in* the flow: it would block every cut of the reading order
+    backgrounds = [r for r in kept if sum(1 for ln in body if _inside(ln, r, 0.0)) > max(5, 0.3 * len(body))]
+    atoms += [_Atom(r, "figure") for r in kept if r not in backgrounds]
 
     horiz = [ln for ln in body if ln.horizontal]
     vertical = [ln for ln in body if not ln.horizontal]
@@ -172,6 +187,8 @@ def read_text_layer(
 
     for ln in top:
         add(text=ln.text.strip(), role=ln.role, bbox=ln.bbox, confidence=1.0)
+    for r in backgrounds:
+        add(text="", role="figure", bbox=r, confidence=1.0)
     for it in items:
         if isinstance(it, _Atom):
             if it.kind == "table" and it.table is not None:
@@ -192,27 +209,3 @@ def read_text_layer(
 
 def _page_ladder(lines: list[Line], em: float, cfg: TextLayerConfig) -> tuple[float, ...]:
     return tuple(sorted({ln.size for ln in lines if ln.size >= cfg.heading_size_ratio * em}, reverse=True))
-
-
-def _find_tables(
-    page: pymupdf.Page,
-    body: list[Line],
-    g: Any,
-    cfg: TextLayerConfig,
-    em: float,
-    rot: pymupdf.Matrix | None,
-    derot: pymupdf.Matrix | None,
-    H: float,
-) -> list[Table]:
-    found: list[Table] = []
-    for region, ys, xs in rule_candidates(g.hrules, g.vrules, body, cfg, H):
-        tab = build_table(page, region, ys, xs, cfg, em, derot, rot, ruled=True)
-        if tab is not None:
-            found.append(tab)
-    for region in text_candidates(body, cfg, em):
-        if any(_overlap_share(region, t.bbox) > 0.3 for t in found):
-            continue
-        tab = build_table(page, region, [], [], cfg, em, derot, rot, ruled=False)
-        if tab is not None:
-            found.append(tab)
-    return found

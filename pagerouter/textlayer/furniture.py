@@ -95,15 +95,17 @@ class FurnitureModel:
                 sizes[ln.size] += ln.chars
                 if ln.chars > cfg.furniture_max_chars or not ln.horizontal:
                     continue
+                # the key carries the position (8 pt buckets): running heads sit at the same
+                # height on every page, table rows that happen to reach the band do not
                 if ln.y1 <= cfg.furniture_band * h:
-                    seen_top.add(normalise(ln.text))
+                    seen_top.add(_key(ln, 0.0))
                 elif ln.y0 >= (1 - cfg.furniture_band) * h:
-                    seen_bot.add(normalise(ln.text))
+                    seen_bot.add(_key(ln, h))
             top_c.update(seen_top)
             bot_c.update(seen_bot)
         need = max(cfg.furniture_min_pages, cfg.furniture_min_share * len(sample))
-        headers = frozenset(t for t, c in top_c.items() if c >= need and t.strip("# "))
-        footers = frozenset(t for t, c in bot_c.items() if c >= need and t.strip("# "))
+        headers = _repeated(top_c, need)
+        footers = _repeated(bot_c, need)
         body = max(sizes.items(), key=lambda kv: kv[1])[0] if sizes else None
         ladder: tuple[float, ...] = ()
         if body:
@@ -128,12 +130,11 @@ class FurnitureModel:
             bottom = ln.y0 >= page_height - band
             if not (top or bottom):
                 continue
-            key = normalise(ln.text)
             if is_page_number(ln.text):
                 ln.role = "page_number"
-            elif top and key in self.headers:
+            elif top and _matches(_key(ln, 0.0), self.headers):
                 ln.role = "header"
-            elif bottom and key in self.footers:
+            elif bottom and _matches(_key(ln, page_height), self.footers):
                 ln.role = "footer"
         if self.sampled_pages < 3:
             self._position_rule(body_lines, page_height, body_size, cfg)
@@ -153,3 +154,26 @@ class FurnitureModel:
         for ln in top:
             if ln.size <= 0.9 * body_size and first_body - ln.y1 >= 1.5 * ln.height and ln.chars <= 100:
                 ln.role = "header"
+
+
+def _key(ln: Line, edge: float) -> str:
+    """Normalised text plus its distance from the page edge in 8 pt buckets."""
+    return f"{normalise(ln.text)}@{round(abs((ln.y0 if edge == 0 else ln.y1) - edge) / 8)}"
+
+
+def _matches(key: str, known: frozenset[str]) -> bool:
+    text, _, b = key.rpartition("@")
+    return any(f"{text}@{int(b) + d}" in known for d in (-1, 0, 1))
+
+
+def _repeated(counts: Counter[str], need: float) -> frozenset[str]:
+    """Keys seen on enough pages (neighbouring position buckets pooled)."""
+    out = set()
+    for key in counts:
+        text, _, b = key.rpartition("@")
+        if sum(1 for ch in text if ch.isalnum()) < 2 and "#" not in text:
+            continue
+        pooled = sum(counts.get(f"{text}@{int(b) + d}", 0) for d in (-1, 0, 1))
+        if pooled >= need and text.strip("# "):
+            out.add(key)
+    return frozenset(out)

@@ -151,25 +151,29 @@ def _split_blocked(items: list[Box], cfg: TextLayerConfig, min_gap: float) -> li
         cov[b] -= 1
     cov = np.cumsum(cov)[:width]
     allowed = max(1, int(cfg.gutter_max_blockers * n))
-    low = cov <= allowed
-    best: tuple[int, int, int] | None = None  # (max coverage, -width, start)
-    i = 0
-    while i < width:
-        if not low[i]:
-            i += 1
-            continue
-        j = i
-        while j < width and low[j]:
-            j += 1
-        if i > 0 and j < width and j - i >= min_gap:
-            cand = (int(cov[i:j].max()), -(j - i), i)
-            if best is None or cand < best:
-                best = cand
-        i = j
+    # the least-crossed gutter wins: try 0, 1, 2, ... crossings and take the widest strip at
+    # the first level that has one (a wider strip at a higher level would make ordinary
+    # lines that poke into the gutter into blockers)
+    best: tuple[int, int] | None = None  # (start, width)
+    for level in range(1, allowed + 1):
+        low = cov <= level
+        i = 0
+        while i < width:
+            if not low[i]:
+                i += 1
+                continue
+            j = i
+            while j < width and low[j]:
+                j += 1
+            if i > 0 and j < width and j - i >= min_gap and (best is None or j - i > best[1]):
+                best = (i, j - i)
+            i = j
+        if best is not None:
+            break
     if best is None:
         return None
-    g0 = x0 + best[2]
-    g1 = g0 - best[1]
+    g0 = x0 + best[0]
+    g1 = g0 + best[1]
     blockers = [it for it in items if it.x0 < g1 - 1 and it.x1 > g0 + 1]
     if not blockers:
         return None
