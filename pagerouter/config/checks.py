@@ -112,7 +112,11 @@ class ChecksConfig(StrictModel):
 
 
 class EscalationConfig(StrictModel):
-    """Which engines re-read flagged pages on a CPU-only install, and how they vote."""
+    """Which engines re-read flagged pages on a CPU-only install, and how they vote.
+
+    Tesseract's render size is `ocr.render_targets.tesseract` (300 DPI, pixel-capped) and its
+    language packs per script are `ocr.scripts.table.*.tesseract_langs` (owned by the OCR config).
+    """
 
     enabled: bool = Field(default=True, description="Re-read flagged pages; if false they stay flagged as read.")
     engine_order: list[str] = Field(
@@ -127,33 +131,19 @@ class EscalationConfig(StrictModel):
     )
     hires_max_pixels: int = Field(default=9_000_000, description="Pixel cap of the high-resolution re-read.")
     tesseract_cmd: str | None = Field(default=None, description="Path of the tesseract binary (default: on PATH).")
-    tesseract_dpi: float = Field(default=300.0, description="Render DPI for Tesseract (it is trained on ~300 DPI).")
-    tesseract_max_pixels: int = Field(
-        default=16_000_000, description="Pixel cap of a Tesseract render; bigger pages are rendered at lower DPI."
-    )
     tesseract_max_side_px: int = Field(
         default=8000,
         description="Longest tile side sent to Tesseract (it refuses images over 32767 px); taller renders are cut into strips.",
     )
+    tesseract_median_filter: int = Field(
+        default=3,
+        description="Median filter size (odd px; 0 = off) applied before Tesseract: its binarisation turns scan "
+        "noise into speckles it then reads as text (measured: CER 0.99 -> 0.0, 16 s -> 1.6 s on a noisy scan).",
+    )
     tesseract_timeout_s: float = Field(default=60.0, description="Seconds before one Tesseract call is killed.")
     tesseract_psm: int = Field(default=3, description="Tesseract page segmentation mode (3 = fully automatic).")
-    tesseract_langs: dict[str, str] = Field(
-        default_factory=lambda: {
-            "Latin": "eng+deu+fra+spa+ita+por",
-            "Cyrillic": "rus+ukr+eng",
-            "Greek": "ell+eng",
-            "Han": "chi_sim+chi_tra",
-            "Kana": "jpn",
-            "Hangul": "kor",
-            "Arabic": "ara",
-            "Hebrew": "heb",
-            "Devanagari": "hin",
-            "Thai": "tha",
-        },
-        description="Script -> Tesseract language packs wanted; packs not installed are left out (recorded in the reading).",
-    )
     tesseract_fallback_lang: str = Field(
-        default="eng", description="Language pack used when none of a script's packs is installed."
+        default="eng", description="Language pack used when the page's script is unknown or none of its packs is installed."
     )
     witness_ignore_checks: list[str] = Field(
         default_factory=lambda: ["low_confidence"],

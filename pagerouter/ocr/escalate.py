@@ -1,0 +1,386 @@
+"""CPU escalation: re-read a flagged page with independent engines and vote token by token.
+
+Witnesses, in the configured engine order (`ocr.escalation.engine_order`, which also breaks
+ties): RapidOCR again at a higher resolution, Tesseract (if installed) and the first
+(flagged) reading. Each witness's page text goes through `check_text`; a witness whose own
+checks fail (except those in `witness_ignore_checks`) is dropped. An engine that fails or
+times out is recorded and dropped; nothing is raised out of `escalate`.
+
+- two or more usable witnesses: vote (`vote.py`). Where geometry allows, per block: every
+  witness line/word is assigned to the first reading's block containing its centre, so the
+  output keeps the first reading's bboxes and roles; if too much of a witness's text falls
+  outside those blocks (or there are none), one whole-page block is voted instead.
+  Table and figure blocks are kept from the first reading as they were.
+- one usable witness: it must be non-empty, else the next engine in order with any text is
+  taken (the page stays flagged through the re-check).
+Voted blocks have engine `vote`, route `escalation`, `witnesses` = the engines that voted,
+and confidence = their character-weighted token agreement.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+from ..config.ocr import OcrConfig
+from ..model import Block, CheckResult
+from ..stages import Escalator, OcrTask, Reading
+from .checks import check_reading, check_text
+from .lines import OcrLine, join_text, sort_lines
+from .regions import upright
+from .render import RenderTarget, render_task
+from .scripts import dominant_script, options_for
+from .vote import vote
+
+log = logging.getLogger(__name__)
+
+FIRST = "rapidocr"
+"""Name of the first reading's slot in `engine_order` (whatever engine produced it)."""
+
+KEPT_ROLES = frozenset({"figure", "table"})
+
+OWN_CHECKS = frozenset({
+    "low_confidence", "empty_output", "blank_page_text", "repetition_char", "repetition_token",
+    "repetition_phrase", "repetition_line", "drift_trigrams", "drift_compression", "length_vs_ink",
+    "language", "script_expected", "script_foreign", "wordlike_share", "symbol_share", "table_rows",
+})
+
+
+@dataclass
+class Witness:
+    name: str
+    engine_version: str = ""
+    lines: list[OcrLine] = field(default_factory=list)  # page points, upright frame (not for the first reading)
+    text: str = ""
+    confidences: list[float] = field(default_factory=list)
+    weights: list[float] = field(default_factory=list)
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    error: str | None = None
+    failed_checks: list[CheckResult] = field(default_factory=list)
+
+    @property
+    def usable(self) -> bool:
+        return self.error is None and not self.failed_checks and bool(self.text.strip())
+
+
+class VoteEscalator:
+    """Implements stages.Escalator on CPU with RapidOCR (higher resolution) and Tesseract."""
+
+    name = "vote"
+    version = "vote 1.0"
+
+    def __init__(self, cfg: OcrConfig, rapid=None, tesseract=None):
+        self.cfg = cfg
+        self._rapid = rapid  # a RapidOcrReader set up for the high-resolution re-read
+        self._tess = tesseract
+        self._unavailable: dict[str, str] = {}
+
+    # ---- engines (built lazily: a page that never escalates costs nothing) -------------------
+
+    def _hires_reader(self):
+        if self._rapid is None and "rapidocr_hires" not in self._unavailable:
+            try:
+                from .reader_rapidocr import RapidOcrReader
+
+                esc = self.cfg.escalation
+                hires = self.cfg.model_copy(deep=True)
+                # RapidOCR shrinks inputs above its render target's longest side: raise it to ours.
+                hires.render_targets["rapidocr"].longest_side_px = esc.hires_longest_side_px
+                self._rapid = RapidOcrReader(hires)
+            except Exception as exc:  # noqa: BLE001 - recorded, the vote goes on without it
+                self._unavailable["rapidocr_hires"] = f"RapidOCR unavailable: {exc}"
+        return self._rapid
+
+    def _tesseract(self):
+        if self._tess is None and "tesseract" not in self._unavailable:
+            try:
+                from .reader_tesseract import TesseractReader
+
+                self._tess = TesseractReader(self.cfg)
+            except Exception as exc:  # noqa: BLE001
+                self._unavailable["tesseract"] = str(exc)
+        return self._tess
+
+    # ---- witnesses ---------------------------------------------------------------------------
+
+    def _read_hires(self, task: OcrTask, rotation: int, script: str | None) -> Witness:
+        w = Witness("rapidocr_hires")
+        opts = options_for(script, self.cfg.scripts)
+        if opts is not None and not opts.rapidocr:
+            w.error = f"RapidOCR's model does not read {script}"
+            return w
+        reader = self._hires_reader()
+        if reader is None:
+            w.error = self._unavailable.get("rapidocr_hires", "unavailable")
+            return w
+        esc = self.cfg.escalation
+        t0 = time.perf_counter()
+        image, zoom = render_task(task, RenderTarget(longest_side_px=esc.hires_longest_side_px, max_pixels=esc.hires_max_pixels))
+        lines = reader.read_image_lines(upright(image, rotation), script)
+        if hasattr(reader, "take_suppressed"):
+            reader.take_suppressed()
+        for ln in lines:
+            ln.bbox = tuple(v / zoom for v in ln.bbox)
+        w.engine_version = reader.version
+        w.lines = sort_lines(lines)
+        w.seconds = time.perf_counter() - t0
+        w.notes.append(f"{image.shape[1]}x{image.shape[0]} px")
+        return w
+
+    def _read_tesseract(self, task: OcrTask, rotation: int, script: str | None) -> Witness:
+        w = Witness("tesseract")
+        if not self.cfg.escalation.use_tesseract:
+            w.error = "disabled in config (escalation.use_tesseract)"
+            return w
+        reader = self._tesseract()
+        if reader is None:
+            w.error = self._unavailable.get("tesseract", "unavailable")
+            return w
+        lines, w.seconds = reader.read_task_lines(task, rotation, script)
+        w.engine_version = reader.version
+        w.lines = lines  # Tesseract's own reading order (block, paragraph, line)
+        w.notes.extend(reader.last_notes)
+        return w
+
+    def _witnesses(self, task: OcrTask, first: Reading, script: str | None) -> list[Witness]:
+        esc = self.cfg.escalation
+        first_name = first.engine or FIRST
+        out: list[Witness] = []
+        for name in esc.engine_order:
+            if name == FIRST or name == first_name:
+                if any(x.name == first_name for x in out):
+                    continue
+                w = Witness(first_name, engine_version=next((b.engine_version for b in first.blocks), ""))
+                texts = [b for b in first.blocks if b.role != "figure" and b.text.strip()]
+                w.text = "\n".join(b.text for b in texts)
+                w.confidences = [b.confidence for b in texts]
+                w.weights = [max(1, len(b.text)) for b in texts]
+                w.notes.append("the first (flagged) reading")
+                out.append(w)
+                continue
+            if name == "rapidocr_hires" and not esc.use_rapidocr_hires:
+                out.append(Witness(name, error="disabled in config (escalation.use_rapidocr_hires)"))
+                continue
+            t0 = time.perf_counter()
+            try:
+                if name == "rapidocr_hires":
+                    w = self._read_hires(task, first.rotation, script)
+                elif name == "tesseract":
+                    w = self._read_tesseract(task, first.rotation, script)
+                else:
+                    w = Witness(name, error=f"unknown escalation engine {name!r}")
+            except Exception as exc:  # noqa: BLE001 - an engine failing loses its vote, never the page
+                msg = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+                w = Witness(name, error=f"{type(exc).__name__}: {msg[:200]}", seconds=time.perf_counter() - t0)
+                log.warning("%s page %s: escalation engine %s failed: %s", task.source, task.number, name, msg)
+            if w.lines:
+                w.text = "\n".join(ln.text for ln in w.lines)
+                w.confidences = [ln.confidence for ln in w.lines]
+                w.weights = [max(1, len(ln.text)) for ln in w.lines]
+            out.append(w)
+        return out
+
+    def _judge(self, w: Witness, ink: float, script: str | None) -> None:
+        """Drop a witness whose own reading fails the checks (some checks are only advisory)."""
+        if w.error is not None:
+            return
+        ignore = set(self.cfg.escalation.witness_ignore_checks)
+        results = check_text(w.text, confidences=w.confidences, weights=w.weights, ink=ink,
+                             expected_script=script, cfg=self.cfg.checks)
+        w.failed_checks = [r for r in results if not r.passed and r.name not in ignore]
+
+    # ---- escalation --------------------------------------------------------------------------
+
+    def escalate(self, task: OcrTask, first: Reading) -> Reading:
+        t0 = time.perf_counter()
+        try:
+            return self._escalate(task, first, t0)
+        except Exception as exc:  # noqa: BLE001 - last resort: the first reading survives, with the reason
+            log.exception("%s page %s: escalation failed", task.source, task.number)
+            out = Reading(blocks=first.blocks, rotation=first.rotation, checks=list(first.checks),
+                          engine=first.engine, timings=dict(first.timings))
+            out.checks.append(CheckResult(name="escalation", passed=False, score=0.0, threshold=1.0,
+                                          reason=f"escalation failed ({type(exc).__name__}: {exc}); first reading kept"))
+            out.timings["escalation"] = time.perf_counter() - t0
+            return out
+
+    def _escalate(self, task: OcrTask, first: Reading, t0: float) -> Reading:
+        from .checks import page_ink
+
+        ink = task.ink if task.ink > 0 else page_ink(task)
+        script = task.decision.script or getattr(first, "script", None)
+        if script is None:
+            script = dominant_script("\n".join(b.text for b in first.blocks), self.cfg.scripts).script
+        witnesses = self._witnesses(task, first, script)
+        for w in witnesses:
+            self._judge(w, ink, script)
+        usable = [w for w in witnesses if w.usable]
+        first_name = first.engine or FIRST
+
+        mode = "vote"
+        if len(usable) == 1 or not usable:
+            # One survivor must be non-empty (usable implies it); else the next engine with any text.
+            chosen = usable[0] if usable else next((w for w in witnesses if w.error is None and w.text.strip()), None)
+            mode = "single" if usable else "fallback"
+            usable = [chosen] if chosen is not None else []
+        if not usable or (len(usable) == 1 and usable[0].name == first_name):
+            blocks = list(first.blocks)  # nothing better than what we had: keep it as it was
+            how = "kept the first reading"
+        else:
+            blocks, how = self._vote_blocks(task, first, usable, first_name)
+
+        out = Reading(blocks=blocks, rotation=first.rotation, engine=self.name if mode == "vote" else
+                      (usable[0].name if usable else first.engine), timings=dict(first.timings))
+        if getattr(first, "script", None) is not None:
+            out.script = first.script  # type: ignore[attr-defined]
+        out.checks = [c for c in first.checks if c.passed and c.name not in OWN_CHECKS and not c.name.startswith("block_")]
+        out.checks.append(self._summary(first, witnesses, usable, mode, how))
+        for w in witnesses:
+            out.checks.append(_witness_result(w, usable))
+            if w.seconds:
+                out.timings[f"escalation_{w.name}"] = round(w.seconds, 3)
+        out.checks.extend(check_reading(task, out, self.cfg.checks))
+        out.timings["escalation"] = time.perf_counter() - t0
+        return out
+
+    def _summary(self, first: Reading, witnesses: list[Witness], usable: list[Witness], mode: str, how: str) -> CheckResult:
+        flagged_by = [c for c in first.checks if not c.passed]
+        why = ", ".join(f"{c.name} ({c.score:g} vs {c.threshold:g})" if c.threshold is not None else c.name
+                        for c in flagged_by) or "nothing"
+        names = [w.name for w in usable]
+        if mode == "vote":
+            what = f"voted over {', '.join(names)}"
+        elif mode == "single":
+            what = f"only {names[0]} was usable"
+        else:
+            what = f"no witness passed its checks; fell back to {names[0]}" if names else "no witness read anything"
+        missing = [f"{w.name}: {w.error}" for w in witnesses if w.error]
+        return CheckResult(
+            name="escalation", passed=bool(usable) and mode != "fallback", score=float(len(usable)), threshold=2.0,
+            reason=f"first reading flagged by {why}; {what}; {how}" + (f"; unavailable: {'; '.join(missing)}" if missing else ""),
+        )
+
+    # ---- building the voted blocks -----------------------------------------------------------
+
+    def _vote_blocks(self, task: OcrTask, first: Reading, usable: list[Witness], first_name: str) -> tuple[list[Block], str]:
+        names = [w.name for w in usable]
+        single = len(usable) == 1
+        targets = [b for b in first.blocks if b.role not in KEPT_ROLES]
+        per_block = self._assign(targets, usable, first_name)
+        engine_version = "; ".join(f"{w.name}: {w.engine_version}" for w in usable if w.engine_version)
+        if per_block is not None:
+            blocks = []
+            for b in first.blocks:
+                if b.role in KEPT_ROLES:
+                    blocks.append(b)
+                    continue
+                texts = per_block[id(b)]
+                res = vote([(n, texts[n]) for n in names])
+                if not res.text and not b.text.strip():
+                    continue
+                conf = _single_conf(usable[0], b) if single else res.agreement
+                blocks.append(b.model_copy(update={
+                    "text": res.text, "engine": usable[0].name if single else self.name,
+                    "engine_version": engine_version if not single else usable[0].engine_version or b.engine_version,
+                    "route": "escalation", "confidence": float(min(1.0, max(0.0, conf))), "witnesses": names,
+                }))
+            return blocks, f"per block ({len(targets)} blocks by geometry)"
+        # Whole page: one block spanning everything the witnesses read.
+        texts = [(w.name, w.text) for w in usable]
+        res = vote(texts)
+        boxes = [ln.bbox for w in usable for ln in w.lines] + [b.bbox for b in first.blocks if b.text.strip()]
+        bbox = (min(x[0] for x in boxes), min(x[1] for x in boxes), max(x[2] for x in boxes), max(x[3] for x in boxes)) \
+            if boxes else (0.0, 0.0, task.width, task.height)
+        conf = (sum(c * w for c, w in zip(usable[0].confidences, usable[0].weights)) / max(1, sum(usable[0].weights))) \
+            if single else res.agreement
+        blocks = [b for b in first.blocks if b.role == "figure"]
+        if res.text:
+            blocks.append(Block(
+                text=res.text, role="paragraph", bbox=tuple(round(v, 2) for v in bbox), page=task.number,
+                engine=usable[0].name if single else self.name, engine_version=engine_version, route="escalation",
+                confidence=float(min(1.0, max(0.0, conf))), order=len(blocks), witnesses=names,
+            ))
+        return blocks, "whole page (geometry did not allow per-block voting)"
+
+    def _assign(self, targets: list[Block], usable: list[Witness], first_name: str) -> dict[int, dict[str, str]] | None:
+        """Each target block's text per witness, or None if geometry does not allow it."""
+        if not targets:
+            return None
+        m = self.cfg.escalation.block_margin_pt
+        grown = [(b.bbox[0] - m, b.bbox[1] - m, b.bbox[2] + m, b.bbox[3] + m) for b in targets]
+        out: dict[int, dict[str, str]] = {id(b): {} for b in targets}
+        for w in usable:
+            if w.name == first_name:
+                for b in targets:
+                    out[id(b)][w.name] = b.text
+                continue
+            # Tesseract lines carry word boxes: assign words (a Tesseract line may cross blocks).
+            units: list[OcrLine] = []
+            for ln in w.lines:
+                words = ln.extra.get("words") if ln.extra else None
+                if words:
+                    units.extend(OcrLine(tuple(wd["bbox"]), wd["text"], wd["conf"], extra={"line": id(ln)}) for wd in words)
+                else:
+                    units.append(ln)
+            per: list[list[OcrLine]] = [[] for _ in targets]
+            inside = total = 0
+            for u in units:
+                n = len(u.text)
+                total += n
+                cx, cy = (u.bbox[0] + u.bbox[2]) / 2, (u.bbox[1] + u.bbox[3]) / 2
+                hit = next((k for k, g in enumerate(grown) if g[0] <= cx <= g[2] and g[1] <= cy <= g[3]), None)
+                if hit is not None:
+                    per[hit].append(u)
+                    inside += n
+            if total and inside / total < self.cfg.escalation.min_geometry_coverage:
+                return None
+            for b, us in zip(targets, per):
+                out[id(b)][w.name] = join_text(_rows(us))
+        return out
+
+
+def _rows(units: list[OcrLine]) -> list[OcrLine]:
+    """Units (words or lines) of one block regrouped into lines in reading order."""
+    if not units:
+        return []
+    if all("line" in (u.extra or {}) for u in units):  # words: keep Tesseract's line grouping and order
+        lines: dict[int, list[OcrLine]] = {}
+        for u in units:
+            lines.setdefault(u.extra["line"], []).append(u)
+        merged = []
+        for ws in lines.values():
+            merged.append(OcrLine((min(x.bbox[0] for x in ws), min(x.bbox[1] for x in ws),
+                                   max(x.bbox[2] for x in ws), max(x.bbox[3] for x in ws)),
+                                  " ".join(x.text for x in ws), sum(x.confidence for x in ws) / len(ws)))
+        return sort_lines(merged)
+    return sort_lines(units)
+
+
+def _single_conf(w: Witness, b: Block) -> float:
+    if not w.confidences:
+        return b.confidence
+    return sum(c * x for c, x in zip(w.confidences, w.weights)) / max(1, sum(w.weights))
+
+
+def _witness_result(w: Witness, usable: list[Witness]) -> CheckResult:
+    used = any(u is w for u in usable)
+    if w.error:
+        state = f"not used: {w.error}"
+    elif w.failed_checks:
+        state = ("used as fallback despite: " if used else "dropped, its own checks failed: ") + "; ".join(
+            c.reason for c in w.failed_checks[:3])
+    elif not w.text.strip():
+        state = "read nothing"
+    else:
+        state = "used" if used else "not needed"
+    extra = f" ({'; '.join(w.notes)})" if w.notes else ""
+    # A dropped witness does not flag the page (the vote stands without it): passed stays True.
+    return CheckResult(name=f"witness_{w.name}", passed=True, score=1.0 if used else 0.0, threshold=None,
+                       reason=f"{w.name}: {state}; {len(w.text)} chars in {w.seconds:.1f} s{extra}")
+
+
+def build_escalator(cfg: OcrConfig) -> Escalator:
+    """The CPU escalator (engines are loaded on first use)."""
+    return VoteEscalator(cfg)
