@@ -163,6 +163,12 @@ class TriageConfig(StrictModel):
         description="Least letter-like blobs in rows per 10,000 pt2 of picture (a 1.4-inch square): a few labels "
         "in a big, mostly empty or transparent image are not a picture of text.",
     )
+    min_drawn_text_density: float = Field(
+        default=3.0,
+        ge=0,
+        description="On a sparse page without pictures, letter-like blobs in rows outside the text layer, per "
+        "10,000 pt2 of page, from which the page is taken to hold text drawn as vector outlines -> `ocr`.",
+    )
     scan_max_layer_chars: int = Field(
         default=400,
         ge=0,

@@ -35,7 +35,7 @@ import pymupdf
 from ..config.triage import TriageConfig
 from ..model import TriageDecision
 from . import ink as inkmod
-from .layer import Picture, pictures, read_layer, text_under_images_share, union_share, unmapped_fonts
+from .layer import Picture, pictures, read_layer, text_under_images_share, union_share, unmapped_font_share
 from .words import TextQuality, measure_text
 
 
@@ -116,11 +116,7 @@ def triage_page(page: pymupdf.Page, textdict: dict, cfg: TriageConfig) -> Triage
         max_consonant_run=cfg.max_consonant_run,
         max_case_switches=cfg.max_case_switches,
     )
-    unmapped_share = 0.0
-    if lay.visible_chars:
-        bad_fonts = unmapped_fonts(page) if lay.chars_by_font else set()
-        if bad_fonts:
-            unmapped_share = sum(n for f, n in lay.chars_by_font.items() if f in bad_fonts) / lay.visible_chars
+    unmapped_share = unmapped_font_share(page, lay.chars_by_font)
     scores.update(
         bad_char_share=q.bad_char_share,
         plausible_word_share=q.plausible_word_share,
@@ -165,10 +161,14 @@ def triage_page(page: pymupdf.Page, textdict: dict, cfg: TriageConfig) -> Triage
     # 6. look at the page. A full render when the page itself is in question (little text,
     # near-white text, or pictures covering much of it); otherwise only the pictures are
     # rendered, so a born-digital page with a logo does not pay for a page render.
-    full = not enough_text or lay.light_chars > 0 or img_cov >= cfg.scan_text_image_share or bool(page.rotation)
+    sparse = lay.visible_chars < cfg.fast_path_min_chars
+    full = sparse or lay.light_chars > 0 or img_cov >= cfg.scan_text_image_share or bool(page.rotation)
     ink = None
     if full:
-        rnd = inkmod.render_gray(page, cfg.image_dpi if pics else cfg.ink_dpi, cfg.max_render_pixels)
+        # sparse pages without pictures are looked at closely too: their content may be drawn
+        # (text converted to outlines) rather than written
+        dpi = cfg.image_dpi if pics or (sparse and enough_text) else cfg.ink_dpi
+        rnd = inkmod.render_gray(page, dpi, cfg.max_render_pixels)
         ink = inkmod.ink_share(rnd, cfg.ink_gray_level)
         scores["ink_share"] = ink
         scores["render_dpi"] = rnd.scale * 72.0
@@ -203,6 +203,10 @@ def triage_page(page: pymupdf.Page, textdict: dict, cfg: TriageConfig) -> Triage
                 ],
             )
         renders = [rnd] * min(len(pics), cfg.max_pictures_checked)
+        if sparse and not pics:
+            drawn = _drawn_text(rnd, lay, cfg, scores, page.rotation)
+            if drawn:
+                return decide("ocr", [drawn])
     else:
         renders = [
             inkmod.render_clip_gray(page, p.bbox, cfg.image_dpi, cfg.max_render_pixels)
@@ -210,7 +214,7 @@ def triage_page(page: pymupdf.Page, textdict: dict, cfg: TriageConfig) -> Triage
         ]
 
     # 7. pictures that hold text the layer does not cover
-    regions, details = _text_pictures(renders, lay.spans, pics, cfg)
+    regions, details = _text_pictures(renders, lay.spans, pics, cfg, page.rotation)
     text_pic_share = union_share(regions, page.rect)
     scores["text_picture_share"] = text_pic_share
     scores["text_pictures"] = float(len(regions))
@@ -239,8 +243,40 @@ def triage_page(page: pymupdf.Page, textdict: dict, cfg: TriageConfig) -> Triage
     return decide("text_layer", [f"healthy text layer: {healthy}{inktxt}{tail}"], q.script)
 
 
+def _drawn_text(
+    rnd: inkmod.Render, lay, cfg: TriageConfig, scores: dict[str, float], rotation: int = 0
+) -> str | None:
+    """On a sparse page without pictures: does the ink outside the text layer look like rows
+    of text (text drawn as vector outlines, which no text layer holds)?"""
+    gray = _upright(inkmod.blank_out_text(rnd, lay.spans), rotation)
+    tl = inkmod.text_likeness(gray, rnd.scale, cfg.text_component_min_height_pt, cfg.text_component_max_height_pt)
+    h, w = rnd.gray.shape
+    area = max(1.0, w * h / (rnd.scale * rnd.scale))
+    density = tl.aligned / area * 10_000.0
+    scores["drawn_text_blobs"] = float(tl.aligned)
+    scores["drawn_text_density"] = density
+    if (
+        tl.aligned >= cfg.min_text_components
+        and tl.aligned_share >= cfg.min_aligned_component_share
+        and density >= cfg.min_drawn_text_density
+    ):
+        return (
+            f"only {lay.visible_chars} visible characters (< fast_path_min_chars={cfg.fast_path_min_chars}) while the "
+            f"ink outside them holds {tl.aligned} letter-sized blobs in rows, {density:.1f} per 10000 pt2 "
+            f"(>= min_drawn_text_density={cfg.min_drawn_text_density}): text drawn as shapes, not in the layer"
+        )
+    return None
+
+
+def _upright(gray: np.ndarray, rotation: int) -> np.ndarray:
+    """Undo the page's /Rotate on a crop of the displayed render: content is usually written
+    horizontally in the unrotated page, and the row test looks for horizontal rows."""
+    k = (rotation // 90) % 4
+    return np.ascontiguousarray(np.rot90(gray, k)) if k else gray
+
+
 def _text_pictures(
-    renders: list[inkmod.Render], spans, pics: list[Picture], cfg: TriageConfig
+    renders: list[inkmod.Render], spans, pics: list[Picture], cfg: TriageConfig, rotation: int = 0
 ) -> tuple[list[tuple[float, float, float, float]], str]:
     """Boxes of the pictures that look like they hold text the layer does not already say."""
     regions, notes = [], []
@@ -251,7 +287,10 @@ def _text_pictures(
             blanked[key] = inkmod.blank_out_text(rnd, spans)
         x0, y0, x1, y1 = rnd.px(pic.bbox)
         tl = inkmod.text_likeness(
-            blanked[key][y0:y1, x0:x1], rnd.scale, cfg.text_component_min_height_pt, cfg.text_component_max_height_pt
+            _upright(blanked[key][y0:y1, x0:x1], rotation),
+            rnd.scale,
+            cfg.text_component_min_height_pt,
+            cfg.text_component_max_height_pt,
         )
         area = max(1.0, (pic.bbox[2] - pic.bbox[0]) * (pic.bbox[3] - pic.bbox[1]))
         density = tl.aligned / area * 10_000.0

@@ -107,13 +107,27 @@ def read_layer(page: pymupdf.Page, textdict: dict, light_level: int) -> Layer:
     return lay
 
 
-def unmapped_fonts(page: pymupdf.Page) -> set[str]:
-    """Names (as text spans report them) of fonts whose codes have no Unicode map: composite
+def _norm_font(name: str) -> str:
+    if len(name) > 7 and name[6] == "+":
+        name = name[7:]  # subset prefix ABCDEF+
+    return "".join(c for c in name.lower() if c.isalnum())
+
+
+def unmapped_font_share(page: pymupdf.Page, chars_by_font: dict[str, int]) -> float:
+    """Share of visible characters set in fonts whose codes have no Unicode map: composite
     (Type0) fonts with an Identity encoding, and Type3 fonts, without a ToUnicode stream. Their
-    text comes out as glyph ids or control codes unless MuPDF can guess from glyph names."""
-    out: set[str] = set()
+    text comes out as glyph ids or control codes unless MuPDF can guess from glyph names.
+
+    Spans name fonts by their internal name (`DejaVuSans`), the page resources by BaseFont
+    (`DejaVu Sans Book`, `ABCDEF+Foo`), so names are compared normalised and by prefix."""
+    total = sum(chars_by_font.values())
+    if not total:
+        return 0.0
     doc = page.parent
-    for xref, _ext, ftype, basefont, _name, encoding, *_ in page.get_fonts():
+    fonts = page.get_fonts()
+    bad: list[str] = []
+    for xref, _ext, ftype, basefont, *_rest in fonts:
+        encoding = _rest[1] if len(_rest) > 1 else ""
         if ftype not in ("Type0", "Type3"):
             continue
         if ftype == "Type0" and not str(encoding).startswith("Identity"):
@@ -123,10 +137,17 @@ def unmapped_fonts(page: pymupdf.Page) -> set[str]:
         except Exception:  # a damaged font object: treat as unmapped
             kind = "null"
         if kind == "null":
-            base = basefont.split("+", 1)[-1] if "+" in basefont[:8] else basefont
-            out.add(base)
-            out.add(basefont)
-    return out
+            bad.append(_norm_font(basefont))
+    if not bad:
+        return 0.0
+    if len(bad) == len(fonts):
+        return 1.0  # every font on the page is unmapped, whatever the spans call them
+    hit = 0
+    for name, n in chars_by_font.items():
+        nn = _norm_font(name)
+        if nn and any(b.startswith(nn) or nn.startswith(b) for b in bad if b):
+            hit += n
+    return hit / total
 
 
 @dataclass

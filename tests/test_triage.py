@@ -1,0 +1,267 @@
+"""Triage: routes, scores and reasons on synthetic pages that stand for real failure modes, and
+a sweep over the real corpus (../shared/corpus/real) that must triage every page."""
+
+from __future__ import annotations
+
+import collections
+import time
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from pagerouter.config.triage import TriageConfig
+from pagerouter.model import TriageDecision
+from pagerouter.pagetext import extract_textdict
+from pagerouter.triage import detect_script, triage_page
+
+from . import triage_fixtures as fx
+
+CFG = TriageConfig()
+REAL = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "real"
+
+
+def triage(pdf: bytes, cfg: TriageConfig = CFG) -> TriageDecision:
+    doc = pymupdf.open("pdf", pdf)
+    page = doc[0]
+    return triage_page(page, extract_textdict(page), cfg)
+
+
+def reasons(d: TriageDecision) -> str:
+    return " ".join(d.reasons)
+
+
+# --- healthy layers in several scripts --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "paragraphs,script",
+    [
+        ([fx.EN, fx.EN], "Latin"),
+        ([fx.DE, fx.DE], "Latin"),
+        ([fx.RU, fx.RU], "Cyrillic"),
+        ([fx.ZH, fx.ZH], "Han"),
+        ([fx.AR, fx.AR], "Arabic"),
+    ],
+    ids=["english", "german", "russian", "chinese", "arabic"],
+)
+def test_healthy_text_layers_in_many_scripts(paragraphs, script):
+    d = triage(fx.text_pdf(paragraphs, title=None))
+    assert d.route == "text_layer", reasons(d)
+    assert d.script == script
+    assert d.scores["plausible_word_share"] >= CFG.min_plausible_word_share
+    assert d.scores["bad_char_share"] <= CFG.max_bad_char_share
+    assert "healthy text layer" in reasons(d)
+
+
+def test_short_healthy_page_is_rendered_and_still_text_layer():
+    d = triage(fx.lines_pdf(["Minutes of the meeting", "Present: all members"]))
+    assert d.route == "text_layer", reasons(d)
+    assert "ink_share" in d.scores  # below the fast-path size, so the page was looked at
+    assert d.scores["drawn_text_blobs"] < CFG.min_text_components
+
+
+def test_text_drawn_as_outlines_goes_to_ocr():
+    d = triage(fx.outlined_text_pdf())
+    assert d.route == "ocr", reasons(d)
+    assert "min_drawn_text_density" in reasons(d)
+
+
+# --- layers that lie ----------------------------------------------------------------------
+
+
+def test_glyph_id_tokens_go_to_ocr():
+    lines = [" ".join(f"/{(i * 7 + j * 3) % 90 + 3}" for j in range(14)) for i in range(12)]
+    d = triage(fx.lines_pdf(lines))
+    assert d.route == "ocr"
+    assert "bad_char_share" in reasons(d) and "glyph-id" in reasons(d)
+    assert d.scores["bad_char_share"] > CFG.max_bad_char_share
+
+
+def test_cid_markers_go_to_ocr():
+    lines = ["".join(f"(cid:{(i * 5 + j) % 70 + 3})" for j in range(10)) for i in range(10)]
+    d = triage(fx.lines_pdf(lines))
+    assert d.route == "ocr"
+    assert "(cid:N)" in reasons(d)
+
+
+@pytest.mark.parametrize("how", ["pua", "fffd"])
+def test_private_use_and_replacement_characters_go_to_ocr(how):
+    d = triage(fx.broken_map_pdf(fx.wrap(fx.EN + " " + fx.EN), how))
+    assert d.route == "ocr", reasons(d)
+    if how == "pua":
+        assert "private-use" in reasons(d) and "max_bad_char_share" in reasons(d)
+    else:  # MuPDF ignores U+FFFD targets and falls back to glyph ids: cipher-like letters
+        assert "not trustworthy" in reasons(d)
+
+
+def test_font_without_tounicode_goes_to_ocr():
+    """A Type0 Identity-H font with its ToUnicode stripped: MuPDF returns raw glyph ids as
+    characters (control codes and letters shifted by the font's glyph order)."""
+    d = triage(fx.broken_map_pdf(fx.wrap(fx.EN + " " + fx.EN), "strip"))
+    assert d.route == "ocr", reasons(d)
+    assert d.scores["unmapped_font_share"] > 0.9
+    assert "not trustworthy" in reasons(d)
+    # whichever measurement trips first, it is named with its threshold
+    assert "max_bad_char_share" in reasons(d) or "max_letter_cross_entropy" in reasons(d)
+
+
+def test_utf8_mojibake_goes_to_ocr():
+    moji = fx.DE.encode("utf-8").decode("latin-1")  # Ã¼berprÃ¼fung
+    d = triage(fx.lines_pdf(fx.wrap(moji + " " + moji)))
+    assert d.route == "ocr", reasons(d)
+    assert "max_mojibake_share" in reasons(d)
+
+
+@pytest.mark.parametrize("k", [1, 3, 13])
+def test_shifted_alphabet_goes_to_ocr(k):
+    d = triage(fx.lines_pdf(fx.wrap(fx.shift_letters(fx.EN + " " + fx.EN, k))))
+    assert d.route == "ocr", reasons(d)
+    assert "max_letter_cross_entropy" in reasons(d) or "min_plausible_word_share" in reasons(d)
+
+
+def test_white_text_on_blank_page_is_not_read():
+    d = triage(fx.white_text_pdf())
+    assert d.route in ("blank", "ocr")
+    assert "max_inkless_text_share" in reasons(d)
+    assert d.scores["inkless_text_share"] > 0.9
+
+
+# --- scans ------------------------------------------------------------------------------------
+
+SCAN_LINES = ["Invoice 2024-117", "Total due: 1,250.00 EUR", "Payment within 30 days.", "Thank you for your order."] * 4
+
+
+def test_scan_without_text_goes_to_ocr():
+    d = triage(fx.scan_pdf(SCAN_LINES))
+    assert d.route == "ocr"
+    assert "min_chars_for_text_layer" in reasons(d)
+    assert d.scores["ink_share"] > CFG.blank_max_ink_share
+
+
+def test_scan_with_invisible_wrong_layer_goes_to_ocr():
+    hidden = "lorem ipsum dolor sit amet consectetur\nthis hidden layer does not match the picture at all"
+    d = triage(fx.scan_pdf(SCAN_LINES, hidden_text=hidden))
+    assert d.route == "ocr"
+    assert "render mode 3" in reasons(d) and "max_invisible_text_share" in reasons(d)
+    assert d.scores["invisible_text_share"] == 1.0
+
+
+def test_scan_with_text_painted_under_the_image_goes_to_ocr():
+    d = triage(fx.text_under_scan_pdf(SCAN_LINES, [fx.EN[:90], fx.EN[90:180], fx.EN[180:270]]))
+    assert d.route == "ocr", reasons(d)
+    assert "max_text_under_image_share" in reasons(d)
+
+
+def test_scan_with_only_header_and_page_number_goes_to_ocr():
+    d = triage(fx.scan_pdf(SCAN_LINES, header="ACME Corporation - Accounts Payable - Scanned 2024-03-01", page_no="Page 3"))
+    assert d.scores["visible_chars"] >= CFG.min_chars_for_text_layer  # the stamp passes the text bar...
+    assert d.route == "ocr", reasons(d)  # ...but the picture holds the content
+    assert "scan_text_image_share" in reasons(d)
+
+
+def test_blank_page():
+    d = triage(fx.blank_pdf())
+    assert d.route == "blank"
+    assert "blank_max_ink_share" in reasons(d)
+
+
+# --- pictures -----------------------------------------------------------------------------------
+
+
+def test_picture_holding_text_makes_page_mixed():
+    d = triage(fx.page_with_picture_pdf(fx.text_picture_png()))
+    assert d.route == "mixed", reasons(d)
+    assert len(d.ocr_regions) == 1
+    r = pymupdf.Rect(d.ocr_regions[0])
+    assert (r & pymupdf.Rect(fx.PICTURE_RECT)).get_area() >= 0.9 * pymupdf.Rect(fx.PICTURE_RECT).get_area()
+    assert "letter-sized blobs" in reasons(d)
+    assert d.script == "Latin"
+
+
+def test_mixed_regions_are_in_displayed_coordinates_on_rotated_pages():
+    d = triage(fx.page_with_picture_pdf(fx.text_picture_png(), rotate=90))
+    assert d.route == "mixed", reasons(d)
+    doc = pymupdf.open("pdf", fx.page_with_picture_pdf(fx.text_picture_png(), rotate=90))
+    page = doc[0]
+    want = pymupdf.Rect(fx.PICTURE_RECT) * page.rotation_matrix
+    got = pymupdf.Rect(d.ocr_regions[0])
+    assert got in page.rect + (-1, -1, 1, 1)
+    assert (got & want).get_area() >= 0.9 * want.get_area()
+
+
+def test_photo_without_text_stays_text_layer():
+    d = triage(fx.page_with_picture_pdf(fx.photo_png()))
+    assert d.route == "text_layer", reasons(d)
+    assert d.scores["sizeable_images"] == 1
+    assert d.scores["text_pictures"] == 0
+    assert "hold no text-like rows" in reasons(d)
+
+
+# --- config and helpers ---------------------------------------------------------------------
+
+
+def test_thresholds_are_config_and_decide():
+    """Raising the bad-character bar lets the glyph-id page through: the threshold decides."""
+    lines = [" ".join(f"/{(i * 7 + j * 3) % 90 + 3}" for j in range(14)) for i in range(12)]
+    loose = TriageConfig(max_bad_char_share=1.0, min_plausible_word_share=0.0)
+    assert triage(fx.lines_pdf(lines), loose).route != "ocr" or "bad_char_share" not in reasons(
+        triage(fx.lines_pdf(lines), loose)
+    )
+    with pytest.raises(ValueError):
+        TriageConfig(no_such_threshold=1)
+    for name, field in TriageConfig.model_fields.items():
+        assert field.description, f"{name} has no description"
+
+
+@pytest.mark.parametrize(
+    "text,script",
+    [
+        (fx.EN, "Latin"),
+        (fx.DE, "Latin"),
+        (fx.RU, "Cyrillic"),
+        (fx.ZH, "Han"),
+        (fx.AR, "Arabic"),
+        ("Η επιτροπή εξέτασε τα στοιχεία", "Greek"),
+        ("समिति ने तिमाही आंकड़ों की समीक्षा की", "Devanagari"),
+        ("委員会は四半期の数字を見直しました", "Kana"),
+        ("위원회는 분기별 수치를 검토했습니다", "Hangul"),
+        ("12345 !!! ---", None),
+    ],
+)
+def test_detect_script(text, script):
+    assert detect_script(text) == script
+
+
+# --- the real corpus ---------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_real_corpus_triages_every_page():
+    if not REAL.is_dir():
+        pytest.skip(f"real corpus not found at {REAL}")
+    routes: collections.Counter[str] = collections.Counter()
+    by_file: dict[str, list[str]] = {}
+    t_total, n = 0.0, 0
+    for pdf in sorted(REAL.glob("*.pdf")):
+        doc = pymupdf.open(pdf)
+        for page in doc:
+            td = extract_textdict(page)
+            t = time.perf_counter()
+            d = triage_page(page, td, CFG)
+            t_total += time.perf_counter() - t
+            n += 1
+            assert d.reasons, f"{pdf.name} p{page.number + 1}: no reasons"
+            routes[d.route] += 1
+            by_file.setdefault(pdf.name, []).append(d.route)
+    print(f"\nreal corpus: {n} pages, routes {dict(routes)}, {1000 * t_total / max(n, 1):.1f} ms/page mean")
+    # hard cases whose route is known from looking at them
+    assert by_file["handwriting_bad_ocr.pdf"] == ["ocr", "ocr"]  # hidden OCR layer of handwriting; a bare scan
+    assert by_file["horribleocr.pdf"] == ["ocr"]  # OCR text painted under the scan
+    assert by_file["some_ocr1.pdf"] == ["ocr"]
+    assert by_file["edgar_image.pdf"] == ["ocr"]
+    assert by_file["edgar.pdf"] == ["text_layer"]
+    assert by_file["edgar-rotated90.pdf"] == ["text_layer"]
+    assert by_file["olmo-page-1.pdf"] == ["ocr"]  # letters shifted by one: 'Opnbddchmfr'
+    assert by_file["dolma-page-1.pdf"] == ["ocr"]
+    assert routes["text_layer"] > 0.75 * n

@@ -1,0 +1,241 @@
+"""Pages for the triage tests: healthy layers in several scripts and the ways text layers lie.
+
+Each builder returns PDF bytes of a one-page document, built with PyMuPDF (and, for broken
+Unicode maps, by rewriting the font's ToUnicode stream at the object level, the way broken
+producers leave them).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+import pymupdf
+
+from pagerouter import synth
+
+EN = synth.LOREM
+DE = (
+    "Die Überprüfung der Geschäftsberichte ergab, dass die meisten Schriftstücke im Archiv digital "
+    "erstellt worden waren. Für gescannte Briefe war jedoch eine Texterkennung nötig, und einige Dateien "
+    "enthielten eine versteckte Textschicht, die überhaupt nicht zu den gedruckten Wörtern passte."
+)
+RU = (
+    "Комитет рассмотрел квартальные показатели и согласился, что новая политика маршрутизации снизила "
+    "стоимость чтения каждой страницы. Большинство документов в архиве были созданы в цифровом виде, "
+    "поэтому их встроенный текст можно было использовать напрямую."
+)
+ZH = (
+    "委员会审查了季度数据，并同意新的路由策略降低了阅读每一页的成本。档案中的大多数文件都是数字化生成的，"
+    "因此可以直接使用其嵌入的文本。然而，扫描的信件需要光学字符识别，少数文件带有与印刷文字完全不符的隐藏文本层。"
+)
+AR = (
+    "راجعت اللجنة الأرقام الفصلية واتفقت على أن سياسة التوجيه الجديدة خفضت تكلفة قراءة كل صفحة. "
+    "معظم الوثائق في الأرشيف كانت رقمية، لذلك يمكن استخدام نصها المضمن مباشرة. أما الرسائل الممسوحة "
+    "ضوئيا فقد احتاجت إلى التعرف الضوئي على الحروف."
+)
+
+
+def _bytes(doc: pymupdf.Document) -> bytes:
+    return doc.tobytes(garbage=3, deflate=True)
+
+
+def text_pdf(paragraphs: list[str], **kw) -> bytes:
+    doc = pymupdf.open()
+    synth.add_text_page(doc, paragraphs, **kw)
+    return _bytes(doc)
+
+
+def lines_pdf(lines: list[str], fontname: str = "helv", fontfile: str | None = None, fontsize: float = 11) -> bytes:
+    """A born-digital page of the given lines, exactly as given (no wrapping or font choice)."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=synth.A4[0], height=synth.A4[1])
+    y = 80.0
+    for line in lines:
+        page.insert_text((56, y), line, fontsize=fontsize, fontname=fontname, fontfile=fontfile)
+        y += fontsize * 1.5
+    return _bytes(doc)
+
+
+def wrap(text: str, width: int = 80) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width)
+
+
+def shift_letters(text: str, k: int) -> str:
+    """A shifted letter map: each ASCII letter moved k places (a broken font encoding)."""
+    out = []
+    for c in text:
+        if "a" <= c <= "z":
+            out.append(chr((ord(c) - 97 + k) % 26 + 97))
+        elif "A" <= c <= "Z":
+            out.append(chr((ord(c) - 65 + k) % 26 + 65))
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def _parse_tounicode(cmap: str) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for block in re.findall(r"beginbfchar(.*?)endbfchar", cmap, re.S):
+        for src, dst in re.findall(r"<([0-9a-fA-F]+)>\s*<([0-9a-fA-F]+)>", block):
+            v = int(dst, 16)  # PyMuPDF writes code points (`<1f431>`), others UTF-16BE
+            out[int(src, 16)] = chr(v) if v <= 0x10FFFF else bytes.fromhex(dst).decode("utf-16-be", errors="replace")
+    for block in re.findall(r"beginbfrange(.*?)endbfrange", cmap, re.S):
+        for a, b, dst in re.findall(r"<([0-9a-fA-F]+)>\s*<([0-9a-fA-F]+)>\s*<([0-9a-fA-F]+)>", block):
+            start = int(dst, 16)
+            for i, g in enumerate(range(int(a, 16), int(b, 16) + 1)):
+                out[g] = chr(start + i)
+    return out
+
+
+def _write_tounicode(mapping: dict[int, str]) -> bytes:
+    lines = [
+        "/CIDInit /ProcSet findresource begin 12 dict begin begincmap",
+        "/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def",
+        "/CMapName /Adobe-Identity-UCS def /CMapType 2 def",
+        "1 begincodespacerange <0000> <FFFF> endcodespacerange",
+    ]
+    items = sorted(mapping.items())
+    for i in range(0, len(items), 100):
+        chunk = items[i : i + 100]
+        lines.append(f"{len(chunk)} beginbfchar")
+        for g, u in chunk:
+            lines.append(f"<{g:04x}> <{u.encode('utf-16-be').hex()}>")
+        lines.append("endbfchar")
+    lines += ["endcmap", "CMapName currentdict /CMap defineresource pop", "end", "end"]
+    return "\n".join(lines).encode()
+
+
+def broken_map_pdf(lines: list[str], how: str) -> bytes:
+    """A DejaVu (Type0, Identity-H) page whose ToUnicode map is broken.
+
+    how = "strip": no ToUnicode at all (MuPDF falls back to raw glyph ids: control codes and
+    shifted letters); "pua": letters map to private-use code points; "fffd": letters map to
+    U+FFFD."""
+    doc = pymupdf.open("pdf", lines_pdf(lines, "dejavu", synth.DEJAVU))
+    for xref in range(1, doc.xref_length()):
+        kind, val = doc.xref_get_key(xref, "ToUnicode")
+        if kind != "xref":
+            continue
+        if how == "strip":
+            doc.xref_set_key(xref, "ToUnicode", "null")
+            continue
+        tu = int(val.split()[0])
+        mapping = _parse_tounicode(doc.xref_stream(tu).decode("latin-1"))
+        for g, u in list(mapping.items()):
+            if u.isalpha():
+                mapping[g] = chr(0xE000 + (ord(u) % 0x1000)) if how == "pua" else "\ufffd"
+        doc.update_stream(tu, _write_tounicode(mapping))
+    return _bytes(doc)
+
+
+def scan_pdf(lines: list[str], hidden_text: str | None = None, header: str | None = None, page_no: str | None = None) -> bytes:
+    """A scan (one full-page picture of text), optionally with an invisible OCR layer and/or a
+    visible text header and page number on top (what some scanners stamp)."""
+    doc = pymupdf.open()
+    synth.add_scanned_page(doc, lines, hidden_text=hidden_text, noise=0.02, dpi=150)
+    page = doc[0]
+    if header:
+        page.insert_text((60, 30), header, fontsize=9)
+    if page_no:
+        page.insert_text((page.rect.width / 2, page.rect.height - 20), page_no, fontsize=9)
+    return _bytes(doc)
+
+
+def text_under_scan_pdf(lines: list[str], layer_text: list[str]) -> bytes:
+    """Visible-mode text painted first, then a full-page scan over it (text hidden under it)."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=synth.A4[0], height=synth.A4[1])
+    y = 72.0
+    for line in layer_text:
+        page.insert_text((60, y), line, fontsize=12)
+        y += 19
+    page.insert_image(page.rect, stream=synth.text_image(lines, dpi=150))
+    return _bytes(doc)
+
+
+def _png(gray: np.ndarray) -> bytes:
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.fromarray(gray).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def photo_png(w: int = 600, h: int = 400, seed: int = 1) -> bytes:
+    """A photo-like picture without text: smooth gradients plus soft blobs and mild noise."""
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    img = 90 + 80 * xx / w + 40 * np.sin(yy / h * 3.1)
+    for _ in range(6):
+        cx, cy, r = rng.uniform(0, w), rng.uniform(0, h), rng.uniform(40, 120)
+        img -= 60 * np.exp(-((xx - cx) ** 2 + (yy - cy) ** 2) / (2 * r * r))
+    img += rng.normal(0, 3, img.shape)
+    return _png(np.clip(img, 0, 255).astype(np.uint8))
+
+
+PICTURE_RECT = (56.0, 430.0, 416.0, 640.0)
+
+
+def page_with_picture_pdf(picture: bytes, rect=PICTURE_RECT, rotate: int = 0) -> bytes:
+    """A born-digital page of healthy text with one picture placed at `rect`."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=synth.A4[0], height=synth.A4[1])
+    y = 80.0
+    for line in wrap(EN + " " + EN, 90)[:16]:
+        page.insert_text((56, y), line, fontsize=10)
+        y += 15
+    page.insert_image(pymupdf.Rect(rect), stream=picture)
+    y = rect[3] + 30
+    for line in wrap(EN, 90):
+        page.insert_text((56, y), line, fontsize=10)
+        y += 15
+    if rotate:
+        page.set_rotation(rotate)
+    return _bytes(doc)
+
+
+def text_picture_png() -> bytes:
+    """A picture holding several lines of text (a screenshot or a scanned snippet)."""
+    lines = [
+        "Table 3: results by region",
+        "North   1,204   12.5%",
+        "South     988    9.1%",
+        "East    1,377   14.0%",
+        "West      742    7.7%",
+        "Source: internal survey, 2024",
+    ]
+    return synth.text_image(lines, size=(360, 210), dpi=150, fontsize=12)
+
+
+def white_text_pdf() -> bytes:
+    """Text drawn in white on a white page: the layer says what the page does not show."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=synth.A4[0], height=synth.A4[1])
+    y = 80.0
+    for line in wrap(EN + " " + EN, 90):
+        page.insert_text((56, y), line, fontsize=10, color=(1, 1, 1))
+        y += 15
+    return _bytes(doc)
+
+
+def outlined_text_pdf(stamp: str = "Page 7 of the annual report") -> bytes:
+    """Body text drawn as vector outlines (no text layer for it), plus a small real text stamp."""
+    src = pymupdf.open()
+    synth.add_text_page(src, [EN, EN], title="Outlined")
+    svg = src[0].get_svg_image(text_as_path=True)
+    drawn = pymupdf.open("pdf", pymupdf.open("svg", svg.encode()).convert_to_pdf())
+    doc = pymupdf.open()
+    page = doc.new_page(width=synth.A4[0], height=synth.A4[1])
+    page.show_pdf_page(page.rect, drawn, 0)
+    page.insert_text((56, 30), stamp, fontsize=9)
+    return _bytes(doc)
+
+
+def blank_pdf() -> bytes:
+    doc = pymupdf.open()
+    synth.add_blank_page(doc)
+    return _bytes(doc)
