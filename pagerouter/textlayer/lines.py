@@ -8,6 +8,7 @@ a lone bullet column would otherwise look like a text column to the reading-orde
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -78,6 +79,13 @@ def _span_visible(span: dict[str, Any], cfg: TextLayerConfig) -> bool:
     return True
 
 
+@functools.lru_cache(maxsize=4096)
+def _style(font: str, flags: int) -> tuple[bool, bool]:
+    """(bold, monospaced) for a font name and span flags; cached: pages repeat a few fonts."""
+    span = {"font": font, "flags": flags}
+    return _is_bold(span), _is_mono(span)
+
+
 def _is_bold(span: dict[str, Any]) -> bool:
     if span.get("flags", 0) & _BOLD_FLAG:
         return True
@@ -116,14 +124,19 @@ def extract_lines(textdict: dict[str, Any], cfg: TextLayerConfig, rotation_matri
                 x0, y0, x1, y1 = r.x0, r.y0, r.x1, r.y1
                 v = pymupdf.Point(dx, dy) * pymupdf.Matrix(rot.a, rot.b, rot.c, rot.d, 0, 0)
                 dx, dy = v.x, v.y
-            weights = [len(s["text"].strip()) or 1 for s in spans]
-            total = sum(weights)
             size_w: dict[float, int] = {}
-            for s, w in zip(spans, weights):
-                size_w[round(s["size"] * 2) / 2] = size_w.get(round(s["size"] * 2) / 2, 0) + w
-            size = max(size_w.items(), key=lambda kv: kv[1])[0]
-            bold = sum(w for s, w in zip(spans, weights) if _is_bold(s)) >= 0.6 * total
-            mono = sum(w for s, w in zip(spans, weights) if _is_mono(s)) >= 0.6 * total
+            total = bold_w = mono_w = 0
+            for s in spans:
+                w = len(s["text"].strip()) or 1
+                total += w
+                sz = round(s["size"] * 2) / 2
+                size_w[sz] = size_w.get(sz, 0) + w
+                style = _style(s.get("font", ""), s.get("flags", 0))
+                bold_w += w * style[0]
+                mono_w += w * style[1]
+            size = max(size_w.items(), key=lambda kv: kv[1])[0] if len(size_w) > 1 else next(iter(size_w))
+            bold = bold_w >= 0.6 * total
+            mono = mono_w >= 0.6 * total
             out.append(
                 Line(
                     x0, y0, x1, y1,

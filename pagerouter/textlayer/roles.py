@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-import numpy as np
+import statistics
 
 from ..config.textlayer import TextLayerConfig
 from .hyphen import join_lines
@@ -108,7 +108,7 @@ def assign_roles(
     """Set role, level and text of every paragraph."""
     for p in paras:
         texts = [ln.text for ln in p.lines]
-        size = float(np.median([ln.size for ln in p.lines]))
+        size = float(statistics.median([ln.size for ln in p.lines]))
         if all(ln.mono for ln in p.lines) and len(p.lines) >= 2:
             p.role = "code"
             left = min(ln.x0 for ln in p.lines)

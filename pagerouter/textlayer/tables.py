@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import statistics
+
 import numpy as np
 import pymupdf
 
@@ -121,7 +123,7 @@ def text_candidates(lines: list[Line], cfg: TextLayerConfig, em: float) -> list[
 
     for row in rows:
         cells = [f for f in row if f.words() <= 2 * cfg.table_max_cell_words]
-        if len(cells) >= cfg.table_min_cols and np.median([f.words() for f in cells]) <= cfg.table_max_cell_words:
+        if len(cells) >= cfg.table_min_cols and statistics.median([f.words() for f in cells]) <= cfg.table_max_cell_words:
             if run and row[0].y0 - max(f.y1 for f in run[-1]) > 2.5 * em:
                 flush()
             run.append(cells)
@@ -140,8 +142,8 @@ def _prose_columns(frags: list[Line], cuts: list[float]) -> bool:
         if not col:
             continue
         width = max(f.x1 for f in col) - min(f.x0 for f in col)
-        ratio = float(np.median([f.width / width for f in col])) if width > 0 else 1.0
-        if ratio >= 0.85 and np.median([f.words() for f in col]) >= 3:
+        ratio = float(statistics.median([f.width / width for f in col])) if width > 0 else 1.0
+        if ratio >= 0.85 and statistics.median([f.words() for f in col]) >= 3:
             full += 1
     return full >= max(2, (len(bounds) - 1) // 2)
 
