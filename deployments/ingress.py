@@ -6,7 +6,8 @@ only adapts it: stage calls become deployment-handle calls (`OcrCalls`), triage 
 from the Triage deployment's stream, and pages go out as JSON, NDJSON lines or protobuf.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: FastAPI must see real annotations
+# (e.g. `request: Request`) on the methods Serve wraps.
 
 from collections.abc import AsyncIterator
 

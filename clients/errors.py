@@ -1,0 +1,25 @@
+"""The one error type both clients raise, carrying the server's error shape."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class PagerouterClientError(Exception):
+    """A request failed: `status` (HTTP status or gRPC code name), `code` and `message` as
+    the server sent them (`{"error": {"code", "message", "request_id"}}` over HTTP)."""
+
+    def __init__(self, status: int | str, code: str, message: str, request_id: str = ""):
+        super().__init__(f"{code}: {message}" + (f" (request {request_id})" if request_id else ""))
+        self.status, self.code, self.message, self.request_id = status, code, message, request_id
+
+
+def read_input(file: str | Path | bytes, filename: str | None) -> tuple[bytes, str]:
+    """(bytes, name) of a path or raw bytes; a missing file is a client error, not a traceback."""
+    if isinstance(file, (bytes, bytearray, memoryview)):
+        return bytes(file), filename or "-"
+    p = Path(file)
+    try:
+        return p.read_bytes(), filename or p.name
+    except OSError as exc:
+        raise PagerouterClientError("local", "bad_input", f"{p}: cannot read: {exc.strerror or exc}") from None

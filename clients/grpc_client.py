@@ -1,0 +1,168 @@
+"""Typed gRPC clients (sync and async) of the pagerouter Serve API.
+
+    with PagerouterGrpcClient("127.0.0.1:9000") as c:
+        doc = c.convert("paper.pdf")
+        for item in c.stream("paper.pdf"): ...       # Page ... then the Document summary
+        page = c.convert_page("paper.pdf", page=3)
+
+Calls carry the `application` metadata (Serve routes by it when several apps run) and a
+deadline; failures raise PagerouterClientError (code from the `error-code` trailer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import grpc
+
+from pagerouter.model import Document, Page
+
+from . import proto_model
+from .errors import PagerouterClientError, read_input
+from .http_client import assemble
+from .protos import pagerouter_pb2 as pb
+from .protos import pagerouter_pb2_grpc as pb_grpc
+
+DEFAULT_TIMEOUT_S = 600.0
+_CHANNEL_OPTIONS = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
+
+
+def _error(exc: grpc.RpcError) -> PagerouterClientError:
+    """Sync and aio rpc errors both offer code(), details() and trailing_metadata()."""
+    code, rid = "grpc_error", ""
+    trailers = exc.trailing_metadata() if hasattr(exc, "trailing_metadata") else None
+    for key, value in trailers or ():
+        if key == "error-code":
+            code = value
+        elif key == "request_id":
+            rid = value
+    status = exc.code() if hasattr(exc, "code") else None
+    details = exc.details() if hasattr(exc, "details") else str(exc)
+    return PagerouterClientError(status.name if status else "UNKNOWN", code, details or "", rid)
+
+
+def _request(file, filename, pages, password) -> pb.ConvertRequest:
+    data, name = read_input(file, filename)
+    return pb.ConvertRequest(data=data, filename=name, pages=pages or "", password=password or "")
+
+
+def _page_request(file, filename, page, password) -> pb.PageRequest:
+    data, name = read_input(file, filename)
+    return pb.PageRequest(data=data, filename=name, page=page, password=password or "")
+
+
+def _item(reply: pb.StreamReply) -> Page | Document:
+    if reply.WhichOneof("item") == "page":
+        return proto_model.page_from_proto(reply.page)
+    return proto_model.document_from_proto(reply.summary)
+
+
+class PagerouterGrpcClient:
+    def __init__(self, target: str, timeout: float = DEFAULT_TIMEOUT_S, application: str = "pagerouter"):
+        self._channel = grpc.insecure_channel(target, options=_CHANNEL_OPTIONS)
+        self._stub = pb_grpc.PageRouterStub(self._channel)
+        self.timeout = timeout
+        self.metadata = (("application", application),)
+        self.last_request_id = ""
+
+    def __enter__(self) -> PagerouterGrpcClient:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def convert(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
+                password: str | None = None) -> Document:
+        try:
+            reply = self._stub.ConvertDocument(
+                _request(file, filename, pages, password), timeout=self.timeout, metadata=self.metadata
+            )
+        except grpc.RpcError as exc:
+            raise _error(exc) from None
+        self.last_request_id = reply.request_id
+        return proto_model.document_from_proto(reply.document)
+
+    def stream(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
+               password: str | None = None) -> Iterator[Page | Document]:
+        call = self._stub.StreamDocument(
+            _request(file, filename, pages, password), timeout=self.timeout, metadata=self.metadata
+        )
+        try:
+            for reply in call:
+                self.last_request_id = reply.request_id
+                yield _item(reply)
+        except grpc.RpcError as exc:
+            raise _error(exc) from None
+
+    def convert_streamed(self, file, **kw) -> Document:
+        return assemble(list(self.stream(file, **kw)))
+
+    def convert_page(self, file: str | Path | bytes, page: int = 1, *, filename: str | None = None,
+                     password: str | None = None) -> Page:
+        try:
+            reply = self._stub.ConvertPage(
+                _page_request(file, filename, page, password), timeout=self.timeout, metadata=self.metadata
+            )
+        except grpc.RpcError as exc:
+            raise _error(exc) from None
+        self.last_request_id = reply.request_id
+        return proto_model.page_from_proto(reply.page)
+
+
+class AsyncPagerouterGrpcClient:
+    def __init__(self, target: str, timeout: float = DEFAULT_TIMEOUT_S, application: str = "pagerouter"):
+        self._channel = grpc.aio.insecure_channel(target, options=_CHANNEL_OPTIONS)
+        self._stub = pb_grpc.PageRouterStub(self._channel)
+        self.timeout = timeout
+        self.metadata = (("application", application),)
+        self.last_request_id = ""
+
+    async def __aenter__(self) -> AsyncPagerouterGrpcClient:
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self._channel.close()
+
+    async def convert(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
+                      password: str | None = None) -> Document:
+        try:
+            reply = await self._stub.ConvertDocument(
+                _request(file, filename, pages, password), timeout=self.timeout, metadata=self.metadata
+            )
+        except grpc.RpcError as exc:
+            raise _error(exc) from None
+        self.last_request_id = reply.request_id
+        return proto_model.document_from_proto(reply.document)
+
+    async def stream(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
+                     password: str | None = None) -> AsyncIterator[Page | Document]:
+        call = self._stub.StreamDocument(
+            _request(file, filename, pages, password), timeout=self.timeout, metadata=self.metadata
+        )
+        try:
+            async for reply in call:
+                self.last_request_id = reply.request_id
+                yield _item(reply)
+        except grpc.RpcError as exc:
+            raise _error(exc) from None
+
+    async def convert_streamed(self, file, **kw) -> Document:
+        return assemble([item async for item in self.stream(file, **kw)])
+
+    async def convert_page(self, file: str | Path | bytes, page: int = 1, *, filename: str | None = None,
+                           password: str | None = None) -> Page:
+        try:
+            reply = await self._stub.ConvertPage(
+                _page_request(file, filename, page, password), timeout=self.timeout, metadata=self.metadata
+            )
+        except grpc.RpcError as exc:
+            raise _error(exc) from None
+        self.last_request_id = reply.request_id
+        return proto_model.page_from_proto(reply.page)

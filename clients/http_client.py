@@ -1,0 +1,192 @@
+"""Typed HTTP clients (sync and async) of the pagerouter Serve API.
+
+    with PagerouterHttpClient("http://127.0.0.1:8000") as c:
+        doc = c.convert("paper.pdf")                 # Document
+        for item in c.stream("paper.pdf"): ...       # Page ... then the Document summary
+        page = c.convert_page("paper.pdf", page=3)   # Page
+
+Every call has a timeout; failures raise PagerouterClientError with the server's code.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from pagerouter.model import Document, Page
+
+from .errors import PagerouterClientError, read_input
+
+DEFAULT_TIMEOUT_S = 600.0
+
+
+def _params(name: str, **kw: Any) -> dict[str, str]:
+    out = {"filename": name}
+    for k, v in kw.items():
+        if v is None or v is False:
+            continue
+        out[k] = "true" if v is True else str(v)
+    return out
+
+
+def _raise_for(resp: httpx.Response) -> None:
+    if resp.status_code < 400:
+        return
+    rid = resp.headers.get("x-request-id", "")
+    try:
+        err = resp.json()["error"]
+        raise PagerouterClientError(resp.status_code, err["code"], err["message"], err.get("request_id") or rid)
+    except (ValueError, KeyError, TypeError):
+        raise PagerouterClientError(resp.status_code, "http_error", resp.text[:300], rid) from None
+
+
+def _stream_item(line: str) -> Page | Document:
+    obj = json.loads(line)
+    kind = obj.get("type")
+    if kind == "page":
+        return Page.model_validate(obj["page"])
+    if kind == "document":
+        return Document.model_validate(obj["document"])
+    if kind == "error":
+        err = obj["error"]
+        raise PagerouterClientError(500, err["code"], err["message"], err.get("request_id", ""))
+    raise PagerouterClientError(500, "bad_stream", f"unexpected stream line: {line[:200]}")
+
+
+def assemble(items: list[Page | Document]) -> Document:
+    """A Document from a stream's pages and its closing summary."""
+    pages = [i for i in items if isinstance(i, Page)]
+    summaries = [i for i in items if isinstance(i, Document)]
+    if not summaries:
+        raise PagerouterClientError(500, "bad_stream", "stream ended without its document summary")
+    doc = summaries[-1].model_copy(deep=True)
+    doc.pages = pages
+    return doc
+
+
+class PagerouterHttpClient:
+    def __init__(self, base_url: str, timeout: float = DEFAULT_TIMEOUT_S, headers: dict[str, str] | None = None):
+        self._http = httpx.Client(base_url=base_url.rstrip("/"), timeout=httpx.Timeout(timeout), headers=headers)
+        self.last_request_id = ""
+
+    def __enter__(self) -> PagerouterHttpClient:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _post(self, path: str, file, filename, **params) -> httpx.Response:
+        data, name = read_input(file, filename)
+        resp = self._http.post(
+            path, content=data, params=_params(name, **params), headers={"content-type": "application/octet-stream"}
+        )
+        self.last_request_id = resp.headers.get("x-request-id", "")
+        _raise_for(resp)
+        return resp
+
+    def convert(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
+                password: str | None = None) -> Document:
+        resp = self._post("/v1/convert", file, filename, pages=pages, password=password)
+        return Document.model_validate_json(resp.content)
+
+    def convert_markdown(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
+                         password: str | None = None) -> str:
+        return self._post("/v1/convert", file, filename, pages=pages, password=password, format="md").text
+
+    def stream(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
+               password: str | None = None) -> Iterator[Page | Document]:
+        """Pages in page order as they finish, then the Document summary (without pages)."""
+        data, name = read_input(file, filename)
+        params = _params(name, pages=pages, password=password, stream=True)
+        with self._http.stream(
+            "POST", "/v1/convert", content=data, params=params, headers={"content-type": "application/octet-stream"}
+        ) as resp:
+            self.last_request_id = resp.headers.get("x-request-id", "")
+            if resp.status_code >= 400:
+                resp.read()
+                _raise_for(resp)
+            for line in resp.iter_lines():
+                if line.strip():
+                    yield _stream_item(line)
+
+    def convert_streamed(self, file, **kw) -> Document:
+        return assemble(list(self.stream(file, **kw)))
+
+    def convert_page(self, file: str | Path | bytes, page: int = 1, *, filename: str | None = None,
+                     password: str | None = None) -> Page:
+        resp = self._post("/v1/pages", file, filename, page=page, password=password)
+        return Page.model_validate_json(resp.content)
+
+    def health(self) -> dict:
+        resp = self._http.get("/healthz")
+        _raise_for(resp)
+        return resp.json()
+
+    def config(self) -> dict:
+        resp = self._http.get("/v1/config")
+        _raise_for(resp)
+        return resp.json()
+
+
+class AsyncPagerouterHttpClient:
+    def __init__(self, base_url: str, timeout: float = DEFAULT_TIMEOUT_S, headers: dict[str, str] | None = None):
+        self._http = httpx.AsyncClient(base_url=base_url.rstrip("/"), timeout=httpx.Timeout(timeout), headers=headers)
+        self.last_request_id = ""
+
+    async def __aenter__(self) -> AsyncPagerouterHttpClient:
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self._http.aclose()
+
+    async def _post(self, path: str, file, filename, **params) -> httpx.Response:
+        data, name = read_input(file, filename)
+        resp = await self._http.post(
+            path, content=data, params=_params(name, **params), headers={"content-type": "application/octet-stream"}
+        )
+        self.last_request_id = resp.headers.get("x-request-id", "")
+        _raise_for(resp)
+        return resp
+
+    async def convert(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
+                      password: str | None = None) -> Document:
+        resp = await self._post("/v1/convert", file, filename, pages=pages, password=password)
+        return Document.model_validate_json(resp.content)
+
+    async def stream(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
+                     password: str | None = None) -> AsyncIterator[Page | Document]:
+        data, name = read_input(file, filename)
+        params = _params(name, pages=pages, password=password, stream=True)
+        async with self._http.stream(
+            "POST", "/v1/convert", content=data, params=params, headers={"content-type": "application/octet-stream"}
+        ) as resp:
+            self.last_request_id = resp.headers.get("x-request-id", "")
+            if resp.status_code >= 400:
+                await resp.aread()
+                _raise_for(resp)
+            async for line in resp.aiter_lines():
+                if line.strip():
+                    yield _stream_item(line)
+
+    async def convert_streamed(self, file, **kw) -> Document:
+        return assemble([item async for item in self.stream(file, **kw)])
+
+    async def convert_page(self, file: str | Path | bytes, page: int = 1, *, filename: str | None = None,
+                           password: str | None = None) -> Page:
+        resp = await self._post("/v1/pages", file, filename, page=page, password=password)
+        return Page.model_validate_json(resp.content)
+
+    async def health(self) -> dict:
+        resp = await self._http.get("/healthz")
+        _raise_for(resp)
+        return resp.json()

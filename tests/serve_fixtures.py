@@ -1,0 +1,196 @@
+"""One real Ray Serve session for all `serve` tests (imported via `pytest_plugins`).
+
+Starts a local Ray (8 logical CPUs on 2 cores, no dashboard), Serve's HTTP and gRPC proxies
+on free loopback ports with tracing on, and deploys configs/serve.yaml the way
+`serve run configs/serve.yaml` does (controller `deploy_apps`, so the YAML's per-deployment
+overrides are exercised), patched with short delays, plus a second application whose
+LargeReader asks for a GPU this machine does not have. Teardown always stops Serve and Ray.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import socket
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pymupdf
+import pytest
+import yaml
+
+from pagerouter import synth
+
+REPO = Path(__file__).resolve().parent.parent
+SERVE_YAML = REPO / "configs" / "serve.yaml"
+CALL_TIMEOUT_S = 120.0
+GPU_ESCALATION_TIMEOUT_S = 4.0
+REPEATED_LINE = "Repeat after me: the same line again"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main_app_config() -> dict:
+    """The pagerouter config of the main test app: short autoscaling delays, fast escalation."""
+    return {
+        "serve": {
+            "escalation_timeout_s": 90,
+            "served_ocr_concurrency": 8,
+            "tracing": {"enabled": True},
+            "layout": {"max_batch_size": 4, "batch_wait_timeout_s": 0.2, "max_ongoing_requests": 16},
+            "small_reader": {"max_batch_size": 4, "batch_wait_timeout_s": 0.2, "max_ongoing_requests": 16},
+        },
+        # The escalation witnesses: Tesseract only (the hi-res RapidOCR re-read is slow on 2 cores).
+        "ocr": {"escalation": {"use_rapidocr_hires": False}},
+    }
+
+
+def gpu_app_config() -> dict:
+    cfg = main_app_config()
+    cfg["serve"]["escalation_timeout_s"] = GPU_ESCALATION_TIMEOUT_S
+    cfg["serve"]["app_name"] = "gpu"
+    return cfg
+
+
+def _autoscaling(min_r: int, max_r: int, **kw) -> dict:
+    base = {"min_replicas": min_r, "max_replicas": max_r, "target_ongoing_requests": 2,
+            "upscale_delay_s": 1, "downscale_delay_s": 2, "look_back_period_s": 2, "metrics_interval_s": 0.5}
+    return {**base, **kw}
+
+
+def serve_deploy_config(http_port: int, grpc_port: int) -> dict:
+    """configs/serve.yaml with test ports, args and short delays; plus the GPU app."""
+    raw = yaml.safe_load(SERVE_YAML.read_text())
+    raw["http_options"]["port"] = http_port
+    raw["grpc_options"]["port"] = grpc_port
+    main = raw["applications"][0]
+    main["args"]["config"] = main_app_config()
+    for dep in main["deployments"]:
+        if dep["name"] == "LargeReader":
+            dep["autoscaling_config"] = _autoscaling(0, 1, initial_replicas=0, downscale_to_zero_delay_s=2)
+        else:
+            dep["autoscaling_config"] = _autoscaling(1, 1)
+    gpu = copy.deepcopy(main)
+    gpu["name"] = "gpu"
+    gpu["route_prefix"] = "/gpu"
+    gpu["args"]["config"] = gpu_app_config()
+    for dep in gpu["deployments"]:
+        if dep["name"] == "LargeReader":
+            dep["ray_actor_options"] = {"num_cpus": 0.5, "num_gpus": 1}
+    raw["applications"].append(gpu)
+    return raw
+
+
+@dataclass
+class ServeSession:
+    http_url: str
+    grpc_target: str
+    gpu_http_url: str
+    session_dir: str
+
+    def handle(self, deployment: str, app: str = "pagerouter"):
+        from ray import serve
+
+        return serve.get_deployment_handle(deployment, app_name=app)
+
+    def replicas(self, deployment: str, app: str = "pagerouter") -> int:
+        """Running replicas of a deployment, from Serve's status."""
+        from ray import serve
+
+        st = serve.status().applications[app].deployments[deployment]
+        return int(st.replica_states.get("RUNNING", 0))
+
+
+def wait_for(predicate, timeout: float, what: str, interval: float = 0.25):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+@pytest.fixture(scope="session")
+def serve_session(tmp_path_factory):
+    import ray
+    from ray import serve
+    from ray.serve.context import _get_global_client
+    from ray.serve.config import HTTPOptions, gRPCOptions
+    from ray.serve.schema import ServeDeploySchema, TracingConfig
+
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    http_port, grpc_port = free_port(), free_port()
+    raw = serve_deploy_config(http_port, grpc_port)
+    ray.init(num_cpus=8, include_dashboard=False, namespace="pagerouter-tests", log_to_driver=False)
+    try:
+        serve.start(
+            http_options=HTTPOptions(**raw["http_options"]),
+            grpc_options=gRPCOptions(**raw["grpc_options"]),
+            tracing_config=TracingConfig(enabled=True, sampling_ratio=1.0),
+        )
+        client = _get_global_client()  # the controller client `serve run config.yaml` deploys through
+        client.deploy_apps(ServeDeploySchema.model_validate(raw), _blocking=True)
+        session_dir = ray._private.worker._global_node.get_session_dir_path()
+        yield ServeSession(
+            http_url=f"http://127.0.0.1:{http_port}",
+            grpc_target=f"127.0.0.1:{grpc_port}",
+            gpu_http_url=f"http://127.0.0.1:{http_port}/gpu",
+            session_dir=session_dir,
+        )
+    finally:
+        try:
+            serve.shutdown()
+        finally:
+            ray.shutdown()
+
+
+# -- test documents -------------------------------------------------------------------------
+SMALL = (320.0, 220.0)
+
+
+def build_mixed_pdf(path: Path) -> Path:
+    """Born-digital, clean small scan, blank, born-digital: no page needs escalation."""
+    doc = pymupdf.open()
+    synth.add_text_page(doc, ["The quick brown fox jumps over the lazy dog. " * 4, "A second paragraph."], title="Served")
+    synth.add_scanned_page(doc, ["Invoice number 4711", "Total amount due 99 EUR"], size=SMALL, fontsize=14)
+    synth.add_blank_page(doc)
+    synth.add_text_page(doc, ["Last page, born digital, with a closing sentence."])
+    doc.save(path)
+    doc.close()
+    return path
+
+
+def build_escalating_pdf(path: Path) -> Path:
+    """Text page, then a scan of one line repeated (the repetition check flags it, so it is
+    escalated), then a clean scan."""
+    doc = pymupdf.open()
+    synth.add_text_page(doc, ["This page has a healthy text layer and never needs OCR."])
+    synth.add_scanned_page(doc, [REPEATED_LINE] * 8, size=(360.0, 300.0), fontsize=12)
+    synth.add_scanned_page(doc, ["Shipping address 12 Main Street", "Springfield"], size=SMALL, fontsize=14)
+    doc.save(path)
+    doc.close()
+    return path
+
+
+def build_scans_pdf(path: Path, n: int) -> Path:
+    """n small clean scans (for batching)."""
+    doc = pymupdf.open()
+    for i in range(n):
+        synth.add_scanned_page(doc, [f"Scanned page number {i + 1}", "Some more words here"], size=SMALL, fontsize=14)
+    doc.save(path)
+    doc.close()
+    return path
+
+
+def comparable(doc) -> dict:
+    """A document without its wall-clock timings (everything else must match exactly)."""
+    d = doc.model_dump()
+    for p in d["pages"]:
+        p["timings"] = sorted(p["timings"])  # the same stages ran, durations differ
+    return d
