@@ -116,14 +116,18 @@ def triage_page(page: pymupdf.Page, textdict: dict, cfg: TriageConfig) -> Triage
         max_consonant_run=cfg.max_consonant_run,
         max_case_switches=cfg.max_case_switches,
     )
-    unmapped_share = unmapped_font_share(page, lay.chars_by_font)
+    # The font check only matters when the words are doubtful (see _quality_failures), and
+    # listing fonts scans the page resources, so it is skipped for clearly healthy text.
+    unmapped_share = 0.0
+    if q.plausible_word_share < cfg.strict_plausible_word_share or q.bad_char_share > 0:
+        unmapped_share = unmapped_font_share(page, lay.chars_by_font)
+        scores["unmapped_font_share"] = unmapped_share
     scores.update(
         bad_char_share=q.bad_char_share,
         plausible_word_share=q.plausible_word_share,
         words_checked=float(q.words),
         letter_cross_entropy=q.cross_entropy if q.entropy_letters else 0.0,
         mojibake_share=q.mojibake_share,
-        unmapped_font_share=unmapped_share,
         light_text_share=lay.light_chars / lay.visible_chars if lay.visible_chars else 0.0,
     )
     enough_text = lay.visible_chars >= cfg.min_chars_for_text_layer

@@ -167,8 +167,9 @@ def pictures(page: pymupdf.Page, min_area_share: float, min_side: float) -> tupl
     # caught by the ink render instead.)
     if not page.get_images():
         return out, 0.0
+    rotm = page.rotation_matrix if page.rotation else None
     for info in page.get_image_info():
-        r = pymupdf.Rect(to_display(page, info["bbox"])) & prect
+        r = pymupdf.Rect(info["bbox"] if rotm is None else to_display(page, info["bbox"], rotm)) & prect
         if r.is_empty:
             continue
         share = r.width * r.height / parea
