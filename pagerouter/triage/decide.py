@@ -4,27 +4,31 @@ nothing.
 Design (cheapest evidence first; each step can settle the page):
 
 1. Walk the shared text dict once (`layer.read_layer`): visible vs. invisible (render mode 3)
-   characters, visible span boxes, characters per font; list sizeable images
-   (`get_image_info`, cheap). No rendering yet.
+   characters, visible span boxes, characters per font; list sizeable images (resource list
+   first, nearly free; `get_image_info` only when the page references images). No render.
 2. Invisible layer: if most text is invisible, the page is a scan with an OCR layer that
    nobody proof-read (handwriting scans carry plenty of confident nonsense). Agreement with
    the picture cannot be shown cheaply, so the safe route is `ocr`.
 3. Text quality of the visible layer (`words.measure_text`): broken characters (U+FFFD,
    private use, control codes, `(cid:N)`, `/31` glyph ids), plausible-word share per script,
    letter-frequency cross-entropy (shifted / scrambled letter maps), UTF-8 mojibake, and text
-   in fonts without a Unicode map. Any failure -> `ocr`.
+   in fonts without a Unicode map (looked up only when the words are doubtful). Any
+   failure -> `ocr`.
 4. Text painted under a later image (paint-order log, only when a sizeable image exists):
    a hidden OCR layer under a scan -> `ocr`.
-5. Fast path: plenty of healthy text, no sizeable image, no near-white text -> `text_layer`
-   without rendering (a born-digital page costs one dict walk and a few regexes).
-6. Otherwise render small and grayscale (`ink`): too little text -> `blank` if the page has
-   (almost) no ink, else `ocr` (a scan, or a scan whose only text is a header or page number
-   still has text in the picture: step 7 catches it when the header passes the text bar);
-   visible text over blank paper -> the layer says what the page does not show -> `ocr`.
+5. Fast path: plenty of healthy text (`fast_path_min_chars`), no sizeable image, no
+   near-white text -> `text_layer` without rendering (one dict walk and a few regexes).
+6. Otherwise look at the page. A full small grayscale render when the page is in question
+   (sparse text, near-white text, pictures over much of it, /Rotate): too little text ->
+   `blank` if there is (almost) no ink, else `ocr`; visible text over blank paper -> the
+   layer says what the page does not show -> `ocr`; a sparse page without pictures whose
+   ink outside the layer forms rows of letters -> text drawn as outlines -> `ocr`.
+   Pages with enough text render only their pictures (clips).
 7. Pictures: blank out the spans the layer already covers and look for letter-sized blobs in
-   rows inside each sizeable image. Pictures that hold text and cover much of the page ->
-   `ocr` (a scan with a little text); smaller ones -> `mixed` with their boxes as
-   `ocr_regions`; none -> `text_layer`.
+   rows inside each sizeable image. Pictures holding text that cover much of the page while
+   the layer is small (a scan stamped with a header and page number, a slide that is one
+   screenshot) -> `ocr`; otherwise -> `mixed` with their boxes as `ocr_regions`; none ->
+   `text_layer`.
 """
 
 from __future__ import annotations
