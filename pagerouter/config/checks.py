@@ -140,7 +140,7 @@ class EscalationConfig(StrictModel):
         description="Median filter size (odd px; 0 = off) applied before Tesseract: its binarisation turns scan "
         "noise into speckles it then reads as text (measured: CER 0.99 -> 0.0, 16 s -> 1.6 s on a noisy scan).",
     )
-    tesseract_timeout_s: float = Field(default=60.0, description="Seconds before one Tesseract call is killed.")
+    tesseract_timeout_s: float = Field(default=30.0, description="Seconds before one Tesseract call is killed.")
     tesseract_psm: int = Field(default=3, description="Tesseract page segmentation mode (3 = fully automatic).")
     tesseract_fallback_lang: str = Field(
         default="eng", description="Language pack used when the page's script is unknown or none of its packs is installed."
