@@ -120,9 +120,9 @@ class TablesConfig(StrictModel):
     min_grid_row_share: float = Field(
         default=0.7, ge=0, le=1, description="Share of rows split into 2+ cells needed to read a text region as a table."
     )
-    max_cell_fill: float = Field(
-        default=0.8, gt=0, le=1,
-        description="Median line width / column width above which a grid of lines is columns of prose, not a table.",
+    max_cell_chars: float = Field(
+        default=24.0, gt=0,
+        description="Median characters per box above which a grid of lines is columns of prose, not a table.",
     )
     column_gap_px: float = Field(
         default=12.0, ge=0, description="Horizontal gap (pixels at the reader's render) that separates OCR-box columns."

@@ -99,15 +99,8 @@ def looks_like_grid(lines: list[OcrLine], cfg: TablesConfig) -> bool:
     multi = sum(1 for r in grid if sum(1 for c in r if c) >= 2)
     if multi / len(grid) < cfg.min_grid_row_share:
         return False
-    # Columns of prose are filled edge to edge by their lines; table cells mostly are not.
-    bands = _bands(lines, cfg.column_gap_px)
-    fills = []
-    for ln in lines:
-        cx = (ln.bbox[0] + ln.bbox[2]) / 2
-        band = next((b for b in bands if b[0] <= cx <= b[1]), None)
-        if band:
-            fills.append((ln.bbox[2] - ln.bbox[0]) / max(1.0, band[1] - band[0]))
-    return bool(fills) and float(np.median(fills)) <= cfg.max_cell_fill
+    # Lines of prose columns are long; table cells are mostly short.
+    return float(np.median([len(ln.text) for ln in lines])) <= cfg.max_cell_chars
 
 
 def to_markdown(cells: list[list[str]]) -> str:
