@@ -370,7 +370,7 @@ def _witness_result(w: Witness, usable: list[Witness]) -> CheckResult:
         state = f"not used: {w.error}"
     elif w.failed_checks:
         state = ("used as fallback despite: " if used else "dropped, its own checks failed: ") + "; ".join(
-            c.reason for c in w.failed_checks[:3])
+            f"{c.name}: {c.reason}" for c in w.failed_checks[:3])
     elif not w.text.strip():
         state = "read nothing"
     else:
