@@ -50,6 +50,7 @@ COMPANION_SCRIPTS: dict[str, frozenset[str]] = {
     "Cyrillic": frozenset({"Cyrillic"}),
     "Han": frozenset({"Han", "Kana", "Hangul"}),
     "Kana": frozenset({"Kana", "Han"}),
+    "Japanese": frozenset({"Kana", "Han"}),  # the OCR script table's name for Kana+Han pages
     "Hangul": frozenset({"Hangul", "Han"}),
     "Arabic": frozenset({"Arabic"}),
     "Hebrew": frozenset({"Hebrew"}),
