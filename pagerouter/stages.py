@@ -69,6 +69,7 @@ class Reading:
     checks: list[CheckResult] = field(default_factory=list)
     engine: str = ""
     timings: dict[str, float] = field(default_factory=dict)
+    script: str | None = None  # script the reader found/assumed (Latin, Cyrillic, Han, ...)
 
     @property
     def flagged(self) -> bool:
