@@ -136,7 +136,7 @@ def test_scan_without_text_goes_to_ocr():
     d = triage(fx.scan_pdf(SCAN_LINES))
     assert d.route == "ocr"
     assert "min_chars_for_text_layer" in reasons(d)
-    assert d.scores["ink_share"] > CFG.blank_max_ink_share
+    assert d.scores["content_marks"] > CFG.blank_max_marks
 
 
 def test_scan_with_invisible_wrong_layer_goes_to_ocr():
@@ -163,7 +163,53 @@ def test_scan_with_only_header_and_page_number_goes_to_ocr():
 def test_blank_page():
     d = triage(fx.blank_pdf())
     assert d.route == "blank"
-    assert "blank_max_ink_share" in reasons(d)
+    assert "blank_max_marks" in reasons(d)
+    assert d.scores["content_marks"] == 0
+
+
+# A page showing one short line, a stamp or a signature is not blank, however little of its area
+# is ink (0.2% for one line): losing it silently is the worst outcome. Emptiness that is not
+# white (scanner grain and dust, tinted paper, a shadow at the edge) is still blank.
+
+
+@pytest.mark.parametrize("dpi", [100, 150])
+def test_scan_of_one_short_line_is_not_blank(dpi):
+    d = triage(fx.one_line_scan_pdf(dpi))
+    assert d.route == "ocr", reasons(d)
+    assert d.scores["ink_share"] < 0.01  # an area share could not tell it from an empty page
+    assert d.scores["content_marks"] > CFG.blank_max_marks
+    assert "could be content" in reasons(d)
+
+
+@pytest.mark.parametrize("frame", [True, False], ids=["framed", "bare"])
+def test_small_stamp_near_a_corner_is_not_blank(frame):
+    d = triage(fx.stamp_scan_pdf("PAID", frame=frame))
+    assert d.route == "ocr", reasons(d)
+    assert d.scores["largest_mark_pt"] >= CFG.blank_min_mark_pt or d.scores["content_marks"] > CFG.blank_max_marks
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: fx.noisy_empty_scan_pdf(100, 0.05),
+        lambda: fx.noisy_empty_scan_pdf(200, 0.08),
+        lambda: fx.edge_shadow_scan_pdf(100),
+        lambda: fx.edge_shadow_scan_pdf(150, width=0.15, noise=0.05),
+        fx.grey_empty_scan_pdf,
+    ],
+    ids=["noisy-100dpi", "noisy-200dpi", "edge-shadow", "wide-edge-shadow", "uniform-grey"],
+)
+def test_empty_scans_with_noise_shadow_or_tone_are_blank(build):
+    d = triage(build())
+    assert d.route == "blank", reasons(d)
+    assert d.scores["content_marks"] <= CFG.blank_max_marks
+    assert d.scores["largest_mark_pt"] < CFG.blank_min_mark_pt
+
+
+def test_blank_thresholds_decide():
+    """The mark thresholds are what decides: allowing many marks makes the one-line scan blank."""
+    loose = TriageConfig(blank_max_marks=1000, blank_min_mark_pt=1000)
+    assert triage(fx.one_line_scan_pdf(150), loose).route == "blank"
 
 
 # --- pictures -----------------------------------------------------------------------------------

@@ -239,3 +239,70 @@ def blank_pdf() -> bytes:
     doc = pymupdf.open()
     synth.add_blank_page(doc)
     return _bytes(doc)
+
+
+# --- nearly empty scans: content that is small, and emptiness that is not white ---------------
+
+
+def _scan_page_pdf(gray: np.ndarray) -> bytes:
+    """A page that is one full-page scan image (A4) of the given grey pixels."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=synth.A4[0], height=synth.A4[1])
+    page.insert_image(page.rect, stream=_png(gray))
+    return _bytes(doc)
+
+
+def _scan_gray(dpi: int, *, noise: float = 0.0, base: float = 255.0, seed: int = 0) -> np.ndarray:
+    w, h = round(synth.A4[0] / 72 * dpi), round(synth.A4[1] / 72 * dpi)
+    img = np.full((h, w), base, dtype=np.float32)
+    if noise:
+        img += np.random.default_rng(seed).normal(0, 255 * noise, img.shape)
+    return img
+
+
+def one_line_scan_pdf(dpi: int) -> bytes:
+    """A scan showing one short line of text and nothing else."""
+    doc = pymupdf.open()
+    synth.add_scanned_page(doc, ["A scanned page with text only in the picture."], dpi=dpi)
+    return _bytes(doc)
+
+
+def stamp_scan_pdf(word: str = "PAID", dpi: int = 100, frame: bool = True, fontsize: float = 14) -> bytes:
+    """A noisy empty scan with a small rubber stamp (one short word, optionally framed) near a corner."""
+    src = pymupdf.open()
+    pg = src.new_page(width=synth.A4[0], height=synth.A4[1])
+    x, y = synth.A4[0] - 120, synth.A4[1] - 80
+    if frame:
+        pg.draw_rect(pymupdf.Rect(x - 6, y - 16, x + 52, y + 6), color=(0, 0, 0), width=1.5)
+    pg.insert_text((x, y), word, fontsize=fontsize, fontname="hebo")
+    pix = pg.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY)
+    stamp = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.height, pix.width).astype(np.float32)
+    img = _scan_gray(dpi, noise=0.03) - (255.0 - stamp[: round(synth.A4[1] / 72 * dpi), : round(synth.A4[0] / 72 * dpi)])
+    return _scan_page_pdf(np.clip(img, 0, 255).astype(np.uint8))
+
+
+def noisy_empty_scan_pdf(dpi: int = 100, noise: float = 0.05) -> bytes:
+    """An empty page through a noisy scanner: grain plus a few dust specks."""
+    img = _scan_gray(dpi, noise=noise)
+    rng = np.random.default_rng(7)
+    for _ in range(40):  # dust: 1-2 pixel dark specks
+        yy, xx = rng.integers(20, img.shape[0] - 20), rng.integers(20, img.shape[1] - 20)
+        img[yy : yy + rng.integers(1, 3), xx : xx + rng.integers(1, 3)] = 40
+    return _scan_page_pdf(np.clip(img, 0, 255).astype(np.uint8))
+
+
+def edge_shadow_scan_pdf(dpi: int = 100, width: float = 0.06, noise: float = 0.03) -> bytes:
+    """An empty scan with a dark shadow along the left and top edges (book gutter, lid gap) on
+    light grey paper."""
+    img = _scan_gray(dpi, noise=noise, base=225.0)
+    h, w = img.shape
+    band = int(width * w)
+    ramp = np.linspace(200.0, 0.0, band)[None, :]  # darkest at the edge, fading inwards
+    img[:, :band] -= ramp
+    img[: band // 2, :] -= np.linspace(150.0, 0.0, band // 2)[:, None]
+    return _scan_page_pdf(np.clip(img, 0, 255).astype(np.uint8))
+
+
+def grey_empty_scan_pdf(dpi: int = 100) -> bytes:
+    """An empty page scanned as uniform mid-grey (tinted paper, dark scanner setting)."""
+    return _scan_page_pdf(np.clip(_scan_gray(dpi, noise=0.02, base=140.0), 0, 255).astype(np.uint8))

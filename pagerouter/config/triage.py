@@ -36,8 +36,37 @@ class TriageConfig(StrictModel):
         default=3_000_000, gt=0, description="Cap on render size; the DPI is lowered for larger pages (memory bound)."
     )
     ink_gray_level: int = Field(default=190, ge=1, le=255, description="A render pixel darker than this gray level is ink.")
-    blank_max_ink_share: float = Field(
-        default=0.002, ge=0, le=1, description="A page without text whose ink share is at most this is blank."
+    blank_mark_contrast: int = Field(
+        default=40,
+        ge=1,
+        le=255,
+        description="On a page without text, ink counts as a mark only where it is at least this many gray levels "
+        "darker than its ~12 pt surroundings (so uniform grey, tinted paper and soft shadows are not marks).",
+    )
+    blank_max_marks: int = Field(
+        default=2,
+        ge=0,
+        description="A page without text is blank only if it shows at most this many letter-sized marks (dust, a "
+        "punch hole); a line of text, a stamp or a page number is more. Marks touching the page edge (scanner "
+        "shadows, borders) and specks below text_component_min_height_pt are not counted.",
+    )
+    blank_min_mark_pt: float = Field(
+        default=8.0,
+        gt=0,
+        description="A page without text is blank only if its largest mark is shorter than this (points): one "
+        "signature, initial or capital letter is content.",
+    )
+    blank_max_mark_elongation: float = Field(
+        default=15.0,
+        gt=1,
+        description="A mark whose long side is at least this times its short side is a line (a fold, the inner "
+        "edge of a shadow), not content.",
+    )
+    blank_edge_margin_pt: float = Field(
+        default=10.0,
+        ge=0,
+        description="Marks reaching into this outer margin of the page (points) are scanner shadows, borders or "
+        "punched edges, not content, when deciding whether a page without text is blank.",
     )
 
     # --- text quality ----------------------------------------------------------------------

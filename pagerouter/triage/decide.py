@@ -20,7 +20,9 @@ Design (cheapest evidence first; each step can settle the page):
    near-white text -> `text_layer` without rendering (one dict walk and a few regexes).
 6. Otherwise look at the page. A full small grayscale render when the page is in question
    (sparse text, near-white text, pictures over much of it, /Rotate): too little text ->
-   `blank` if there is (almost) no ink, else `ocr`; visible text over blank paper -> the
+   `blank` only if the page shows no ink that could be content (`ink.content_marks`: no
+   letter-sized marks standing out from their surroundings beyond dust, away from the page
+   edge; an area share would lose a page with one line, a stamp or a signature), else `ocr`; visible text over blank paper -> the
    layer says what the page does not show -> `ocr`; a sparse page without pictures whose
    ink outside the layer forms rows of letters -> text drawn as outlines -> `ocr`.
    Pages with enough text render only their pictures (clips).
@@ -175,39 +177,42 @@ def triage_page(page: pymupdf.Page, textdict: dict, cfg: TriageConfig) -> Triage
     if full:
         # sparse pages without pictures are looked at closely too: their content may be drawn
         # (text converted to outlines) rather than written
-        dpi = cfg.image_dpi if pics or (sparse and enough_text) else cfg.ink_dpi
+        # pages without enough text are looked at at image_dpi too: whether they are blank
+        # is decided by letter-sized marks, which must be a few pixels tall to be seen
+        dpi = cfg.image_dpi if pics or sparse else cfg.ink_dpi
         rnd = inkmod.render_gray(page, dpi, cfg.max_render_pixels)
         ink = inkmod.ink_share(rnd, cfg.ink_gray_level)
         scores["ink_share"] = ink
         scores["render_dpi"] = rnd.scale * 72.0
         if not enough_text:
-            if ink <= cfg.blank_max_ink_share:
+            marks = _marks(rnd, cfg, scores)
+            if not marks.is_content(cfg.blank_max_marks, cfg.blank_min_mark_pt):
                 return decide(
                     "blank",
                     [
                         f"{lay.visible_chars} visible characters (< min_chars_for_text_layer="
-                        f"{cfg.min_chars_for_text_layer}) and ink on {_pct(ink)} of the page (<= blank_max_ink_share="
-                        f"{cfg.blank_max_ink_share})"
+                        f"{cfg.min_chars_for_text_layer}) and no ink that could be content: {_marks_text(marks, cfg)}"
                     ],
                 )
             return decide(
                 "ocr",
                 [
                     f"only {lay.visible_chars} visible characters (< min_chars_for_text_layer="
-                    f"{cfg.min_chars_for_text_layer}) but ink on {_pct(ink)} of the page (> blank_max_ink_share="
-                    f"{cfg.blank_max_ink_share}): the content is a picture"
+                    f"{cfg.min_chars_for_text_layer}) but the page shows ink that could be content: "
+                    f"{_marks_text(marks, cfg)}; the content is a picture"
                 ],
             )
         inkless = inkmod.inkless_text_share(rnd, lay.spans, cfg.ink_gray_level)
         scores["inkless_text_share"] = inkless
         if inkless > cfg.max_inkless_text_share:
-            route = "blank" if ink <= cfg.blank_max_ink_share else "ocr"
+            marks = _marks(rnd, cfg, scores)
+            empty = not marks.is_content(cfg.blank_max_marks, cfg.blank_min_mark_pt)
             return decide(
-                route,
+                "blank" if empty else "ocr",
                 [
                     f"{_pct(inkless)} of the visible characters sit where the page shows no ink (inkless_text_share > "
                     f"max_inkless_text_share={cfg.max_inkless_text_share}): the text layer says what the page does "
-                    "not show" + ("; the page itself is empty" if route == "blank" else "")
+                    "not show; " + ("the page itself is empty: " if empty else "the page shows: ") + _marks_text(marks, cfg)
                 ],
             )
         renders = [rnd] * min(len(pics), cfg.max_pictures_checked)
@@ -249,6 +254,25 @@ def triage_page(page: pymupdf.Page, textdict: dict, cfg: TriageConfig) -> Triage
     tail = f"; {len(pics)} sizeable picture(s) hold no text-like rows" if pics else ""
     inktxt = f"; ink on {_pct(ink)} of the page" if ink is not None else ""
     return decide("text_layer", [f"healthy text layer: {healthy}{inktxt}{tail}"], q.script)
+
+
+def _marks(rnd: inkmod.Render, cfg: TriageConfig, scores: dict[str, float]) -> inkmod.Marks:
+    m = inkmod.content_marks(
+        rnd, cfg.ink_gray_level, cfg.blank_mark_contrast, cfg.text_component_min_height_pt, cfg.blank_max_mark_elongation,
+        cfg.blank_edge_margin_pt,
+    )
+    scores["content_marks"] = float(m.count)
+    scores["largest_mark_pt"] = m.largest_pt
+    return m
+
+
+def _marks_text(m: inkmod.Marks, cfg: TriageConfig) -> str:
+    return (
+        f"{m.count} letter-sized mark(s) (blank allows <= blank_max_marks={cfg.blank_max_marks}), the largest "
+        f"{m.largest_pt:.1f} pt (blank needs < blank_min_mark_pt={cfg.blank_min_mark_pt:g}); {m.speckles} speck(s) "
+        f"ignored as noise; marks within blank_edge_margin_pt={cfg.blank_edge_margin_pt:g} of the edge (shadows), "
+        "long thin lines and uniform tone are not counted"
+    )
 
 
 def _drawn_text(

@@ -65,6 +65,57 @@ def ink_share(rnd: Render, level: int) -> float:
     return float((rnd.gray < level).mean()) if rnd.gray.size else 0.0
 
 
+@dataclass
+class Marks:
+    """Ink structure that could be content on a page without text: dark strokes that stand out
+    from their surroundings, are not specks, and are not the page's edge (scanner shadow)."""
+
+    count: int  # marks at least letter-height
+    largest_pt: float  # longer side of the biggest mark, points
+    speckles: int  # dark specks too small to be a mark (noise), for the reasons
+
+    def is_content(self, max_marks: int, max_mark_pt: float) -> bool:
+        return self.count > max_marks or self.largest_pt >= max_mark_pt
+
+
+def content_marks(
+    rnd: Render, level: int, contrast: int, min_h_pt: float, max_elongation: float, edge_margin_pt: float
+) -> Marks:
+    """Connected dark strokes that could be content (a line of text, a stamp, a signature).
+
+    A pixel is ink when it is darker than `level` *and* at least `contrast` gray levels darker
+    than its ~12 pt neighbourhood: so a uniform grey or dark page (lid open, tinted paper)
+    shows nothing, while letters on it do. Components reaching into the outer `edge_margin_pt`
+    of the page (scanner shadows, black borders, where printers never print) and long thin lines (a fold, a shadow's inner edge) are not
+    counted; specks smaller than `min_h_pt` in both directions are noise.
+    """
+    g = rnd.gray
+    h, w = g.shape
+    if h < 8 or w < 8:
+        return Marks(0, 0.0, 0)
+    s = rnd.scale
+    block = max(3, int(round(12 * s / 2)) * 2 + 1)
+    local = cv2.adaptiveThreshold(g, 1, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY_INV, block, contrast)
+    mask = (local.astype(bool) & (g < level)).astype(np.uint8)
+    if not mask.any():
+        return Marks(0, 0.0, 0)
+    n, _labels, stats, _c = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    st = stats[1:]
+    x, y, cw, ch, area = st[:, 0], st[:, 1], st[:, 2], st[:, 3], st[:, 4]
+    m = int(edge_margin_pt * s)
+    edge = (x <= m) | (y <= m) | (x + cw >= w - m) | (y + ch >= h - m)
+    long_side = np.maximum(cw, ch)
+    short_side = np.maximum(np.minimum(cw, ch), 1)
+    thin_line = long_side >= max_elongation * short_side
+    min_px = max(2.0, min_h_pt * s)
+    big_enough = (long_side >= min_px) & (area >= max(3.0, 0.5 * min_px * min_px))
+    ok = big_enough & ~edge & ~thin_line
+    specks = int((~big_enough).sum())
+    if not ok.any():
+        return Marks(0, 0.0, specks)
+    return Marks(int(ok.sum()), float(long_side[ok].max() / s), specks)
+
+
 def inkless_text_share(rnd: Render, spans: list[Span], level: int) -> float:
     """Share of visible characters whose span box shows no ink at all (white, clipped or
     covered text: the layer says something the page does not show)."""
