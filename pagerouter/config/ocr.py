@@ -71,6 +71,14 @@ class SmallReaderConfig(StrictModel):
     kind: Literal["rapidocr"] = Field(default="rapidocr", description="Small reader engine.")
     render_engine: str = Field(default="rapidocr", description="Key in `render_targets` for the page image size.")
     text_score: float = Field(default=0.5, ge=0, le=1, description="Drop recognised lines scoring below this.")
+    det_limit_type: Literal["max", "min"] = Field(
+        default="max",
+        description="How the detector resizes: `max` caps the longest side at det_limit_side_len (lines are then "
+        "cropped from the full-resolution render for recognition); `min` is RapidOCR's default (upscales small sides).",
+    )
+    det_limit_side_len: int = Field(
+        default=1408, gt=0, description="Detector input side limit in pixels (see det_limit_type)."
+    )
     box_thresh: float = Field(default=0.5, ge=0, le=1, description="Detector box score threshold.")
     unclip_ratio: float = Field(default=1.6, gt=0, description="Detector box expansion (DB unclip).")
     line_direction_classifier: bool = Field(
@@ -123,6 +131,10 @@ class TablesConfig(StrictModel):
     max_cell_chars: float = Field(
         default=24.0, gt=0,
         description="Median characters per box above which a grid of lines is columns of prose, not a table.",
+    )
+    prose_factor: float = Field(
+        default=1.5, gt=0,
+        description="A layout `table` whose median line exceeds max_cell_chars * this is read as text (prose columns).",
     )
     column_gap_px: float = Field(
         default=12.0, ge=0, description="Horizontal gap (pixels at the reader's render) that separates OCR-box columns."

@@ -39,7 +39,10 @@ class OrientationDetector:
         from rapidocr import RapidOCR
 
         self.cfg = cfg
-        self.engine = RapidOCR(params={"Global.log_level": "warning", "Global.use_rec": False})
+        side = cfg.render_target(cfg.orientation.render_engine).longest_side_px or 1024
+        # Detect at the trial render's own size (RapidOCR's default would upscale it to 736 px short side).
+        self.engine = RapidOCR(params={"Global.log_level": "warning", "Global.use_rec": False,
+                                       "Det.limit_type": "max", "Det.limit_side_len": side})
         logging.getLogger("RapidOCR").setLevel(logging.WARNING)
         self._det = self.engine._load_det_model()
         self._cls = self.engine._load_cls_model()

@@ -79,6 +79,8 @@ class RapidOcrReader:
             "Global.text_score": sr.text_score,
             "Global.use_cls": sr.line_direction_classifier,
             "Global.max_side_len": max_side,
+            "Det.limit_type": sr.det_limit_type,
+            "Det.limit_side_len": sr.det_limit_side_len,
             "Det.box_thresh": sr.box_thresh,
             "Det.unclip_ratio": sr.unclip_ratio,
         }

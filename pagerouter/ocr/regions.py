@@ -17,7 +17,7 @@ from ..stages import LayoutResult, OcrTask, Reading, Region
 from .lines import OcrLine, join_text, mean_confidence, merge_rows, sort_lines, split_paragraphs
 from .reading_order import order_boxes
 from .scripts import dominant_script
-from .tables import looks_like_grid
+from .tables import looks_like_grid, looks_like_prose
 
 ROLE_OF = {
     "text": "paragraph", "title": "heading", "figure": "figure", "figure_caption": "caption", "table": "table",
@@ -159,6 +159,8 @@ def read_task_with_lines(
                     continue
             if kind in ("text", "reference") and tables is not None and looks_like_grid(rlines, cfg.tables):
                 kind = "table"  # an unruled table the layout model called text: keep its grid
+            elif kind == "table" and looks_like_prose(rlines, cfg.tables):
+                kind = "text"  # columns of prose the layout model called a table
             if kind == "table":
                 if tables is not None and rlines:
                     x0, y0 = int(max(0, region.bbox[0])), int(max(0, region.bbox[1]))

@@ -103,6 +103,13 @@ def looks_like_grid(lines: list[OcrLine], cfg: TablesConfig) -> bool:
     return float(np.median([len(ln.text) for ln in lines])) <= cfg.max_cell_chars
 
 
+def looks_like_prose(lines: list[OcrLine], cfg: TablesConfig) -> bool:
+    """Long lines (median over `max_cell_chars` * `prose_factor`) are running text, not cells."""
+    if len(lines) < 3:
+        return False
+    return float(np.median([len(ln.text) for ln in lines])) > cfg.max_cell_chars * cfg.prose_factor
+
+
 def to_markdown(cells: list[list[str]]) -> str:
     if not cells:
         return ""
