@@ -16,12 +16,18 @@ import cv2
 import numpy as np
 
 from ..config.ocr import OcrConfig
+from ..model import CheckResult
 from ..stages import LayoutResult, OcrTask, Region
 from .orientation import OrientationDetector
 from .reading_order import order_boxes
 from .regions import upright
 
 KINDS = {"text", "title", "figure", "figure_caption", "table", "table_caption", "header", "footer", "reference", "equation"}
+
+
+def orientation_check(o) -> CheckResult:
+    """The orientation trial as evidence on the page (passes: it records, it does not flag)."""
+    return CheckResult(name="orientation", passed=True, score=float(o.rotation), reason=o.reason)
 
 
 def _quiet(prefix: str) -> None:
@@ -49,13 +55,11 @@ class RapidLayoutEngine:
         _quiet("rapid_layout")
         self.orientation = OrientationDetector(cfg) if cfg.orientation.enabled else None
         self.version = f"rapid-layout {_pkg_version('rapid-layout')} {cfg.layout.model_type}"
-        self.last_orientation = None
 
     def detect_batch(self, tasks: list[OcrTask]) -> list[LayoutResult]:
         return [self.detect(t) for t in tasks]
 
     def detect(self, task: OcrTask) -> LayoutResult:
-        self.last_orientation = None  # evidence of this task's orientation trial (read by LocalOcr)
         if task.decision.route == "mixed" and task.decision.ocr_regions:
             s = task.scale
             regions = [Region("figure", (x0 * s, y0 * s, x1 * s, y1 * s), 1.0, k)
@@ -63,13 +67,14 @@ class RapidLayoutEngine:
             return LayoutResult(0, regions, self.name)
         if task.ink < self.cfg.blank_ink:
             return LayoutResult(0, [], self.name)
-        rotation = 0
+        rotation, evidence = 0, []
         if self.orientation is not None:
             o = self.orientation.detect(task.image)
-            self.last_orientation = o
             rotation = o.rotation
+            evidence.append(orientation_check(o))
         image = upright(task.image, rotation)
         result = LayoutResult(rotation, self.regions(image), self.name)
+        result.evidence = evidence  # type: ignore[attr-defined]  # see report: LayoutResult has no field for it
         return result
 
     def regions(self, image: np.ndarray) -> list[Region]:
@@ -108,6 +113,10 @@ class NoLayoutEngine:
     def detect_batch(self, tasks: list[OcrTask]) -> list[LayoutResult]:
         out = []
         for t in tasks:
-            rot = self.orientation.detect(t.image).rotation if self.orientation and t.ink >= self.cfg.blank_ink else 0
-            out.append(LayoutResult(rot, [], self.name))
+            res = LayoutResult(0, [], self.name)
+            if self.orientation is not None and t.ink >= self.cfg.blank_ink:
+                o = self.orientation.detect(t.image)
+                res.rotation = o.rotation
+                res.evidence = [orientation_check(o)]  # type: ignore[attr-defined]
+            out.append(res)
         return out

@@ -20,9 +20,10 @@ from importlib.metadata import version as _pkg_version
 import numpy as np
 
 from ..config.ocr import OcrConfig
+from ..model import CheckResult
 from ..stages import LayoutResult, OcrTask, Reading
 from .lines import OcrLine
-from .scripts import allowed_mask, options_for
+from .scripts import OSD_SCRIPT_NAMES, allowed_mask, options_for
 
 __all__ = ["RapidOcrReader", "OcrLine"]
 
@@ -95,6 +96,7 @@ class RapidOcrReader:
         self.version = f"rapidocr {_pkg_version('rapidocr')} PP-OCRv6 small"
         self.reads_script = {s for s, o in cfg.scripts.table.items() if o.rapidocr}
         self._tables = None
+        self._fallback = None  # Tesseract, for scripts this model cannot read
 
     @property
     def tables(self):
@@ -142,10 +144,80 @@ class RapidOcrReader:
         return [self.read_task(t, lay) for t, lay in zip(tasks, layouts)]
 
     def read_task(self, task: OcrTask, layout: LayoutResult, script: str | None = None) -> Reading:
-        """Read one task with its layout: blocks in upright page points, in reading order."""
-        from .regions import read_task_with_lines
+        """Read one task with its layout: blocks in upright page points, in reading order.
+
+        Blank tasks (ink below `ocr.blank_ink`) give no blocks. The page's script is the
+        triage's (healthy text layer) or `script`; a script the shipped model cannot read goes
+        to the script fallback reader (Tesseract). With no known script and almost nothing
+        read on an inked page, Tesseract OSD is asked for the script first."""
+        from .regions import read_task_with_lines, upright
 
         t0 = time.perf_counter()
-        reading = read_task_with_lines(task, layout, self, self.cfg, script=script, tables=self.tables)
+        cfg = self.cfg
+        evidence = list(getattr(layout, "evidence", []) or [])  # e.g. the orientation trial
+        if task.ink < cfg.blank_ink:
+            return Reading(blocks=[], rotation=0, engine=self.name, script=task.decision.script, checks=evidence + [
+                CheckResult(name="blank", passed=True, score=task.ink, threshold=cfg.blank_ink,
+                            reason=f"ink share {task.ink:.4f} < blank_ink {cfg.blank_ink}: nothing to read")],
+                timings={"read": time.perf_counter() - t0})
+        script = script or task.decision.script
+        opts = options_for(script, cfg.scripts)
+        alt = self._script_reader(script) if opts is not None and not opts.rapidocr else None
+        if alt is not None:
+            reading = read_task_with_lines(task, layout, alt, cfg, script=script, tables=self.tables)
+        else:
+            reading = read_task_with_lines(task, layout, self, cfg, script=script, tables=self.tables)
+            letters = sum(ch.isalpha() for b in reading.blocks for ch in b.text)
+            if (script is None and cfg.scripts.osd_when_unread and letters < cfg.scripts.min_letters
+                    and task.ink >= cfg.scripts.osd_min_ink and task.decision.route != "mixed"):
+                found, why = osd_script(upright(task.image, layout.rotation), cfg.scripts.osd_min_script_conf)
+                evidence.append(CheckResult(
+                    name="script_osd", passed=True, score=float(letters), threshold=float(cfg.scripts.min_letters),
+                    reason=f"{letters} letters read on an inked page; {why}"))
+                o = options_for(found, cfg.scripts)
+                if o is not None and not o.rapidocr:
+                    alt = self._script_reader(found)
+                    if alt is not None:
+                        reading = read_task_with_lines(task, layout, alt, cfg, script=found, tables=self.tables)
+                    else:
+                        evidence.append(CheckResult(name="script_unreadable", passed=False, reason=(
+                            f"page script {found} is not read by {self.name} and no fallback reader is available")))
+        reading.checks = evidence + reading.checks
         reading.timings["read"] = time.perf_counter() - t0
         return reading
+
+    def _script_reader(self, script: str | None):
+        """The reader for scripts the shipped model cannot read (Tesseract), built once; None if
+        Tesseract is unavailable."""
+        if self._fallback is None:
+            try:
+                from .reader_tesseract import TesseractReader
+
+                self._fallback = TesseractReader(self.cfg)
+            except Exception as exc:  # noqa: BLE001 - missing Tesseract: say so, keep going
+                logging.getLogger(__name__).warning("Tesseract reader unavailable (%s)", exc)
+                self._fallback = False
+        return self._fallback or None
+
+
+def osd_script(image: np.ndarray, min_conf: float) -> tuple[str | None, str]:
+    """Tesseract OSD's script guess on an upright image (about 0.4 s at ~1400 px)."""
+    try:
+        import pytesseract
+        from PIL import Image
+
+        h, w = image.shape[:2]
+        f = min(1.0, 1400 / max(h, w))
+        pil = Image.fromarray(image)
+        if f < 1:
+            pil = pil.resize((max(1, int(w * f)), max(1, int(h * f))))
+        osd = pytesseract.image_to_osd(pil, output_type=pytesseract.Output.DICT,
+                                       config="--psm 0 -c min_characters_to_try=5")
+    except Exception as exc:  # noqa: BLE001 - OSD refuses pages with little text
+        msg = str(exc).strip().splitlines()
+        return None, f"OSD gave no answer ({msg[-1][:80] if msg else type(exc).__name__})"
+    name = OSD_SCRIPT_NAMES.get(osd.get("script", ""))
+    conf = float(osd.get("script_conf", 0.0))
+    if name is None or conf < min_conf:
+        return None, f"OSD script {osd.get('script')} conf {conf:.2f} < {min_conf}"
+    return name, f"OSD script {name} conf {conf:.2f}"

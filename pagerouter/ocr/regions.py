@@ -224,6 +224,6 @@ def read_task_with_lines(
             name="foreign_script_chars", passed=True, score=float(suppressed), threshold=None,
             reason=f"{suppressed} characters outside {script} were suppressed at decoding (line confidence lowered)",
         ))
-    reading = Reading(blocks=blocks, rotation=layout.rotation, checks=checks, engine=reader.name)
-    reading.script = script or guess.script  # type: ignore[attr-defined]  # see report: Reading has no field yet
+    reading = Reading(blocks=blocks, rotation=layout.rotation, checks=checks, engine=reader.name,
+                      script=script or guess.script)
     return reading
