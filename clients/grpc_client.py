@@ -94,7 +94,8 @@ class PagerouterGrpcClient:
         try:
             for reply in call:
                 self.last_request_id = reply.request_id
-                yield _item(reply)
+                if reply.WhichOneof("item") is not None:  # an empty reply precedes an error status
+                    yield _item(reply)
         except grpc.RpcError as exc:
             raise _error(exc) from None
 
@@ -149,7 +150,8 @@ class AsyncPagerouterGrpcClient:
         try:
             async for reply in call:
                 self.last_request_id = reply.request_id
-                yield _item(reply)
+                if reply.WhichOneof("item") is not None:
+                    yield _item(reply)
         except grpc.RpcError as exc:
             raise _error(exc) from None
 

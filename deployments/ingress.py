@@ -42,32 +42,26 @@ def _version() -> str:
 
 
 PAGEROUTER_VERSION = _version()
-api = FastAPI(title="pagerouter", version=PAGEROUTER_VERSION)
-
-
-@api.exception_handler(ApiError)
-async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
-    rid = current_request_id()
-    return JSONResponse(error_body(exc.code, exc.message, rid), status_code=exc.status, headers={"X-Request-Id": rid})
-
-
-@api.exception_handler(RequestValidationError)
-async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
-    return await _api_error(request, ApiError(400, "bad_request", f"invalid request: {exc.errors()[:3]}"))
-
-
-@api.exception_handler(StarletteHTTPException)
-async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-    return await _api_error(request, ApiError(exc.status_code, code, str(exc.detail)))
 
 
 _PROBLEM_STATUS = {"bad_input": 422, "bad_pages": 400}
 
 
-@serve.deployment(name="Ingress")
-@serve.ingress(api)
-class Ingress:
+def _grpc_problem(grpc_context, problem: InputProblem) -> None:
+    """Bad input over gRPC: INVALID_ARGUMENT, the message as details, the code in metadata."""
+    if grpc_context is None:
+        return
+    grpc_context.set_code(grpc.StatusCode.INVALID_ARGUMENT)
+    grpc_context.set_details(problem.message)
+    grpc_context.set_trailing_metadata([("error-code", problem.code)])
+
+# Module helpers used by Ingress methods are defined above the class: Serve's ingress wrapper
+# resolves them when the class is built.
+
+
+class IngressCore:
+    """Everything the ingress does; `make_ingress` wraps it with a fresh FastAPI app."""
+
     def __init__(
         self,
         cfg_data: dict,
@@ -152,15 +146,12 @@ class Ingress:
         return doc  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ HTTP
-    @api.get("/healthz")
     async def healthz(self) -> dict:
         return {"status": "ok", "version": PAGEROUTER_VERSION, "app": self.cfg.serve.app_name}
 
-    @api.get("/v1/config")
     async def config(self) -> dict:
         return public_config(self.cfg)
 
-    @api.post("/v1/convert")
     async def convert_http(self, request: Request) -> Response:
         rid = current_request_id()
         data, name, fields = await parse_upload(request, self.cfg.serve.max_upload_mb)
@@ -175,10 +166,9 @@ class Ingress:
         result = await self.collect(data, name, password, pages)
         if isinstance(result, InputProblem):
             raise ApiError(_PROBLEM_STATUS.get(result.code, 400), result.code, result.message)
-        headers = {"X-Request-Id": rid}
         if fmt == "md":
-            return PlainTextResponse(to_markdown(result, self.cfg.output), media_type="text/markdown", headers=headers)
-        return Response(result.model_dump_json(), media_type="application/json", headers=headers)
+            return PlainTextResponse(to_markdown(result, self.cfg.output), media_type="text/markdown")
+        return Response(result.model_dump_json(), media_type="application/json")
 
     async def _stream_http(self, data: bytes, name: str, password: str | None, pages: str | None, rid: str):
         items = self.convert_items(data, name, password, pages)
@@ -200,9 +190,8 @@ class Ingress:
 
                 yield (json.dumps({"type": "error", **error_body("internal", str(exc)[:300], rid)}) + "\n").encode()
 
-        return StreamingResponse(lines(), media_type="application/x-ndjson", headers={"X-Request-Id": rid})
+        return StreamingResponse(lines(), media_type="application/x-ndjson")
 
-    @api.post("/v1/pages")
     async def convert_page_http(self, request: Request) -> Response:
         rid = current_request_id()
         data, name, fields = await parse_upload(request, self.cfg.serve.max_upload_mb)
@@ -210,7 +199,7 @@ class Ingress:
         result = await self.collect(data, name, fields.get("password") or None, str(number))
         if isinstance(result, InputProblem):
             raise ApiError(_PROBLEM_STATUS.get(result.code, 400), result.code, result.message)
-        return Response(result.pages[0].model_dump_json(), media_type="application/json", headers={"X-Request-Id": rid})
+        return Response(result.pages[0].model_dump_json(), media_type="application/json")
 
     # ------------------------------------------------------------------ gRPC
     async def ConvertDocument(self, request: pb.ConvertRequest, grpc_context=None) -> pb.DocumentReply:
@@ -231,6 +220,9 @@ class Ingress:
         ):
             if isinstance(item, InputProblem):
                 _grpc_problem(grpc_context, item)
+                # Serve applies a streaming call's status only with a yielded message: send
+                # one empty reply (no `item`), which clients skip; the call ends INVALID_ARGUMENT.
+                yield pb.StreamReply(request_id=rid)
                 return
             if isinstance(item, DocumentHead):
                 document = item.document
@@ -250,10 +242,46 @@ class Ingress:
         return pb.PageReply(page=proto_model.page_to_proto(result.pages[0]), request_id=rid)
 
 
-def _grpc_problem(grpc_context, problem: InputProblem) -> None:
-    """Bad input over gRPC: INVALID_ARGUMENT, the message as details, the code in metadata."""
-    if grpc_context is None:
-        return
-    grpc_context.set_code(grpc.StatusCode.INVALID_ARGUMENT)
-    grpc_context.set_details(problem.message)
-    grpc_context.set_trailing_metadata([("error-code", problem.code)])
+
+def make_ingress():
+    """A fresh Ingress deployment with its own FastAPI app.
+
+    Built per application: a FastAPI app that has served once (e.g. in-process) holds
+    uvicorn state that cannot be pickled, so a module-level app breaks the second build.
+    """
+    api = FastAPI(title="pagerouter", version=PAGEROUTER_VERSION)
+
+    @api.exception_handler(ApiError)
+    async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
+        rid = current_request_id()
+        return JSONResponse(error_body(exc.code, exc.message, rid), status_code=exc.status)
+
+    @api.exception_handler(RequestValidationError)
+    async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return await _api_error(request, ApiError(400, "bad_request", f"invalid request: {exc.errors()[:3]}"))
+
+    @api.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return await _api_error(request, ApiError(exc.status_code, code, str(exc.detail)))
+
+    @serve.deployment(name="Ingress")
+    @serve.ingress(api)
+    class Ingress(IngressCore):
+        @api.get("/healthz")
+        async def get_healthz(self) -> dict:
+            return await self.healthz()
+
+        @api.get("/v1/config")
+        async def get_config(self) -> dict:
+            return await self.config()
+
+        @api.post("/v1/convert")
+        async def post_convert(self, request: Request) -> Response:
+            return await self.convert_http(request)
+
+        @api.post("/v1/pages")
+        async def post_pages(self, request: Request) -> Response:
+            return await self.convert_page_http(request)
+
+    return Ingress

@@ -17,7 +17,7 @@ from typing import Any
 from ray.serve import Application
 
 from deployments.common import batching_supported
-from deployments.ingress import Ingress
+from deployments.ingress import make_ingress
 from deployments.large_reader import LargeReader
 from deployments.layout import Layout
 from deployments.small_reader import SmallReader
@@ -47,6 +47,8 @@ def deployment_options(s: DeploymentSettings) -> dict[str, Any]:
     actor: dict[str, Any] = {"num_cpus": s.num_cpus}
     if s.num_gpus:
         actor["num_gpus"] = s.num_gpus
+    if s.resources:
+        actor["resources"] = dict(s.resources)
     return {
         "ray_actor_options": actor,
         "autoscaling_config": autoscaling,
@@ -70,7 +72,7 @@ def build_app(cfg: PagerouterConfig, *, local: bool = False) -> Application:
     layout = Layout.options(**deployment_options(s.layout)).bind(data, batching, eager, metrics)
     reader = SmallReader.options(**deployment_options(s.small_reader)).bind(data, batching, eager, metrics)
     large = LargeReader.options(**deployment_options(s.large_reader)).bind(data, eager)
-    return Ingress.options(**deployment_options(s.ingress)).bind(data, triage, layout, reader, large, local)
+    return make_ingress().options(**deployment_options(s.ingress)).bind(data, triage, layout, reader, large, local)
 
 
 def app_builder(args: dict[str, Any]) -> Application:

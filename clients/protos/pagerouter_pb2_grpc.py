@@ -63,6 +63,7 @@ class PageRouterServicer:
 
     def StreamDocument(self, request, context):
         """One message per page, in page order, as pages finish; then one `summary` message.
+        Bad input: one reply without `item`, then status INVALID_ARGUMENT.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

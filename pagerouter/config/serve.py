@@ -23,6 +23,11 @@ class DeploymentSettings(StrictModel):
         description="GPUs reserved per replica. On a cluster without GPUs a replica asking for one never starts: "
         "only the LargeReader tolerates that (its calls time out and pages fall back, flagged).",
     )
+    resources: dict[str, float] = Field(
+        default_factory=dict,
+        description="Custom Ray resources per replica, to pin a deployment to a node type "
+        "(e.g. {triage_node: 0.01} with cluster.yaml's CPU workers).",
+    )
     min_replicas: int = Field(default=1, ge=0, description="Autoscaling floor (0 = scale to zero when idle).")
     max_replicas: int = Field(default=1, ge=1, description="Autoscaling ceiling.")
     initial_replicas: int | None = Field(
