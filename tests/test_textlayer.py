@@ -225,3 +225,49 @@ def test_real_corpus_reads_without_error():
                 assert [b.order for b in blocks] == list(range(len(blocks))), f"{path.name} p{page.number + 1}"
                 pages += 1
     assert pages > 100, f"only {pages} pages read in {time.perf_counter() - t0:.1f}s"
+
+
+def test_three_column_prose_is_not_a_table(monkeypatch):
+    """Narrow ragged prose columns have short lines aligned in rows, like a table: they must
+    stay paragraphs, and cost no table work (no word extraction)."""
+    from pagerouter.synth import LOREM
+
+    d = pymupdf.open()
+    add_text_page(d, [LOREM, LOREM[:239], LOREM] * 2, title="Section 18", header="Annual report", footer="18", columns=3)
+    td = extract_textdict(d[0])
+    words = {"n": 0}
+    real_gt = pymupdf.Page.get_text
+
+    def counting_get_text(self, option="text", *a, **k):
+        words["n"] += option == "words"
+        return real_gt(self, option, *a, **k)
+
+    monkeypatch.setattr(pymupdf.Page, "get_text", counting_get_text)
+    blocks = read_text_layer(d[0], td, 1, CFG)
+    assert not [b for b in blocks if b.role == "table"]
+    assert words["n"] == 0
+    assert "quarterly figures" in body_text(blocks)
+
+
+def test_repeated_title_in_heading_type_is_not_a_running_header():
+    d = pymupdf.open()
+    for i in range(6):
+        add_text_page(d, [F.put.__doc__ or "Body text of the page. " * 20], title=f"Section {i + 1}", header="Annual report 2026", footer=str(i + 1))
+    fm = FurnitureModel.from_document(d, list(range(1, 7)), CFG)
+    blocks = read(d[2], fm)
+    roles = {b.text: b.role for b in blocks}
+    assert roles["Annual report 2026"] == "header"
+    assert roles["Section 3"] == "heading"
+
+
+def test_rules_from_the_text_dict_vectors(doc, monkeypatch):
+    """With vector collection in the shared extraction, tables come from the dict's vector
+    blocks (no second run of the page) and read the same."""
+    from pagerouter import pagetext
+
+    d, _ = doc
+    before = [b.text for b in read(d[3]) if b.role == "table"]
+    monkeypatch.setattr(pagetext, "TEXT_FLAGS", pagetext.TEXT_FLAGS | pymupdf.TEXT_COLLECT_VECTORS)
+    monkeypatch.setattr(pymupdf.Page, "get_bboxlog", lambda self, *a, **k: pytest.fail("page run twice"))
+    after = [b.text for b in read(d[3]) if b.role == "table"]
+    assert after == before and after

@@ -10,7 +10,8 @@ Pipeline of one page (all cheap unless a table candidate shows up):
    their baseline (lines.py);
 2. headers/footers/page numbers flagged from the FurnitureModel (furniture.py); they stay
    as blocks with their role, outside the body reading order (top ones first, bottom last);
-3. rules, images and drawing clusters from one `get_bboxlog()` (graphics.py); table
+3. rules, images and drawing clusters (graphics.py: the dict's vector blocks, or one
+   `get_bboxlog()`); table
    candidates from rules or aligned text, cells from word positions (tables.py);
 4. reading order of lines, tables and figures by a column-aware XY cut (order.py);
 5. paragraphs, hyphenation joins, roles: heading (level by document size ladder), list_item,
@@ -104,7 +105,7 @@ def read_text_layer(
     derot = page.derotation_matrix if page.rotation else None
     lines = merge_fragments(extract_lines(textdict, cfg, rot), cfg)
     em = _body_size(lines)
-    g = read_graphics(page, rot, cfg)
+    g = read_graphics(page, rot, cfg, textdict)
     # ruled tables first: their rows may reach into the header/footer bands
     found: list[Table] = []
     if cfg.detect_tables:

@@ -132,7 +132,8 @@ class FurnitureModel:
                 continue
             if is_page_number(ln.text):
                 ln.role = "page_number"
-            elif top and _matches(_key(ln, 0.0), self.headers):
+            elif top and ln.size < cfg.heading_size_ratio * body_size and _matches(_key(ln, 0.0), self.headers):
+                # (a repeated line in heading type, "Section 3" on every page, is a heading)
                 ln.role = "header"
             elif bottom and _matches(_key(ln, page_height), self.footers):
                 ln.role = "footer"

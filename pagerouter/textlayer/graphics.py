@@ -13,7 +13,9 @@ import numpy as np
 import pymupdf
 from scipy import ndimage
 
+from .. import pagetext
 from ..config.textlayer import TextLayerConfig
+from ..triage.layer import paint_log
 
 Rect4 = tuple[float, float, float, float]
 _THIN = 2.5
@@ -28,15 +30,32 @@ class Graphics:
     skipped_reason: str = ""
 
 
-def read_graphics(page: pymupdf.Page, rot: pymupdf.Matrix | None, cfg: TextLayerConfig) -> Graphics:
+def vectors_in_textdict() -> bool:
+    """True when `extract_textdict` collects vector drawings (type 3 blocks) with the text."""
+    return bool(pagetext.TEXT_FLAGS & pymupdf.TEXT_COLLECT_VECTORS)
+
+
+def read_graphics(
+    page: pymupdf.Page, rot: pymupdf.Matrix | None, cfg: TextLayerConfig, textdict: dict | None = None
+) -> Graphics:
     g = Graphics()
     W, H = page.rect.width, page.rect.height
     page_area = W * H
-    log = page.get_bboxlog()
-    many = len(log) > cfg.max_graphics_items
+    items: list[tuple[str, tuple]] = []
+    has_images = bool(page.get_images())
+    if textdict is not None and vectors_in_textdict():
+        for b in textdict.get("blocks", ()):
+            if b.get("type") == 3:
+                items.append(("stroke-path" if b.get("stroked") else "fill-path", b["bbox"]))
+        if has_images:
+            items += [(k, box) for k, box in paint_log(page) if k == "fill-image"]
+    else:
+        items = paint_log(page) if has_images else page.get_bboxlog()
+    many = len(items) > cfg.max_graphics_items
     if many:
-        g.skipped_reason = f"{len(log)} drawing operations (> {cfg.max_graphics_items}): rules and vector figures not analysed"
-    for kind, box in log:
+        g.skipped_reason = f"{len(items)} drawing operations (> {cfg.max_graphics_items}): rules and vector figures not analysed"
+    page_rect = pymupdf.Rect(0, 0, W, H)
+    for kind, box in items:
         if kind == "fill-image":
             pass
         elif many or kind not in ("fill-path", "stroke-path"):
@@ -44,7 +63,7 @@ def read_graphics(page: pymupdf.Page, rot: pymupdf.Matrix | None, cfg: TextLayer
         r = pymupdf.Rect(box)
         if rot is not None:
             r = r * rot
-        r = r & pymupdf.Rect(0, 0, W, H)
+        r = r & page_rect
         if r.is_empty and not (r.width > 0 or r.height > 0):
             continue
         t = (r.x0, r.y0, r.x1, r.y1)

@@ -12,7 +12,7 @@ import functools
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 import pymupdf
 
@@ -100,53 +100,91 @@ def _is_mono(span: dict[str, Any]) -> bool:
     return any(m in name for m in _MONO_NAMES)
 
 
-def extract_lines(textdict: dict[str, Any], cfg: TextLayerConfig, rotation_matrix: pymupdf.Matrix | None) -> list[Line]:
-    """Every visible line fragment of the page (bboxes in displayed coordinates)."""
+def extract_lines(
+    textdict: dict[str, Any],
+    cfg: TextLayerConfig,
+    rotation_matrix: pymupdf.Matrix | None,
+    hidden: Sequence[tuple[float, float, float, float]] = (),
+) -> list[Line]:
+    """Every visible line fragment of the page (bboxes in displayed coordinates).
+
+    `hidden`: boxes (unrotated page space, as in the dict) of text painted over by a later
+    image; spans whose centre lies in one are not shown on the page and are skipped.
+    """
     out: list[Line] = []
     rot = rotation_matrix  # None for an unrotated page
+    # Per-line work is kept to one pass over the spans (a dense page has 1-2k lines).
     for block in textdict.get("blocks", ()):
         if block.get("type", 0) != 0:
             continue
         for line in block.get("lines", ()):
             spans = [s for s in line.get("spans", ()) if s.get("text") and _span_visible(s, cfg)]
+            if hidden and spans:
+                spans = [s for s in spans if not _in_any(s["bbox"], hidden)]
             if not spans:
                 continue
-            text = "".join(s["text"] for s in spans)
-            if not text.strip():
-                continue
-            x0 = min(s["bbox"][0] for s in spans)
-            y0 = min(s["bbox"][1] for s in spans)
-            x1 = max(s["bbox"][2] for s in spans)
-            y1 = max(s["bbox"][3] for s in spans)
+            if len(spans) == 1:
+                s0 = spans[0]
+                text = s0["text"]
+                if text.isspace():
+                    continue
+                x0, y0, x1, y1 = s0["bbox"]
+                size = round(s0["size"] * 2) / 2
+                bold, mono = _style(s0.get("font", ""), s0.get("flags", 0))
+            else:
+                text = "".join(s["text"] for s in spans)
+                if text.isspace():
+                    continue
+                x0, y0, x1, y1 = spans[0]["bbox"]
+                size_w: dict[float, int] = {}
+                total = bold_w = mono_w = 0
+                for s in spans:
+                    bx0, by0, bx1, by1 = s["bbox"]
+                    if bx0 < x0:
+                        x0 = bx0
+                    if by0 < y0:
+                        y0 = by0
+                    if bx1 > x1:
+                        x1 = bx1
+                    if by1 > y1:
+                        y1 = by1
+                    w = len(s["text"].strip()) or 1
+                    total += w
+                    sz = round(s["size"] * 2) / 2
+                    size_w[sz] = size_w.get(sz, 0) + w
+                    b, m = _style(s.get("font", ""), s.get("flags", 0))
+                    if b:
+                        bold_w += w
+                    if m:
+                        mono_w += w
+                size = max(size_w, key=size_w.__getitem__) if len(size_w) > 1 else next(iter(size_w))
+                bold = bold_w >= 0.6 * total
+                mono = mono_w >= 0.6 * total
             dx, dy = line.get("dir", (1.0, 0.0))
             if rot is not None:
                 r = pymupdf.Rect(x0, y0, x1, y1) * rot
                 x0, y0, x1, y1 = r.x0, r.y0, r.x1, r.y1
                 v = pymupdf.Point(dx, dy) * pymupdf.Matrix(rot.a, rot.b, rot.c, rot.d, 0, 0)
                 dx, dy = v.x, v.y
-            size_w: dict[float, int] = {}
-            total = bold_w = mono_w = 0
-            for s in spans:
-                w = len(s["text"].strip()) or 1
-                total += w
-                sz = round(s["size"] * 2) / 2
-                size_w[sz] = size_w.get(sz, 0) + w
-                style = _style(s.get("font", ""), s.get("flags", 0))
-                bold_w += w * style[0]
-                mono_w += w * style[1]
-            size = max(size_w.items(), key=lambda kv: kv[1])[0] if len(size_w) > 1 else next(iter(size_w))
-            bold = bold_w >= 0.6 * total
-            mono = mono_w >= 0.6 * total
+            if "\u00a0" in text:
+                text = text.replace("\u00a0", " ")
+            if not text.isascii():
+                text = unicodedata.normalize("NFC", text)
             out.append(
                 Line(
                     x0, y0, x1, y1,
-                    text=unicodedata.normalize("NFC", text.replace("\u00a0", " ")).rstrip(),
+                    text=text.rstrip(),
                     size=size, bold=bold, mono=mono,
                     horizontal=abs(dy) < 0.05 and dx > 0,
                     chars=len(text.strip()),
                 )
             )  # fmt: skip
     return out
+
+
+def _in_any(bbox: tuple, boxes: Sequence[tuple[float, float, float, float]]) -> bool:
+    cx, cy = (bbox[0] + bbox[2]) / 2, (bbox[1] + bbox[3]) / 2
+    return any(b[0] - 1 <= cx <= b[2] + 1 and b[1] - 1 <= cy <= b[3] + 1 for b in boxes)
 
 
 def is_marker_only(text: str) -> bool:

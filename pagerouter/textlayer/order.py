@@ -20,6 +20,7 @@ Paragraphs never continue across a change of column key.
 
 from __future__ import annotations
 
+import statistics
 from typing import Protocol, Sequence
 
 import numpy as np
@@ -125,7 +126,7 @@ def _is_form(cols: list[list[Box]], cfg: TextLayerConfig) -> bool:
                     return True
             continue
         words = [it.words() for it in left + right]
-        if not all(words) or float(np.median(words)) > cfg.form_max_words:
+        if not all(words) or statistics.median(words) > cfg.form_max_words:
             continue
         paired = sum(
             1 for a in left if any(_overlap_y(a, b) > 0.5 * min(a.y1 - a.y0, b.y1 - b.y0) for b in right)

@@ -76,9 +76,10 @@ def starts_new(cur: Para, prev: Line, ln: Line, key: tuple, em: float, cfg: Text
         return ln.x0 <= first.x0 + 0.5
     if ln.x0 - prev.x0 >= cfg.indent_em * em and len(cur.lines) > 1:
         return True  # first-line indent of the next paragraph
-    right = max(x.x1 for x in cur.lines)
-    if len(cur.lines) > 1 and prev.x1 < right - 4 * em and prev.text.rstrip()[-1:] in ".!?:;":
-        return True  # previous line stopped short after a sentence end
+    if len(cur.lines) > 1 and prev.text.rstrip()[-1:] in ".!?:;":
+        # (the paragraph's right edge only matters after a sentence end: computed only then)
+        if prev.x1 < max(x.x1 for x in cur.lines) - 4 * em:
+            return True  # previous line stopped short after a sentence end
     return False
 
 

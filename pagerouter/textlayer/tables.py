@@ -22,9 +22,9 @@ flattened back into paragraphs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+import bisect
 import statistics
+from dataclasses import dataclass, field
 
 import numpy as np
 import pymupdf
@@ -134,18 +134,24 @@ def text_candidates(lines: list[Line], cfg: TextLayerConfig, em: float) -> list[
 
 
 def _prose_columns(frags: list[Line], cuts: list[float]) -> bool:
-    """Justified text columns: every fragment fills its column and holds several words."""
+    """Text columns, not table columns: in most columns the fragments hold several words and
+    either fill the column (justified) or run on from line to line (ragged prose, where most
+    lines continue the sentence of the line above: they start lower-case)."""
     bounds = [-1e9, *cuts, 1e9]
-    full = 0
+    prose = 0
     for i in range(len(bounds) - 1):
-        col = [f for f in frags if bounds[i] <= (f.x0 + f.x1) / 2 < bounds[i + 1]]
+        col = sorted((f for f in frags if bounds[i] <= (f.x0 + f.x1) / 2 < bounds[i + 1]), key=lambda f: f.y0)
         if not col:
             continue
+        if statistics.median([f.words() for f in col]) < 3:
+            continue
         width = max(f.x1 for f in col) - min(f.x0 for f in col)
-        ratio = float(statistics.median([f.width / width for f in col])) if width > 0 else 1.0
-        if ratio >= 0.85 and statistics.median([f.words() for f in col]) >= 3:
-            full += 1
-    return full >= max(2, (len(bounds) - 1) // 2)
+        ratio = statistics.median([f.width / width for f in col]) if width > 0 else 1.0
+        starts = [f.text.lstrip()[:1] for f in col[1:]]
+        runs_on = sum(1 for c in starts if c.islower()) / len(starts) if starts else 0.0
+        if ratio >= 0.85 or (ratio >= 0.5 and runs_on >= 0.5):
+            prose += 1
+    return prose >= max(2, (len(bounds) - 1) // 2)
 
 
 # --------------------------------------------------------------------------- cells
@@ -193,10 +199,10 @@ def build_table(
     prev_band = -1
     for trow in _text_rows_words(words):
         yc = (min(w[1] for w in trow) + max(w[3] for w in trow)) / 2
-        band = int(np.searchsorted(bands, yc))
+        band = bisect.bisect_left(bands, yc)
         cells = [""] * ncols
         for w in sorted(trow, key=lambda w: w[0]):
-            c = int(np.searchsorted(cuts, (w[0] + w[2]) / 2))
+            c = bisect.bisect_left(cuts, (w[0] + w[2]) / 2)
             cells[c] = f"{cells[c]} {w[4]}".strip()
         top = min(w[1] for w in trow)
         h = max(w[3] for w in trow) - top

@@ -194,29 +194,56 @@ def union_share(boxes: list[Box], prect: pymupdf.Rect, grid: int = 64) -> float:
     return float(g.mean())
 
 
-def text_under_images_share(page: pymupdf.Page, min_area_share: float) -> float:
-    """Share of visible text area that a later-painted image covers (MuPDF's paint-order log).
+# The paint-order log runs the whole page through MuPDF (as costly as a text extraction), and
+# both triage and the text-layer reader want it on pages with pictures: keep the last page's.
+_LAST_LOG: tuple[Any, list] | None = None
 
-    Scanners and some converters put the OCR text *under* the scan instead of making it
-    invisible: the dict then calls it visible, but nobody can see it."""
+
+def paint_log(page: pymupdf.Page) -> list:
+    """`page.get_bboxlog()` (paint order, unrotated page space), computed once per page object."""
+    global _LAST_LOG
+    if _LAST_LOG is not None and _LAST_LOG[0] is page:
+        return _LAST_LOG[1]
+    log = page.get_bboxlog()
+    _LAST_LOG = (page, log)
+    return log
+
+
+def hidden_text_boxes(page: pymupdf.Page, min_area_share: float) -> tuple[list[Box], float]:
+    """Boxes (unrotated page space, as in the text dict) of text that a *later* image of at least
+    `min_area_share` of the page covers (>= 80% of the text box), and the total text area.
+
+    Only pages that list images pay for the paint log; others return at once."""
+    if not page.get_images():
+        return [], 0.0
     prect = page.rect
     parea = prect.width * prect.height or 1.0
-    log = page.get_bboxlog()
     texts: list[tuple[int, pymupdf.Rect]] = []
     images: list[tuple[int, pymupdf.Rect]] = []
-    for i, (kind, box) in enumerate(log):
+    for i, (kind, box) in enumerate(paint_log(page)):
         if kind in ("fill-text", "stroke-text"):
             texts.append((i, pymupdf.Rect(box)))
         elif kind == "fill-image":
             r = pymupdf.Rect(box)
             if r.get_area() / parea >= min_area_share:
                 images.append((i, r))
+    total = sum(tr.get_area() for _, tr in texts)
     if not texts or not images:
-        return 0.0
-    total = hidden = 0.0
+        return [], total
+    hidden: list[Box] = []
     for i, tr in texts:
         a = tr.get_area()
-        total += a
         if any(j > i and (tr & ir).get_area() >= 0.8 * a for j, ir in images):
-            hidden += a
-    return hidden / total if total else 0.0
+            hidden.append((tr.x0, tr.y0, tr.x1, tr.y1))
+    return hidden, total
+
+
+def text_under_images_share(page: pymupdf.Page, min_area_share: float) -> float:
+    """Share of visible text area that a later-painted image covers (MuPDF's paint-order log).
+
+    Scanners and some converters put the OCR text *under* the scan instead of making it
+    invisible: the dict then calls it visible, but nobody can see it."""
+    hidden, total = hidden_text_boxes(page, min_area_share)
+    if not hidden or not total:
+        return 0.0
+    return sum((b[2] - b[0]) * (b[3] - b[1]) for b in hidden) / total
