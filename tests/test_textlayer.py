@@ -227,6 +227,23 @@ def test_real_corpus_reads_without_error():
     assert pages > 100, f"only {pages} pages read in {time.perf_counter() - t0:.1f}s"
 
 
+def test_text_painted_under_a_later_image_is_skipped():
+    """Text covered by an opaque picture painted after it is not on the page (a hidden OCR
+    layer under a scan, a covered form field); text painted over the picture is."""
+    d = pymupdf.open()
+    page = d.new_page()
+    F.put(page, 56, 80, "Visible words above the picture.", 10)
+    F.put(page, 120, 200, "Covered words nobody can see.", 10)
+    page.insert_image(pymupdf.Rect(100, 150, 400, 350), stream=F.png_bytes())
+    F.put(page, 120, 300, "Caption printed over the picture.", 10)
+    blocks = read(page)
+    text = body_text(blocks)
+    assert "Covered" not in text
+    assert "Visible words above the picture." in text and "Caption printed over the picture." in text
+    keep = TextLayerConfig(drop_text_under_images=False)
+    assert "Covered" in body_text(read_text_layer(page, extract_textdict(page), 1, keep))
+
+
 def test_three_column_prose_is_not_a_table(monkeypatch):
     """Narrow ragged prose columns have short lines aligned in rows, like a table: they must
     stay paragraphs, and cost no table work (no word extraction)."""

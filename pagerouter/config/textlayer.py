@@ -13,6 +13,17 @@ class TextLayerConfig(StrictModel):
     skip_clipped_text: bool = Field(
         default=True, description="Drop glyphs MuPDF reports as fully clipped away (not shown on the page)."
     )
+    drop_text_under_images: bool = Field(
+        default=True,
+        description="Drop text that a later-painted opaque image covers (not shown on the page: a hidden OCR "
+        "layer under a scan). Costs one paint-order pass, only on pages that list images.",
+    )
+    hidden_text_min_image_share: float = Field(
+        default=0.02,
+        ge=0,
+        le=1,
+        description="Only images covering at least this share of the page are taken to hide the text under them.",
+    )
 
     # --- lines and paragraphs --------------------------------------------------------
     merge_gap_em: float = Field(

@@ -6,8 +6,8 @@
 Pipeline of one page (all cheap unless a table candidate shows up):
 
 1. visible line fragments from the shared `textdict` (invisible text: alpha 0, render
-   mode 3/7, fully clipped glyphs, is skipped: it is not what the page shows), merged on
-   their baseline (lines.py);
+   mode 3/7, fully clipped glyphs, text painted over by a later image, is skipped: it is not
+   what the page shows), merged on their baseline (lines.py);
 2. headers/footers/page numbers flagged from the FurnitureModel (furniture.py); they stay
    as blocks with their role, outside the body reading order (top ones first, bottom last);
 3. rules, images and drawing clusters (graphics.py: the dict's vector blocks, or one
@@ -31,6 +31,7 @@ import pymupdf
 
 from ..config.textlayer import TextLayerConfig
 from ..model import Block
+from ..triage.layer import hidden_text_boxes
 from .furniture import FurnitureModel, is_page_number, normalise
 from .graphics import read_graphics, vector_figures
 from .hyphen import join_lines, page_vocabulary
@@ -103,7 +104,12 @@ def read_text_layer(
     W, H = page.rect.width, page.rect.height
     rot = page.rotation_matrix if page.rotation else None
     derot = page.derotation_matrix if page.rotation else None
-    lines = merge_fragments(extract_lines(textdict, cfg, rot), cfg)
+    # text painted over by a later opaque image is not on the page (a hidden OCR layer under
+    # a scan, a form field covered by a picture); only pages that list images pay for this
+    hidden: list = []
+    if cfg.drop_text_under_images:
+        hidden, _total = hidden_text_boxes(page, cfg.hidden_text_min_image_share)
+    lines = merge_fragments(extract_lines(textdict, cfg, rot, hidden), cfg)
     em = _body_size(lines)
     g = read_graphics(page, rot, cfg, textdict)
     # ruled tables first: their rows may reach into the header/footer bands
