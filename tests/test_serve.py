@@ -189,7 +189,7 @@ def test_unschedulable_large_reader_falls_back_flagged(serve_session, docs):
     assert timeout_check.threshold == GPU_ESCALATION_TIMEOUT_S
     assert p2.blocks, "the small reader's reading is kept"
     assert p1.status == "ok" and p1.route == "text_layer" and not p1.flags
-    assert p3.status == "ok" and not p3.flags
+    assert p3.status == "ok" and not p3.flags, (p3.error, p3.flags)
     assert elapsed < GPU_ESCALATION_TIMEOUT_S + 60
     assert serve_session.replicas("LargeReader", app="gpu") == 0
 
@@ -276,6 +276,7 @@ def test_stage_spans_carry_page_number_and_route(serve_session, docs, http):
         return found if {"pagerouter.triage", "pagerouter.layout", "pagerouter.read"} <= set(found) else None
 
     spans = wait_for(stage_spans, 30, "stage spans in Serve's span files")
-    layout = spans["pagerouter.layout"][-1]
-    assert layout["page.route"] == "ocr" and layout["page.number"] == 2
+    layout = spans["pagerouter.layout"]
+    assert all(a["page.route"] in ("ocr", "mixed") and isinstance(a["page.number"], int) for a in layout)
+    assert any(a["page.number"] == 2 for a in layout)
     assert any(a["page.route"] == "text_layer" for a in spans["pagerouter.triage"])

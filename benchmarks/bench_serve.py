@@ -1,0 +1,159 @@
+"""Serving overhead figures (a benchmark script, not a timed test).
+
+    python benchmarks/bench_serve.py [--requests 200] [--pages 100] [--json out.json]
+
+Measures, on loopback:
+  1. p50/p95 latency of POST /v1/pages and gRPC ConvertPage for one born-digital page, against
+     the same call in-process (the graph in Serve's local testing mode, what the CLI runs).
+     Target: under 30 ms p50 added by serving.
+  2. pages/s for a born-digital PDF of --pages pages over HTTP vs. in-process.
+  3. cold start of the LargeReader from zero replicas (replica start + engine load).
+The in-process figures are taken before Ray starts, in the same process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pymupdf
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pagerouter import synth  # noqa: E402
+from pagerouter.config import PagerouterConfig  # noqa: E402
+
+PARA = ("Serving adds a proxy hop, a handle call to the ingress and a streamed handle call to triage. "
+        "This paragraph is ordinary born-digital text of a typical report page. ") * 3
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def born_digital_pdf(pages: int) -> bytes:
+    doc = pymupdf.open()
+    for i in range(pages):
+        synth.add_text_page(doc, [PARA, f"Page {i + 1} closing sentence."] * 3, title=f"Section {i + 1}")
+    data = doc.tobytes()
+    doc.close()
+    return data
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def timed(fn, n: int) -> list[float]:
+    out = []
+    for _ in range(n):
+        t = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+def summary(ms: list[float]) -> dict:
+    return {"p50_ms": round(pct(ms, 0.5), 2), "p95_ms": round(pct(ms, 0.95), 2), "mean_ms": round(statistics.mean(ms), 2)}
+
+
+def bench_config() -> PagerouterConfig:
+    return PagerouterConfig.model_validate({
+        "serve": {
+            "large_reader": {"min_replicas": 0, "initial_replicas": 0, "max_replicas": 1,
+                             "downscale_delay_s": 2, "downscale_to_zero_delay_s": 2,
+                             "look_back_period_s": 2, "metrics_interval_s": 0.5},
+        }
+    })
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--requests", type=int, default=200, help="single-page requests per protocol")
+    ap.add_argument("--pages", type=int, default=100, help="pages of the throughput PDF")
+    ap.add_argument("--json", type=Path, help="also write the figures here")
+    a = ap.parse_args()
+    cfg = bench_config()
+    one_page, many_pages = born_digital_pdf(1), born_digital_pdf(a.pages)
+    results: dict = {"requests": a.requests, "pages": a.pages}
+
+    # -- in-process (Serve local testing mode), before Ray exists in this process
+    from graph.local import convert_bytes_with_graph
+
+    convert_bytes_with_graph(one_page, "page.pdf", cfg)  # warm
+    results["in_process_page"] = summary(timed(lambda: convert_bytes_with_graph(one_page, "page.pdf", cfg), a.requests))
+    t = time.perf_counter()
+    doc = convert_bytes_with_graph(many_pages, "many.pdf", cfg)
+    results["in_process_pages_per_s"] = round(len(doc.pages) / (time.perf_counter() - t), 1)
+
+    # -- served
+    import httpx
+    import ray
+    from ray import serve
+
+    from clients.grpc_client import PagerouterGrpcClient
+    from clients.http_client import PagerouterHttpClient
+    from graph.builder import build_app, serve_start_options
+
+    cfg.serve.http_port, cfg.serve.grpc_port = _free_port(), _free_port()
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    t = time.perf_counter()
+    ray.init(num_cpus=2 * (os.cpu_count() or 1), include_dashboard=False, log_to_driver=False)
+    try:
+        serve.start(**serve_start_options(cfg.serve))
+        serve.run(build_app(cfg), name=cfg.serve.app_name, route_prefix="/")
+        results["startup_s"] = round(time.perf_counter() - t, 1)
+        url, target = f"http://127.0.0.1:{cfg.serve.http_port}", f"127.0.0.1:{cfg.serve.grpc_port}"
+        with PagerouterHttpClient(url, timeout=120) as h, PagerouterGrpcClient(target, timeout=120) as g:
+            for _ in range(10):  # warm both paths
+                h.convert_page(one_page, 1, filename="page.pdf")
+                g.convert_page(one_page, 1, filename="page.pdf")
+            results["http_page"] = summary(timed(lambda: h.convert_page(one_page, 1, filename="page.pdf"), a.requests))
+            results["grpc_page"] = summary(timed(lambda: g.convert_page(one_page, 1, filename="page.pdf"), a.requests))
+            t = time.perf_counter()
+            doc = h.convert(many_pages, filename="many.pdf")
+            results["http_pages_per_s"] = round(len(doc.pages) / (time.perf_counter() - t), 1)
+        base = results["in_process_page"]["p50_ms"]
+        results["added_p50_ms"] = {
+            "http": round(results["http_page"]["p50_ms"] - base, 2),
+            "grpc": round(results["grpc_page"]["p50_ms"] - base, 2),
+        }
+        # -- LargeReader cold start from zero
+        large = serve.get_deployment_handle("LargeReader", app_name=cfg.serve.app_name)
+
+        def running() -> int:
+            st = serve.status().applications[cfg.serve.app_name].deployments["LargeReader"]
+            return int(st.replica_states.get("RUNNING", 0))
+
+        deadline = time.monotonic() + 120
+        while running() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        t = time.perf_counter()
+        large.stats.remote().result(timeout_s=300)
+        results["large_reader_cold_start_s"] = round(time.perf_counter() - t, 2)
+        t = time.perf_counter()
+        large.stats.remote().result(timeout_s=60)
+        results["large_reader_warm_call_ms"] = round((time.perf_counter() - t) * 1000, 2)
+        httpx.get(url + "/healthz", timeout=10)
+    finally:
+        serve.shutdown()
+        ray.shutdown()
+
+    print(json.dumps(results, indent=2))
+    if a.json:
+        a.json.write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
