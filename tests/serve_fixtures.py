@@ -92,6 +92,7 @@ class ServeSession:
     grpc_target: str
     gpu_http_url: str
     session_dir: str
+    metrics_url: str
 
     def handle(self, deployment: str, app: str = "pagerouter"):
         from ray import serve
@@ -125,9 +126,10 @@ def serve_session(tmp_path_factory):
     from ray.serve.schema import ServeDeploySchema, TracingConfig
 
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-    http_port, grpc_port = free_port(), free_port()
+    http_port, grpc_port, metrics_port = free_port(), free_port(), free_port()
     raw = serve_deploy_config(http_port, grpc_port)
-    ray.init(num_cpus=8, include_dashboard=False, namespace="pagerouter-tests", log_to_driver=False)
+    ray.init(num_cpus=8, include_dashboard=False, namespace="pagerouter-tests", log_to_driver=False,
+             _metrics_export_port=metrics_port)
     try:
         serve.start(
             http_options=HTTPOptions(**raw["http_options"]),
@@ -142,6 +144,7 @@ def serve_session(tmp_path_factory):
             grpc_target=f"127.0.0.1:{grpc_port}",
             gpu_http_url=f"http://127.0.0.1:{http_port}/gpu",
             session_dir=session_dir,
+            metrics_url=f"http://127.0.0.1:{metrics_port}/metrics",
         )
     finally:
         try:

@@ -280,3 +280,57 @@ def test_stage_spans_carry_page_number_and_route(serve_session, docs, http):
     assert all(a["page.route"] in ("ocr", "mixed") and isinstance(a["page.number"], int) for a in layout)
     assert any(a["page.number"] == 2 for a in layout)
     assert any(a["page.route"] == "text_layer" for a in spans["pagerouter.triage"])
+
+
+def test_custom_metrics_are_exported(serve_session, docs, http):
+    http.convert(docs["mixed"])
+
+    def scrape():
+        try:
+            text = httpx.get(serve_session.metrics_url, timeout=10).text
+        except httpx.HTTPError:
+            return None
+        wanted = ("pagerouter_pages", "pagerouter_stage_latency_s", "pagerouter_batch_size")
+        return text if all(w in text for w in wanted) else None
+
+    text = wait_for(scrape, 60, "pagerouter metrics on Ray's metrics endpoint", interval=2)
+    pages = [ln for ln in text.splitlines() if ln.startswith("ray_pagerouter_pages") and 'route="ocr"' in ln]
+    assert pages and any('status="ok"' in ln for ln in pages)
+    assert 'stage="layout"' in text and 'stage="triage"' in text
+
+
+def test_pagerouter_serve_command_serves_and_stops_on_ctrl_c(tmp_path, docs):
+    """`pagerouter serve` in a subprocess: its own local Ray, answers HTTP, exits 0 on SIGINT."""
+    import signal
+
+    from tests.serve_fixtures import free_port
+
+    http_port, grpc_port = free_port(), free_port()
+    cfg = tmp_path / "serve.yaml"
+    cfg.write_text(yaml.safe_dump({"ocr": {"enabled": False}}))
+    env = {**__import__("os").environ, "RAY_ADDRESS": "local", "RAY_AUTH_MODE": "disabled"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "clients.cli", "serve", "--config", str(cfg), "--http-port", str(http_port),
+         "--grpc-port", str(grpc_port), "--num-cpus", "4"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )
+    try:
+        def healthy():
+            try:
+                return httpx.get(f"http://127.0.0.1:{http_port}/healthz", timeout=5).status_code == 200
+            except httpx.HTTPError:
+                assert proc.poll() is None, proc.stderr.read()[-2000:]
+                return False
+
+        wait_for(healthy, 120, "pagerouter serve to answer /healthz", interval=1)
+        with PagerouterGrpcClient(f"127.0.0.1:{grpc_port}", timeout=60) as g:
+            page = g.convert_page(docs["mixed"], page=1)
+        assert page.route == "text_layer" and page.status == "ok"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=90)
+        assert proc.returncode == 0, err[-2000:]
+        assert "serving in" in err and "stopping" in err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=30)
