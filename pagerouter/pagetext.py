@@ -17,9 +17,12 @@ TEXT_FLAGS = (
     | pymupdf.TEXT_PRESERVE_LIGATURES
     | pymupdf.TEXT_MEDIABOX_CLIP
     | pymupdf.TEXT_CID_FOR_UNKNOWN_UNICODE
+    | pymupdf.TEXT_COLLECT_VECTORS
 )
 """Keep spans as the PDF has them; unknown glyphs come out as CID markers (so triage can
-see a font without a Unicode map) rather than being dropped silently."""
+see a font without a Unicode map) rather than being dropped silently. Vector graphics come
+along as `type 3` blocks: the text-layer reader finds table rules and drawn figures in them,
+which is cheaper than a second pass over the page's drawing commands."""
 
 
 def extract_textdict(page: pymupdf.Page) -> dict[str, Any]:

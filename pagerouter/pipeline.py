@@ -57,14 +57,26 @@ class DocumentTriage:
     def iter_pages(self, src: SourceDocument, numbers: list[int]) -> Iterator[TriageOutcome]:
         from .textlayer import FurnitureModel
 
+        # The pre-scan's text dicts (a bounded sample) are kept, with the MuPDF warnings their
+        # extraction raised, so no page is extracted twice and damage is still reported.
+        sampled: dict[int, tuple[dict, str]] = {}
+
+        def keep(n: int, page: pymupdf.Page) -> dict:
+            pymupdf.TOOLS.reset_mupdf_warnings()
+            td = extract_textdict(page)
+            sampled[n] = (td, pymupdf.TOOLS.mupdf_warnings())
+            return td
+
         try:
-            furniture = FurnitureModel.from_document(src.doc, numbers, self.cfg.text_layer)
+            furniture = FurnitureModel.from_document(src.doc, numbers, self.cfg.text_layer, textdict_for=keep)
         except Exception:  # noqa: BLE001 - furniture is an optimisation of roles, never fatal
             furniture = None
         for n in numbers:
-            yield self.triage_one(src, n, furniture)
+            yield self.triage_one(src, n, furniture, sampled.pop(n, None))
 
-    def triage_one(self, src: SourceDocument, number: int, furniture=None) -> TriageOutcome:
+    def triage_one(
+        self, src: SourceDocument, number: int, furniture=None, extracted: tuple[dict, str] | None = None
+    ) -> TriageOutcome:
         from .textlayer import read_text_layer
         from .triage import triage_page
 
@@ -73,7 +85,7 @@ class DocumentTriage:
         pymupdf.TOOLS.reset_mupdf_warnings()
         try:
             page = src.doc.load_page(number - 1)
-            textdict = extract_textdict(page)
+            textdict, early_warnings = extracted if extracted else (extract_textdict(page), "")
             decision = triage_page(page, textdict, self.cfg.triage)
         except Exception as exc:  # noqa: BLE001 - one bad page must not lose the others
             return TriageOutcome(failed_page(src.name, number, "triage", exc))
@@ -96,7 +108,7 @@ class DocumentTriage:
                     page, textdict, number, self.cfg.text_layer, furniture, skip_regions=decision.ocr_regions
                 )
                 timings["text_layer"] = time.perf_counter() - t1
-            damaged = _damage_report(pymupdf.TOOLS.mupdf_warnings())
+            damaged = _damage_report(early_warnings + "\n" + pymupdf.TOOLS.mupdf_warnings())
             if damaged:
                 # MuPDF reads around broken content streams silently; a page that parsed with
                 # syntax errors may have lost content, so say so instead of trusting the result.
@@ -207,14 +219,29 @@ def finish_ocr_page(page: Page, reading: Reading) -> Page:
 
 
 async def triage_outcomes(src: SourceDocument, numbers: list[int], cfg: PagerouterConfig) -> AsyncIterator[TriageOutcome]:
-    """Run the triage stage in a worker thread, one page at a time (keeps the loop responsive)."""
+    """Run the triage stage in a worker thread (keeps an event loop responsive).
+
+    Pages are pulled in small batches: a thread hand-off per page cost more than triaging a
+    plain born-digital page. A batch ends early at an OCR page so OCR starts at once.
+    """
     it = DocumentTriage(cfg).iter_pages(src, numbers)
     loop = asyncio.get_running_loop()
+
+    def next_batch(budget_s: float = 0.05, max_pages: int = 64) -> list[TriageOutcome]:
+        batch: list[TriageOutcome] = []
+        t0 = time.perf_counter()
+        for outcome in it:
+            batch.append(outcome)
+            if outcome.task is not None or len(batch) >= max_pages or time.perf_counter() - t0 > budget_s:
+                break
+        return batch
+
     while True:
-        outcome = await loop.run_in_executor(None, next, it, None)
-        if outcome is None:
+        batch = await loop.run_in_executor(None, next_batch)
+        if not batch:
             return
-        yield outcome
+        for outcome in batch:
+            yield outcome
 
 
 async def convert_pages(

@@ -69,9 +69,17 @@ class FurnitureModel:
 
     @classmethod
     def from_document(
-        cls, doc: pymupdf.Document, page_numbers: list[int], cfg: TextLayerConfig
+        cls,
+        doc: pymupdf.Document,
+        page_numbers: list[int],
+        cfg: TextLayerConfig,
+        textdict_for=None,
     ) -> "FurnitureModel":
-        """Pre-scan an evenly spread sample of `page_numbers` (1-based)."""
+        """Pre-scan an evenly spread sample of `page_numbers` (1-based).
+
+        `textdict_for(number, page) -> dict`, if given, extracts a page's text dict (the
+        pipeline passes one that keeps the dicts, so sampled pages are not extracted twice).
+        """
         nums = [n for n in page_numbers if 1 <= n <= doc.page_count]
         k = min(len(nums), cfg.furniture_sample_pages)
         if k == 0:
@@ -83,7 +91,7 @@ class FurnitureModel:
         for n in sample:
             try:
                 page = doc[n - 1]
-                td = page.get_text("dict", flags=TEXT_FLAGS)
+                td = textdict_for(n, page) if textdict_for else page.get_text("dict", flags=TEXT_FLAGS)
                 rot = page.rotation_matrix if page.rotation else None
                 lines = merge_fragments(extract_lines(td, cfg, rot), cfg)
             except Exception:  # a damaged page must not stop the pre-scan; it is read (and fails) later
