@@ -147,10 +147,10 @@ def serve_session(tmp_path_factory):
             metrics_url=f"http://127.0.0.1:{metrics_port}/metrics",
         )
     finally:
-        try:
-            serve.shutdown()
-        finally:
-            ray.shutdown()
+        # ray.shutdown() of the driver that started this local Ray stops every Ray process,
+        # Serve's detached actors included; serve.shutdown() first would add ~20 s of
+        # graceful draining with nothing left to drain.
+        ray.shutdown()
 
 
 # -- test documents -------------------------------------------------------------------------

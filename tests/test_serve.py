@@ -179,18 +179,36 @@ def test_large_reader_wakes_from_zero_and_sleeps_again(serve_session, docs, http
 
 
 def test_unschedulable_large_reader_falls_back_flagged(serve_session, docs):
+    """The `gpu` app's LargeReader asks for a GPU: escalations time out, the page keeps its
+    first reading, flagged; other pages are unaffected and stream out before it (HTTP, gRPC)."""
+    from pagerouter.model import Page
+
+    def arrivals(items) -> tuple[list, dict[int, float]]:
+        t0, got, when = time.monotonic(), [], {}
+        for item in items:
+            got.append(item)
+            if isinstance(item, Page):
+                when[item.number] = time.monotonic() - t0
+        return got, when
+
     with PagerouterHttpClient(serve_session.gpu_http_url, timeout=CALL_TIMEOUT_S) as c:
-        t0 = time.monotonic()
-        doc = c.convert(docs["escalating"])
-        elapsed = time.monotonic() - t0
-    p1, p2, p3 = doc.pages
-    assert p2.status == "flagged" and "escalation_timeout" in p2.flags, p2.flags
-    timeout_check = next(c for c in p2.checks if c.name == "escalation_timeout")
-    assert timeout_check.threshold == GPU_ESCALATION_TIMEOUT_S
-    assert p2.blocks, "the small reader's reading is kept"
-    assert p1.status == "ok" and p1.route == "text_layer" and not p1.flags
-    assert p3.status == "ok" and not p3.flags, (p3.error, p3.flags)
-    assert elapsed < GPU_ESCALATION_TIMEOUT_S + 60
+        http_items, http_when = arrivals(c.stream(docs["escalating"]))
+    with PagerouterGrpcClient(serve_session.grpc_target, timeout=CALL_TIMEOUT_S, application="gpu") as g:
+        grpc_items, grpc_when = arrivals(g.stream(docs["escalating"]))
+    from clients.http_client import assemble
+
+    for items, when in ((http_items, http_when), (grpc_items, grpc_when)):
+        p1, p2, p3 = assemble(items).pages
+        assert p2.status == "flagged" and "escalation_timeout" in p2.flags, p2.flags
+        timeout_check = next(c for c in p2.checks if c.name == "escalation_timeout")
+        assert timeout_check.threshold == GPU_ESCALATION_TIMEOUT_S
+        assert p2.timings["escalate"] >= GPU_ESCALATION_TIMEOUT_S * 0.9
+        assert p2.blocks, "the small reader's reading is kept"
+        assert p1.status == "ok" and p1.route == "text_layer" and not p1.flags
+        assert p3.status == "ok" and not p3.flags, (p3.error, p3.flags)
+        # streamed as finished: page 1 is out long before page 2's escalation gives up
+        assert when[1] < when[2] - GPU_ESCALATION_TIMEOUT_S * 0.5, when
+        assert when[2] < GPU_ESCALATION_TIMEOUT_S + 60
     assert serve_session.replicas("LargeReader", app="gpu") == 0
 
 
