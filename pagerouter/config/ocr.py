@@ -31,7 +31,9 @@ def _default_render_targets() -> dict[str, RenderTargetConfig]:
         "rapidocr": RenderTargetConfig(longest_side_px=2000),
         # PP-PicoDet CDLA takes 800x608 input: a bigger render is downsampled anyway.
         "layout": RenderTargetConfig(longest_side_px=800),
-        "orientation": RenderTargetConfig(longest_side_px=1024),
+        # Orientation trial: text boxes are found at 768 px (cheap); the 0/180 classifier reads
+        # line crops from the full render.
+        "orientation": RenderTargetConfig(longest_side_px=768),
         "tesseract": RenderTargetConfig(dpi=300, max_pixels=40_000_000),
         "olmocr": RenderTargetConfig(longest_side_px=1288),
         "paddleocr_vl": RenderTargetConfig(dpi=150),

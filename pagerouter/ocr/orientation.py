@@ -50,6 +50,7 @@ class OrientationDetector:
     def detect(self, image: np.ndarray) -> Orientation:
         oc = self.cfg.orientation
         small = np.ascontiguousarray(_shrink(image, self.cfg.render_target(oc.render_engine).longest_side_px))
+        f = image.shape[0] / small.shape[0]  # full-image pixels per trial pixel
         det = self._det(small)
         polys = [] if det.boxes is None else list(det.boxes)
         boxes = []
@@ -57,21 +58,32 @@ class OrientationDetector:
             p = np.asarray(p)
             x0, y0, x1, y1 = p[:, 0].min(), p[:, 1].min(), p[:, 0].max(), p[:, 1].max()
             if max(x1 - x0, y1 - y0) >= 8:
-                boxes.append((x0, y0, x1, y1))
+                boxes.append((x0 * f, y0 * f, x1 * f, y1 * f))
         if len(boxes) < oc.min_boxes:
             return Orientation(0, {"boxes": float(len(boxes))}, f"{len(boxes)} text boxes < min_boxes {oc.min_boxes}: kept as is")
         lengths = np.array([max(b[2] - b[0], b[3] - b[1]) for b in boxes], dtype=float)
         tall = np.array([(b[3] - b[1]) > (b[2] - b[0]) for b in boxes])
         vertical = float((lengths * tall).sum() / lengths.sum())
         base = 90 if vertical >= oc.vertical_share else 0
-        img = small
+        img = image
         if base:
-            h = small.shape[0]
-            img = np.ascontiguousarray(np.rot90(small, k=-1))  # clockwise: (x, y) -> (h - y, x)
+            h = image.shape[0]
+            img = np.rot90(image, k=-1)  # clockwise: (x, y) -> (h - y, x)
             boxes = [(h - b[3], b[0], h - b[1], b[2]) for b in boxes]
+        # The classifier gets line crops from the full-resolution image: on the small trial
+        # image lines are too few pixels high for a steady 0/180 call.
         longest = sorted(boxes, key=lambda b: -(b[2] - b[0]))[: oc.max_crops]
-        crops = [img[int(b[1]):int(b[3]) + 1, int(b[0]):int(b[2]) + 1] for b in longest]
-        crops = [c for c in crops if c.shape[0] >= 4 and c.shape[1] >= 4]
+        crops = []
+        for b in longest:
+            line = img[int(b[1]):int(b[3]) + 1, int(b[0]):int(b[2]) + 1]
+            h, w = line.shape[:2]
+            if h < 4 or w < 4:
+                continue
+            # The classifier's input is 48x192: a long line would be squashed sideways, so it
+            # gets up to three pieces of that aspect instead.
+            step = 4 * h
+            for x in range(0, max(1, w - step // 2), step)[:3]:
+                crops.append(np.ascontiguousarray(line[:, x:x + step]))
         flipped = 0.0
         if crops:
             res = self._cls(crops).cls_res or []
