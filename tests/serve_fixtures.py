@@ -68,6 +68,7 @@ def serve_deploy_config(http_port: int, grpc_port: int) -> dict:
     raw = yaml.safe_load(SERVE_YAML.read_text())
     raw["http_options"]["port"] = http_port
     raw["grpc_options"]["port"] = grpc_port
+    raw["tracing_config"] = {"enabled": True, "sampling_ratio": 1.0}
     main = raw["applications"][0]
     main["args"]["config"] = main_app_config()
     for dep in main["deployments"]:
