@@ -240,13 +240,33 @@ def test_latin_page_decoding_suppresses_cjk(ocr):
     from pagerouter.ocr.scripts import allowed_mask
 
     dec.mask = np.array(allowed_mask(tuple(chars), ("Latin", "Common")))
+    dec.suppressed = 0
     try:
         (text, score), = dec(preds)[0]
     finally:
         dec.mask = None
     assert text == "aba" and "中" not in text
     assert score < 0.7  # the suppressed frame lowered the line's confidence
-    assert ocr.reader.take_suppressed() == 1
+    assert dec.suppressed == 1
+    unmasked, = dec(preds)[0]
+    assert "中" in unmasked[0]  # without a page script nothing is suppressed
+
+
+@pytest.mark.slow
+def test_stray_cjk_on_a_latin_page_is_re_read_in_latin_and_recorded(ocr, cfg):
+    """No script known beforehand: the page reads as Latin, so the line where the model
+    emitted a Han character is re-recognised restricted to Latin, and the reading says so."""
+    doc = pymupdf.open()
+    synth.add_scanned_page(doc, LETTER[:4] + ["Total due 中 1,250.00 EUR."], noise=0.02)
+    _, reading = run_page(ocr, cfg, doc)
+    got = page_text(reading)
+    assert not any("\u3000" <= ch <= "\u9fff" for ch in got), got
+    # that line is set in the CJK fallback font (wide Latin spacing): compare without spaces
+    assert "Totaldue1,250.00EUR." in got.replace(" ", "")
+    assert cer(" ".join(LETTER[:4]), got[: len(" ".join(LETTER[:4]))]) < 0.05
+    foreign = [c for c in reading.checks if c.name == "foreign_script_chars"]
+    assert foreign and foreign[0].score >= 1
+    assert reading.script == "Latin"
 
 
 def test_make_ocr_task_packs_a_single_page_that_rerenders(cfg):

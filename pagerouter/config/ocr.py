@@ -176,6 +176,11 @@ class ScriptConfig(StrictModel):
     )
     min_letters: int = Field(default=20, ge=1, description="Letters needed before a text's dominant script counts.")
     min_share: float = Field(default=0.6, ge=0, le=1, description="Share of letters the dominant script must have.")
+    auto_mask: bool = Field(
+        default=True,
+        description="With no script known beforehand, re-recognise (restricted to the dominant script's allowed "
+        "set) the lines holding characters outside it. Trade-off: a genuine CJK word in a Latin page is lost.",
+    )
     osd_when_unread: bool = Field(
         default=True,
         description="If the first reading has fewer than `min_letters` letters on a page with ink, ask Tesseract "

@@ -14,6 +14,7 @@ confidence and is counted in the reading.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from importlib.metadata import version as _pkg_version
 
@@ -23,7 +24,7 @@ from ..config.ocr import OcrConfig
 from ..model import CheckResult
 from ..stages import LayoutResult, OcrTask, Reading
 from .lines import OcrLine
-from .scripts import OSD_SCRIPT_NAMES, allowed_mask, options_for
+from .scripts import OSD_SCRIPT_NAMES, allowed_mask, char_script, dominant_script, options_for
 
 __all__ = ["RapidOcrReader", "OcrLine"]
 
@@ -97,6 +98,8 @@ class RapidOcrReader:
         self.reads_script = {s for s, o in cfg.scripts.table.items() if o.rapidocr}
         self._tables = None
         self._fallback = None  # Tesseract, for scripts this model cannot read
+        self._lock = threading.Lock()
+        self._local = threading.local()  # per-thread count of suppressed characters
 
     @property
     def tables(self):
@@ -116,11 +119,17 @@ class RapidOcrReader:
             return []
         opts = options_for(script, self.cfg.scripts)
         allowed = tuple(opts.rapidocr_allowed) if opts and opts.rapidocr_allowed else ()
-        self._decoder.mask = np.array(allowed_mask(self._characters, allowed)) if allowed else None
-        try:
-            res = self.engine(np.ascontiguousarray(image))
-        finally:
-            self._decoder.mask = None
+        mask = np.array(allowed_mask(self._characters, allowed)) if allowed else None
+        # The decoder's mask is per call; the pipeline reads pages from several threads, so one
+        # call at a time (onnxruntime already uses every core for one call).
+        with self._lock:
+            self._decoder.mask = mask
+            self._decoder.suppressed = 0
+            try:
+                res = self.engine(np.ascontiguousarray(image))
+            finally:
+                self._decoder.mask = None
+                self._local.suppressed = getattr(self._local, "suppressed", 0) + self._decoder.suppressed
         boxes = getattr(res, "boxes", None)
         txts = getattr(res, "txts", None)
         if boxes is None or txts is None or len(txts) == 0:
@@ -131,11 +140,55 @@ class RapidOcrReader:
             bbox = (float(poly[:, 0].min()), float(poly[:, 1].min()), float(poly[:, 0].max()), float(poly[:, 1].max()))
             if text.strip():
                 lines.append(OcrLine(bbox, text.strip(), float(score)))
+        if script is None and self.cfg.scripts.auto_mask:
+            self._remask_foreign_lines(image, lines)
         return lines
 
+    def _remask_foreign_lines(self, image: np.ndarray, lines: list[OcrLine]) -> None:
+        """No script was given: if the lines are dominated by one script that has an allowed
+        set, re-recognise (with the mask) only the lines holding characters outside it, e.g.
+        CJK characters the Chinese+English model put into an English page."""
+        guess = dominant_script(" ".join(ln.text for ln in lines), self.cfg.scripts)
+        opts = options_for(guess.script, self.cfg.scripts) if guess.script else None
+        if opts is None or not opts.rapidocr_allowed:
+            return
+        ok = set(opts.rapidocr_allowed) | {"Common"}
+        foreign = [ln for ln in lines if any(char_script(c) not in ok for c in ln.text)]
+        if not foreign:
+            return
+        mask = np.array(allowed_mask(self._characters, tuple(opts.rapidocr_allowed)))
+        h, w = image.shape[:2]
+        for ln in foreign:
+            x0, y0, x1, y1 = (int(v) for v in ln.bbox)
+            crop = np.ascontiguousarray(image[max(0, y0):min(h, y1 + 1), max(0, x0):min(w, x1 + 1)])
+            if crop.shape[0] < 4 or crop.shape[1] < 4:
+                continue
+            with self._lock:
+                self._decoder.mask = mask
+                self._decoder.suppressed = 0
+                try:
+                    rec = self.engine(crop, use_det=False, use_cls=False)
+                finally:
+                    self._decoder.mask = None
+                    n = self._decoder.suppressed
+            txts = getattr(rec, "txts", None) or ()
+            if txts and str(txts[0]).strip():
+                before = ln.text
+                ln.text, ln.confidence = str(txts[0]).strip(), float(rec.scores[0])
+                ln.suppressed += max(n, sum(char_script(c) not in ok for c in before))
+                self._local.suppressed = getattr(self._local, "suppressed", 0) + ln.suppressed
+            else:  # nothing readable in the allowed script: drop the foreign characters, penalised
+                bad = sum(char_script(c) not in ok for c in ln.text)
+                ln.text = "".join(c for c in ln.text if char_script(c) in ok).strip()
+                ln.confidence *= max(0.0, 1.0 - self.cfg.small_reader.foreign_char_penalty * bad / max(1, len(ln.text) + bad))
+                ln.suppressed += bad
+                self._local.suppressed = getattr(self._local, "suppressed", 0) + bad
+        lines[:] = [ln for ln in lines if ln.text]
+
     def take_suppressed(self) -> int:
-        """Foreign characters suppressed since the last call (then reset)."""
-        n, self._decoder.suppressed = self._decoder.suppressed, 0
+        """Foreign characters suppressed in this thread's reads since the last call (then reset)."""
+        n = getattr(self._local, "suppressed", 0)
+        self._local.suppressed = 0
         return n
 
     # ---- SmallReader ---------------------------------------------------------------------------
