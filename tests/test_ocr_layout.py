@@ -146,3 +146,23 @@ def test_orientation_can_be_switched_off(cfg):
     synth.add_scanned_page(doc, LETTER, rotate=90)
     res = eng.detect_batch([task_for(doc, off)])[0]
     assert res.rotation == 0 and res.regions == []
+
+
+# ---- config --------------------------------------------------------------------------------
+
+
+def test_render_targets_merge_with_defaults_and_typos_fail():
+    from pydantic import ValidationError
+
+    from pagerouter.config import load_config
+
+    c = load_config(overrides={"ocr": {"render_targets": {"rapidocr": {"longest_side_px": 1600}}}})
+    assert c.ocr.render_target("rapidocr").longest_side_px == 1600
+    assert c.ocr.render_target("tesseract").dpi == 300  # other engines keep their defaults
+    assert c.ocr.render_target("olmocr").longest_side_px == 1288
+    with pytest.raises(ValidationError, match="render_targets lacks an entry for rapid"):
+        load_config(overrides={"ocr": {"small_reader": {"render_engine": "rapid"}}})
+    with pytest.raises(ValidationError):
+        load_config(overrides={"ocr": {"small_reader": {"kind": "paddle"}}})
+    with pytest.raises(ValidationError):
+        load_config(overrides={"ocr": {"scripts": {"table": {"Latin": {"tesseract_langs": "eng", "rapidocr": True, "typo": 1}}}}})

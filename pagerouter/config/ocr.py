@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 
 from .base import StrictModel
 from .checks import ChecksConfig, EscalationConfig
@@ -208,6 +208,26 @@ class OcrConfig(StrictModel):
     )
     checks: ChecksConfig = Field(default_factory=ChecksConfig, description="Checks that flag a reading.")
     escalation: EscalationConfig = Field(default_factory=EscalationConfig, description="Re-reading flagged pages.")
+
+    @field_validator("render_targets", mode="before")
+    @classmethod
+    def _merge_render_targets(cls, v):
+        """A YAML naming one engine's target changes that one; the other defaults stay."""
+        if isinstance(v, dict):
+            merged: dict = {k: t.model_dump() for k, t in _default_render_targets().items()}
+            for k, t in v.items():
+                merged[k] = t.model_dump() if isinstance(t, RenderTargetConfig) else t
+            return merged
+        return v
+
+    @model_validator(mode="after")
+    def _render_targets_cover_engines(self):
+        """Every engine's render key must have a target: a typo is a config error, not a KeyError later."""
+        needed = {self.layout.render_engine, self.orientation.render_engine, self.small_reader.render_engine}
+        missing = sorted(k for k in needed if k not in self.render_targets)
+        if missing:
+            raise ValueError(f"ocr.render_targets lacks an entry for {', '.join(missing)}")
+        return self
 
     def render_target(self, engine: str):
         """The RenderTarget for an engine name (KeyError names the missing key)."""
