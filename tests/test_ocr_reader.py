@@ -267,6 +267,11 @@ def test_stray_cjk_on_a_latin_page_is_re_read_in_latin_and_recorded(ocr, cfg):
     foreign = [c for c in reading.checks if c.name == "foreign_script_chars"]
     assert foreign and foreign[0].score >= 1
     assert reading.script == "Latin"
+    # regression: the line re-read must not leave the engine in recognition-only mode
+    doc2 = pymupdf.open()
+    expected = synth.add_scanned_page(doc2, GERMAN, noise=0.02)
+    _, after = run_page(ocr, cfg, doc2)
+    assert cer(expected, page_text(after)) < 0.05
 
 
 def test_make_ocr_task_packs_a_single_page_that_rerenders(cfg):

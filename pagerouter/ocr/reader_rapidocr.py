@@ -126,7 +126,10 @@ class RapidOcrReader:
             self._decoder.mask = mask
             self._decoder.suppressed = 0
             try:
-                res = self.engine(np.ascontiguousarray(image))
+                # Flags passed on every call: RapidOCR keeps call flags as state (update_params),
+                # so a rec-only call would otherwise leave detection off for the next page.
+                res = self.engine(np.ascontiguousarray(image), use_det=True, use_rec=True,
+                                  use_cls=self.cfg.small_reader.line_direction_classifier)
             finally:
                 self._decoder.mask = None
                 self._local.suppressed = getattr(self._local, "suppressed", 0) + self._decoder.suppressed
@@ -167,7 +170,7 @@ class RapidOcrReader:
                 self._decoder.mask = mask
                 self._decoder.suppressed = 0
                 try:
-                    rec = self.engine(crop, use_det=False, use_cls=False)
+                    rec = self.engine(crop, use_det=False, use_cls=False, use_rec=True)
                 finally:
                     self._decoder.mask = None
                     n = self._decoder.suppressed
@@ -231,7 +234,15 @@ class RapidOcrReader:
                 if o is not None and not o.rapidocr:
                     alt = self._script_reader(found)
                     if alt is not None:
-                        reading = read_task_with_lines(task, layout, alt, cfg, script=found, tables=self.tables)
+                        second = read_task_with_lines(task, layout, alt, cfg, script=found, tables=self.tables)
+                        got = sum(ch.isalpha() for b in second.blocks for ch in b.text)
+                        # OSD guesses on little text: keep the re-read only if it reads more letters.
+                        evidence.append(CheckResult(
+                            name="script_reread", passed=True, score=float(got), threshold=float(letters),
+                            reason=f"{alt.name} ({found}) read {got} letters vs {letters}: "
+                            + ("kept" if got > letters else "discarded")))
+                        if got > letters:
+                            reading = second
                     else:
                         evidence.append(CheckResult(name="script_unreadable", passed=False, reason=(
                             f"page script {found} is not read by {self.name} and no fallback reader is available")))
