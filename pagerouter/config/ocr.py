@@ -27,8 +27,10 @@ class RenderTargetConfig(StrictModel):
 
 def _default_render_targets() -> dict[str, RenderTargetConfig]:
     return {
-        # RapidOCR resizes anything over 2000 px longest side itself: rendering bigger only wastes time.
-        "rapidocr": RenderTargetConfig(longest_side_px=2000),
+        # Text size is physical (points), so OCR renders go by DPI: 170 DPI gives ~2000 px on
+        # A4 (10 pt text ~ 12 px x-height) and keeps small print on a newspaper-size page readable;
+        # the pixel cap bounds huge pages.
+        "rapidocr": RenderTargetConfig(dpi=170, max_pixels=16_000_000),
         # PP-PicoDet CDLA takes 800x608 input: a bigger render is downsampled anyway.
         "layout": RenderTargetConfig(longest_side_px=800),
         # Orientation trial: text boxes are found at 768 px (cheap); the 0/180 classifier reads
@@ -79,7 +81,11 @@ class SmallReaderConfig(StrictModel):
         "cropped from the full-resolution render for recognition); `min` is RapidOCR's default (upscales small sides).",
     )
     det_limit_side_len: int = Field(
-        default=1408, gt=0, description="Detector input side limit in pixels (see det_limit_type)."
+        default=1408, gt=0, description="Detector input side limit in pixels (see det_limit_type), at least..."
+    )
+    det_scale: float = Field(
+        default=0.7, gt=0, le=1,
+        description="...this share of the render's longest side, so big pages are detected at a proportional size.",
     )
     box_thresh: float = Field(default=0.5, ge=0, le=1, description="Detector box score threshold.")
     unclip_ratio: float = Field(default=1.6, gt=0, description="Detector box expansion (DB unclip).")

@@ -73,9 +73,9 @@ class RapidOcrReader:
         logging.getLogger("RapidOCR").setLevel(logging.WARNING)
         self.cfg = cfg
         sr = cfg.small_reader
-        target = cfg.render_target(sr.render_engine)
-        # RapidOCR shrinks images whose longest side exceeds max_side_len: keep it at least our render.
-        max_side = max(2000, int(target.longest_side_px or 0))
+        # RapidOCR shrinks images whose longest side exceeds max_side_len before detection AND
+        # recognition: set it high, our render size and det_limit_side_len decide.
+        max_side = 100_000
         params = {
             "Global.log_level": "warning",
             "Global.text_score": sr.text_score,
@@ -90,6 +90,7 @@ class RapidOcrReader:
             params["EngineConfig.onnxruntime.intra_op_num_threads"] = sr.threads
         self.engine = RapidOCR(params=params)
         logging.getLogger("RapidOCR").setLevel(logging.WARNING)
+        self._det = self.engine._load_det_model()
         rec = self.engine._load_rec_model()  # load now: the decoder must be wrapped before first use
         self._decoder = _MaskedCTCDecode(rec.postprocess_op, sr.foreign_char_penalty)
         rec.postprocess_op = self._decoder
@@ -122,7 +123,9 @@ class RapidOcrReader:
         mask = np.array(allowed_mask(self._characters, allowed)) if allowed else None
         # The decoder's mask is per call; the pipeline reads pages from several threads, so one
         # call at a time (onnxruntime already uses every core for one call).
+        side = max(self.cfg.small_reader.det_limit_side_len, int(self.cfg.small_reader.det_scale * max(image.shape[:2])))
         with self._lock:
+            self._det.limit_side_len = side  # detector input follows the render size (big pages)
             self._decoder.mask = mask
             self._decoder.suppressed = 0
             try:
