@@ -22,7 +22,7 @@ sys.path.insert(0, str(REPO))
 
 from pagerouter.config import PagerouterConfig  # noqa: E402
 from pagerouter.inputs import InputError, open_source  # noqa: E402
-from pagerouter.local import _LazyEngines  # noqa: E402
+from pagerouter.ocr.api import LocalOcr  # noqa: E402
 from pagerouter.ocr.checks import check_reading  # noqa: E402
 from pagerouter.pipeline import DocumentTriage  # noqa: E402
 
@@ -38,7 +38,7 @@ def main() -> None:
     ap.add_argument("--no-escalation", action="store_true")
     args = ap.parse_args()
     cfg = PagerouterConfig()
-    engines = _LazyEngines(cfg).get()
+    engines = LocalOcr(cfg.ocr)
     triage = DocumentTriage(cfg)
     routes: Counter[str] = Counter()
     flagged = escalated = changed = 0
@@ -60,7 +60,7 @@ def main() -> None:
             t0 = time.perf_counter()
             layout = engines.layout.detect_batch([task])[0]
             first = engines.reader.read_batch([task], [layout])[0]
-            first.checks = check_reading(task, first, cfg.ocr.checks)
+            first.checks = list(first.checks) + check_reading(task, first, cfg.ocr.checks)
             dt = time.perf_counter() - t0
             t_read += dt
             bad = [c.name for c in first.checks if not c.passed]

@@ -17,29 +17,22 @@ from .pipeline import OcrCalls, convert_pages, new_document, save_figures, triag
 _ENGINE_CACHE: dict[str, OcrCalls] = {}
 
 
-class _LazyEngines:
+class _LazyOcr:
     """Engines are built on the first OCR page, so a born-digital run never loads a model."""
 
     def __init__(self, cfg: PagerouterConfig):
         self.cfg = cfg
-        self._built = False
-        self.layout = self.reader = self.escalator = None
+        self.ocr = None
 
     def get(self):
-        if not self._built:
-            from .ocr.api import build_layout_engine, build_small_reader
+        if self.ocr is None:
+            from .ocr.api import LocalOcr
 
-            self.layout = build_layout_engine(self.cfg.ocr)
-            self.reader = build_small_reader(self.cfg.ocr)
-            if self.cfg.ocr.escalation.enabled:
-                from .ocr.escalate import build_escalator
-
-                self.escalator = build_escalator(self.cfg.ocr)
-            self._built = True
-        return self
+            self.ocr = LocalOcr(self.cfg.ocr)
+        return self.ocr
 
     def versions(self) -> dict[str, str]:
-        return {e.name: e.version for e in (self.layout, self.reader, self.escalator) if e is not None}
+        return {e.name: e.version for e in self.ocr.engines} if self.ocr is not None else {}
 
 
 def local_ocr_calls(cfg: PagerouterConfig) -> OcrCalls | None:
@@ -49,27 +42,24 @@ def local_ocr_calls(cfg: PagerouterConfig) -> OcrCalls | None:
     key = cfg.ocr.model_dump_json()
     if key in _ENGINE_CACHE:
         return _ENGINE_CACHE[key]
-    engines = _LazyEngines(cfg)
+    lazy = _LazyOcr(cfg)
 
     async def layout_call(task):
-        return await asyncio.to_thread(lambda: engines.get().layout.detect_batch([task])[0])
+        return await lazy.get().calls().layout(task)
 
     async def read_call(task, lay):
-        return await asyncio.to_thread(lambda: engines.get().reader.read_batch([task], [lay])[0])
+        return await lazy.get().calls().read(task, lay)
 
     async def escalate_call(task, first):
-        esc = engines.get().escalator
-        if esc is None:
-            return first
-        return await asyncio.to_thread(esc.escalate, task, first)
+        esc = lazy.get().calls().escalate
+        return first if esc is None else await esc(task, first)
 
     calls = OcrCalls(
         layout=layout_call,
         read=read_call,
         escalate=escalate_call if cfg.ocr.escalation.enabled else None,
-        engines={},
     )
-    calls.lazy = engines  # type: ignore[attr-defined]
+    calls.lazy = lazy  # type: ignore[attr-defined]
     _ENGINE_CACHE[key] = calls
     return calls
 

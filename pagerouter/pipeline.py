@@ -175,7 +175,8 @@ async def ocr_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> Rea
     first = await calls.read(task, layout)
     timings["read"] = time.perf_counter() - t1
     first.rotation = first.rotation or layout.rotation
-    first.checks = check_reading(task, first, cfg.ocr.checks)
+    # The reader's own evidence (orientation, script, suppressed characters) stays with its checks.
+    first.checks = list(first.checks) + check_reading(task, first, cfg.ocr.checks)
     first.timings = {**first.timings, **timings}
     if not first.flagged or calls.escalate is None or not cfg.ocr.escalation.enabled:
         return first

@@ -58,6 +58,7 @@ class LayoutResult:
     rotation: int  # clockwise degrees applied to the task image to make it upright (0/90/180/270)
     regions: list[Region]  # in reading order, in pixels of the rotated image
     engine: str = ""
+    evidence: list[CheckResult] = field(default_factory=list)  # e.g. how orientation was decided
 
 
 @dataclass

@@ -83,34 +83,45 @@ class LocalOcr:
         self.reader = build_small_reader(cfg)
         self.escalator = None
         if cfg.escalation.enabled:
-            try:
-                from .escalate import build_escalator  # built by the checks/escalation helper
+            from .escalate import build_escalator
 
-                self.escalator = build_escalator(cfg)
-            except ImportError as exc:
-                log.warning("no escalator available (%s): flagged pages stay flagged", exc)
-    def run(self, task: OcrTask) -> Reading:
-        """layout -> read -> checks (appended to the reader's evidence) -> escalate if flagged."""
-        t0 = time.perf_counter()
-        timings: dict[str, float] = {}
-        layout = self.layout.detect_batch([task])[0]
-        timings["layout"] = time.perf_counter() - t0
-        t1 = time.perf_counter()
-        reading = self.reader.read_batch([task], [layout])[0]
-        timings["read"] = time.perf_counter() - t1
-        try:
-            from .checks import check_reading
-        except ImportError:
-            check_reading = None
-        if check_reading is not None:
-            t1 = time.perf_counter()
-            reading.checks.extend(check_reading(task, reading, self.cfg.checks))
-            timings["checks"] = time.perf_counter() - t1
-        if reading.flagged and self.escalator is not None:
-            t1 = time.perf_counter()
-            escalated = self.escalator.escalate(task, reading)
-            escalated.rotation = escalated.rotation or reading.rotation
-            timings["escalation"] = time.perf_counter() - t1
-            reading = escalated
-        reading.timings.update(timings)
-        return reading
+            self.escalator = build_escalator(cfg)
+
+    @property
+    def engines(self) -> list:
+        return [e for e in (self.layout, self.reader, self.escalator) if e is not None]
+
+    def calls(self):
+        """The three stage calls over these engines, for `pagerouter.pipeline.ocr_flow`."""
+        import asyncio
+
+        from ..pipeline import OcrCalls
+
+        async def layout(task):
+            return await asyncio.to_thread(lambda: self.layout.detect_batch([task])[0])
+
+        async def read(task, lay):
+            return await asyncio.to_thread(lambda: self.reader.read_batch([task], [lay])[0])
+
+        async def escalate(task, first):
+            return await asyncio.to_thread(self.escalator.escalate, task, first)
+
+        return OcrCalls(
+            layout=layout,
+            read=read,
+            escalate=escalate if self.escalator is not None else None,
+            engines={e.name: e.version for e in self.engines},
+        )
+
+    def run(self, task: OcrTask, escalation_timeout_s: float | None = None) -> Reading:
+        """layout -> read -> checks -> escalate if flagged: the pipeline's own `ocr_flow`, so
+        tests and benchmarks of this class exercise exactly what the CLI and server run."""
+        import asyncio
+
+        from ..config import PagerouterConfig
+        from ..pipeline import ocr_flow
+
+        full = PagerouterConfig(ocr=self.cfg)
+        if escalation_timeout_s is not None:
+            full.serve.escalation_timeout_s = escalation_timeout_s
+        return asyncio.run(ocr_flow(task, self.calls(), full))
