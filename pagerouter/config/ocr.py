@@ -122,6 +122,15 @@ class SmallReaderConfig(StrictModel):
     mixed_region_pad_pt: float = Field(
         default=2.0, ge=0, description="Padding (points) around a mixed page's image region before reading it."
     )
+    furniture_band: float = Field(
+        default=0.12, ge=0, le=0.5,
+        description="A layout `header`/`footer` region is page furniture only inside this top/bottom share of the page.",
+    )
+    furniture_max_chars: int = Field(
+        default=90, ge=0,
+        description="...and only when its text is at most this long; otherwise it is body text (layout models "
+        "label the first lines of a short page `header`, and losing them from the Markdown is worse).",
+    )
     foreign_char_penalty: float = Field(
         default=1.0, ge=0, description="Per-line confidence is multiplied by (1 - penalty * share of suppressed foreign chars)."
     )

@@ -62,16 +62,23 @@ def merge_rows(lines: list[OcrLine]) -> list[OcrLine]:
     return out
 
 
-def split_paragraphs(lines: list[OcrLine], gap: float) -> list[list[OcrLine]]:
-    """Split ordered lines where the vertical gap exceeds `gap` line heights, or where a line
-    starts clearly left of the previous one's column (another column or an outdent)."""
+def split_paragraphs(lines: list[OcrLine], gap: float, short_line: float = 0.75) -> list[list[OcrLine]]:
+    """Split ordered lines where the vertical gap exceeds `gap` line heights, or after a line
+    that ends well short of the block's right edge (under `short_line` of its width): that is
+    a paragraph's last line, or one of a stack of short lines (an address, an invoice header),
+    and joining those into one run of text loses their structure."""
+    if not lines:
+        return []
+    left = min(ln.bbox[0] for ln in lines)
+    width = max(1.0, max(ln.bbox[2] for ln in lines) - left)
     paras: list[list[OcrLine]] = []
     for ln in lines:
         if paras:
             prev = paras[-1][-1]
             h = max(1.0, (prev.height + ln.height) / 2)
             vgap = ln.bbox[1] - prev.bbox[3]
-            if vgap <= gap * h and vgap > -h:
+            prev_short = len(lines) > 1 and (prev.bbox[2] - left) < short_line * width
+            if vgap <= gap * h and vgap > -h and not prev_short:
                 paras[-1].append(ln)
                 continue
         paras.append([ln])

@@ -19,9 +19,23 @@ from .reading_order import order_boxes
 from .scripts import dominant_script
 from .tables import looks_like_grid, looks_like_prose
 
+def _furniture_kind(kind: str, box: tuple, text: str, page_h: float, cfg: OcrConfig) -> str:
+    """Keep a layout `header`/`footer` only where running heads live: in the page's top or
+    bottom band and short. A single page gives no repetition evidence, and the layout model
+    labels the first lines of a sparse page `header`; those are body text, not furniture."""
+    from ..textlayer.furniture import is_page_number
+
+    band = cfg.small_reader.furniture_band * page_h
+    in_band = box[3] <= band if kind == "header" else box[1] >= page_h - band
+    if not in_band or len(text) > cfg.small_reader.furniture_max_chars:
+        return "text"
+    return "page_number" if is_page_number(text.strip()) else kind
+
+
 ROLE_OF = {
     "text": "paragraph", "title": "heading", "figure": "figure", "figure_caption": "caption", "table": "table",
     "table_caption": "caption", "header": "header", "footer": "footer", "reference": "reference",
+    "page_number": "page_number",
     "equation": "formula",
 }
 
@@ -181,6 +195,7 @@ def read_task_with_lines(
             else:
                 pieces.extend(_text_blocks_for("text", None, group, cfg))
 
+    page_h = task.width if layout.rotation in (90, 270) else task.height  # upright frame
     # Reading order over everything we produced plus any text-layer blocks (mixed pages).
     text_layer = list(task.text_blocks)
     boxes = [tuple(v / scale for v in p[1]) for p in pieces] + [tuple(b.bbox) for b in text_layer]
@@ -192,6 +207,8 @@ def read_task_with_lines(
             blocks.append(text_layer[i - len(pieces)].model_copy(update={"order": pos}))
             continue
         kind, _box, plines = pieces[i]
+        if kind in ("header", "footer"):
+            kind = _furniture_kind(kind, boxes[i], " ".join(l.text for l in plines), page_h, cfg)
         role = ROLE_OF.get(kind, "paragraph")
         text, cells = "", None
         if kind == "table":
@@ -203,7 +220,11 @@ def read_task_with_lines(
             else:  # no grid recovered: keep rows visibly, say so in the text, never a flat paragraph
                 text = "\n".join(l.text for l in merge_rows(sort_lines(plines)))
         elif kind != "figure":
-            text = join_text(plines) if kind not in ("title", "header", "footer") else " ".join(l.text for l in plines)
+            if kind in ("title", "header", "footer"):
+                text = " ".join(l.text for l in plines)
+            else:  # paragraphs kept apart inside one block (e.g. a demoted `header` region)
+                paras = split_paragraphs(sort_lines(plines), cfg.small_reader.paragraph_gap)
+                text = "\n\n".join(join_text(p) for p in paras)
         conf = mean_confidence(plines) if plines else (1.0 if kind == "figure" else 0.0)
         blocks.append(Block(
             text=text, role=role, bbox=tuple(round(v, 2) for v in boxes[i]), page=task.number,
