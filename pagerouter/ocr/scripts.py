@@ -12,50 +12,32 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..config.ocr import ScriptConfig, ScriptOptions
+from ..unicode_scripts import JAPANESE, page_script_name, script_of
 
-# Unicode blocks -> script name. Coarse on purpose: enough to pick engine options.
-_RANGES: list[tuple[int, int, str]] = [
-    (0x0041, 0x005A, "Latin"),
-    (0x0061, 0x007A, "Latin"),
-    (0x00C0, 0x024F, "Latin"),
-    (0x1E00, 0x1EFF, "Latin"),
-    (0x0370, 0x03FF, "Greek"),
-    (0x1F00, 0x1FFF, "Greek"),
-    (0x0400, 0x052F, "Cyrillic"),
-    (0x0590, 0x05FF, "Hebrew"),
-    (0x0600, 0x06FF, "Arabic"),
-    (0x0750, 0x077F, "Arabic"),
-    (0x0900, 0x097F, "Devanagari"),
-    (0x0E00, 0x0E7F, "Thai"),
-    (0x1100, 0x11FF, "Hangul"),
-    (0x3040, 0x30FF, "Japanese"),  # kana
-    (0x3400, 0x4DBF, "Han"),
-    (0x4E00, 0x9FFF, "Han"),
-    (0xF900, 0xFAFF, "Han"),
-    (0xAC00, 0xD7AF, "Hangul"),
-    (0xFF21, 0xFF3A, "Fullwidth"),
-    (0xFF41, 0xFF5A, "Fullwidth"),
-]
+# Characters outside every script block that still belong to the shared repertoire.
 _COMMON_EXTRA = set("€£¥°§©®±µ·×÷–—‘’“”„•…‰′″№")
 
 
+@lru_cache(maxsize=8192)
 def char_script(ch: str) -> str:
-    """Script of one character: a name from the table above, `Common` (digits, punctuation,
-    ASCII symbols and spaces) or `Other`."""
+    """Script of one character for engine decisions: a character script of
+    `pagerouter.unicode_scripts` (`Kana` for kana), `Common` (digits, punctuation, ASCII
+    symbols and spaces), `Fullwidth` (full-width forms and CJK punctuation: the Chinese model's
+    output, unwanted in Latin text) or `Other`. `rapidocr_allowed` lists use these names."""
     cp = ord(ch)
     if cp < 0x80 and not ch.isalpha():
         return "Common"
-    for lo, hi, name in _RANGES:
-        if lo <= cp <= hi:
-            return name
+    cat = unicodedata.category(ch)
+    if 0xFF00 <= cp <= 0xFFEF:  # full-/half-width forms: letters and punctuation, not Latin text
+        return "Fullwidth" if script_of(ch) is not None or cat[0] in "PSZN" else "Other"
+    name = script_of(ch)
+    if name is not None:
+        return name
     if ch in _COMMON_EXTRA or (0x2000 <= cp <= 0x206F) or (0x00A0 <= cp <= 0x00BF):
         return "Common"
-    cat = unicodedata.category(ch)
     if cat[0] in "PSZN":
-        # CJK/fullwidth punctuation belongs to CJK text, not to the shared repertoire.
-        if 0x3000 <= cp <= 0x303F or 0xFF00 <= cp <= 0xFFEF:
-            return "Fullwidth"
-        return "Common"
+        # CJK punctuation belongs to CJK text, not to the shared repertoire.
+        return "Fullwidth" if 0x3000 <= cp <= 0x303F else "Common"
     return "Other"
 
 
@@ -68,15 +50,17 @@ class ScriptGuess:
 
 
 def dominant_script(text: str, cfg: ScriptConfig) -> ScriptGuess:
-    """The script most letters of `text` are in, if there are enough letters and it dominates.
-    Kana anywhere with Han counts as Japanese (Japanese text mixes both)."""
+    """The page script (a key of the OCR script table) most letters of `text` are in, if there
+    are enough letters and it dominates. Kana anywhere with Han counts as Japanese (Japanese
+    text mixes both); kana alone too."""
     counts: dict[str, int] = {}
     for ch in text:
         s = char_script(ch)
         if s not in ("Common", "Other"):
+            s = page_script_name(s)
             counts[s] = counts.get(s, 0) + 1
-    if counts.get("Japanese") and counts.get("Han"):
-        counts["Japanese"] += counts.pop("Han")
+    if counts.get(JAPANESE) and counts.get("Han"):
+        counts[JAPANESE] += counts.pop("Han")
     letters = sum(counts.values())
     if letters < cfg.min_letters:
         return ScriptGuess(None, 0.0, letters, f"{letters} letters < min_letters {cfg.min_letters}")
@@ -89,7 +73,7 @@ def dominant_script(text: str, cfg: ScriptConfig) -> ScriptGuess:
 
 def options_for(script: str | None, cfg: ScriptConfig) -> ScriptOptions | None:
     """Engine options for a script (or the configured fallback); None when nothing is known."""
-    key = script or cfg.fallback
+    key = page_script_name(script or cfg.fallback)  # triage reports Japanese pages as `Kana`
     if key is None:
         return None
     return cfg.table.get(key)

@@ -12,45 +12,16 @@ import zlib
 from collections import Counter
 from functools import lru_cache
 
-# (first code point, last code point, script). Ordered; the first match wins.
-_SCRIPT_RANGES: tuple[tuple[int, int, str], ...] = (
-    (0x0041, 0x024F, "Latin"),
-    (0x1E00, 0x1EFF, "Latin"),
-    (0x0370, 0x03FF, "Greek"),
-    (0x1F00, 0x1FFF, "Greek"),
-    (0x0400, 0x052F, "Cyrillic"),
-    (0x0590, 0x05FF, "Hebrew"),
-    (0x0600, 0x06FF, "Arabic"),
-    (0x0750, 0x077F, "Arabic"),
-    (0x08A0, 0x08FF, "Arabic"),
-    (0xFB50, 0xFDFF, "Arabic"),
-    (0xFE70, 0xFEFF, "Arabic"),
-    (0x0900, 0x097F, "Devanagari"),
-    (0x0E00, 0x0E7F, "Thai"),
-    (0x1100, 0x11FF, "Hangul"),
-    (0x3040, 0x30FF, "Kana"),
-    (0x31F0, 0x31FF, "Kana"),
-    (0x3400, 0x4DBF, "Han"),
-    (0x4E00, 0x9FFF, "Han"),
-    (0xF900, 0xFAFF, "Han"),
-    (0x20000, 0x2FA1F, "Han"),
-    (0xAC00, 0xD7AF, "Hangul"),
-    (0xFF21, 0xFF5A, "Latin"),  # full-width Latin
-    (0xFB00, 0xFB06, "Latin"),  # ligatures fi, fl, ff (common in PDF text and OCR output)
-    (0x1D400, 0x1D7FF, "Latin"),  # mathematical alphanumerics (italic x, bold A)
-    (0x2070, 0x209F, "Latin"),  # super/subscript letters
-)
-
-NO_SPACE_SCRIPTS = frozenset({"Han", "Kana", "Thai"})
-"""Scripts written without spaces between words: tokenised per character."""
+from ..unicode_scripts import KANA, JAPANESE, NO_SPACE_SCRIPTS
+from ..unicode_scripts import script_of as _block_script
 
 COMPANION_SCRIPTS: dict[str, frozenset[str]] = {
     "Latin": frozenset({"Latin", "Greek"}),  # Greek letters are normal in Latin science text (μm, α)
     "Greek": frozenset({"Greek", "Latin"}),
     "Cyrillic": frozenset({"Cyrillic"}),
-    "Han": frozenset({"Han", "Kana", "Hangul"}),
-    "Kana": frozenset({"Kana", "Han"}),
-    "Japanese": frozenset({"Kana", "Han"}),  # the OCR script table's name for Kana+Han pages
+    "Han": frozenset({"Han", KANA, "Hangul"}),
+    KANA: frozenset({KANA, "Han"}),  # triage's name for a Japanese page
+    JAPANESE: frozenset({KANA, "Han"}),  # the OCR script table's name for Kana+Han pages
     "Hangul": frozenset({"Hangul", "Han"}),
     "Arabic": frozenset({"Arabic"}),
     "Hebrew": frozenset({"Hebrew"}),
@@ -60,30 +31,23 @@ COMPANION_SCRIPTS: dict[str, frozenset[str]] = {
 """Scripts that normally appear together with a page's main script."""
 
 
-
 @lru_cache(maxsize=4096)
 def script_of(ch: str) -> str | None:
-    """The script of a letter, or None for digits, punctuation, symbols and spaces."""
+    """The script of a letter (`Other` for letters of scripts outside the table), or None for
+    digits, punctuation, symbols, combining marks and spaces."""
     if not ch.isalpha():
         return None
-    cp = ord(ch)
-    for lo, hi, name in _SCRIPT_RANGES:
-        if lo <= cp <= hi:
-            return name
-    return "Other"
+    return _block_script(ch) or "Other"
 
 
 def script_counts(text: str) -> Counter:
     """Letters per script."""
-    return Counter(s for s in map(script_of, text) if s)
-
-
-def dominant_script(text: str) -> str | None:
-    counts = script_counts(text)
-    if not counts:
-        return None
-    # Han and Kana together are Japanese; report the page as Kana only if Kana is substantial.
-    return counts.most_common(1)[0][0]
+    out: Counter = Counter()
+    for ch, n in Counter(text).items():
+        s = script_of(ch)
+        if s:
+            out[s] += n
+    return out
 
 
 def alnum_count(text: str) -> int:

@@ -1,57 +1,30 @@
 """Which writing system a text is in, and how typical its letters are for that system.
 
-Counting is done with precompiled regexes (`subn` counts in C), never a Python loop over
-characters, because triage runs on every page and a dense page holds 5-8k characters.
+Characters are classified by `pagerouter.unicode_scripts` (the one script table); counting
+goes over a Counter of distinct characters (built in C), never a Python loop over a page's
+5-8k characters.
 """
 
 from __future__ import annotations
 
 import math
-import re
 import unicodedata
 from collections import Counter
 
-# Unicode blocks per script. Script names follow Unicode's (Latin, Cyrillic, Han, ...);
-# Japanese text mixes Han and kana and is reported as "Kana" when kana are a real share of it
-# (so an OCR stage can choose a Japanese model), Korean as "Hangul".
-SCRIPT_RANGES: dict[str, str] = {
-    "Latin": "A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff",
-    "Cyrillic": "\u0400-\u04ff\u0500-\u052f",
-    "Greek": "\u0370-\u03ff\u1f00-\u1fff",
-    "Arabic": "\u0600-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufeff",
-    "Hebrew": "\u0590-\u05ff",
-    "Devanagari": "\u0900-\u097f",
-    "Bengali": "\u0980-\u09ff",
-    "Tamil": "\u0b80-\u0bff",
-    "Thai": "\u0e00-\u0e7f",
-    "Georgian": "\u10a0-\u10ff",
-    "Armenian": "\u0530-\u058f",
-    "Hangul": "\uac00-\ud7af\u1100-\u11ff\u3130-\u318f",
-    "Kana": "\u3040-\u30ff\u31f0-\u31ff",
-    "Han": "\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff",
-}
-_SCRIPT_RES = {name: re.compile(f"[{ranges}]") for name, ranges in SCRIPT_RANGES.items()}
-CJK_SCRIPTS = frozenset({"Han", "Kana", "Hangul"})
+from ..unicode_scripts import CJK_SCRIPTS, KANA, script_counts, script_of
 
-
-def script_counts(text: str) -> dict[str, int]:
-    """Letters per script (only scripts that occur)."""
-    out = {}
-    for name, rx in _SCRIPT_RES.items():
-        n = rx.subn("", text)[1]
-        if n:
-            out[name] = n
-    return out
+__all__ = ["CJK_SCRIPTS", "script_counts", "dominant_script", "detect_script", "letter_cross_entropy"]
 
 
 def dominant_script(counts: dict[str, int]) -> str | None:
     if not counts:
         return None
-    # Japanese: Han plus a real share of kana, and together the largest group.
-    kana, han = counts.get("Kana", 0), counts.get("Han", 0)
-    others = max((v for k, v in counts.items() if k not in ("Kana", "Han")), default=0)
+    # Japanese: Han plus a real share of kana, and together the largest group. Reported under
+    # the character script's name `Kana` (see unicode_scripts.page_script_name for the OCR table).
+    kana, han = counts.get(KANA, 0), counts.get("Han", 0)
+    others = max((v for k, v in counts.items() if k not in (KANA, "Han")), default=0)
     if kana and kana >= 0.15 * (kana + han) and kana + han >= others:
-        return "Kana"
+        return KANA
     return max(counts.items(), key=lambda kv: kv[1])[0]
 
 
@@ -112,12 +85,11 @@ def letter_cross_entropy(letters: Counter, script: str) -> tuple[float, int]:
     table = _TABLES.get(script)
     if table is None:
         return math.nan, 0
-    rx = _SCRIPT_RES[script]
     floor = _FLOOR_BITS[script]
     bits = 0.0
     n = 0
     for ch, c in letters.items():
-        if not rx.match(ch):
+        if script_of(ch) != script:
             continue
         bits += c * table.get(_base_letter(ch), floor)
         n += c

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .scripts import CJK_SCRIPTS, SCRIPT_RANGES, dominant_script, letter_cross_entropy
+from ..unicode_scripts import CJK_SCRIPTS, SCRIPT_NAMES, script_of
+from .scripts import dominant_script, letter_cross_entropy
 
 _BAD_CHARS = re.compile(
     "[\ufffd\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd"  # replacement, private use
@@ -43,17 +45,7 @@ _NON_VOWEL_RUN = re.compile(f"[^{_VOWELS}]+")
 _HAS_VOWEL = re.compile(f"[{_VOWELS}]")
 _SYLLABIC = re.compile("[rlŕĺ]")  # Czech/Slovak/Serbo-Croatian words like `krk`, `smrt`, `vlk`
 _ALPHABETS = frozenset({"Latin", "Cyrillic", "Greek"})
-_ABJADS_ETC = frozenset(SCRIPT_RANGES) - _ALPHABETS  # scripts where these vowel tests do not apply
-_SCRIPT_OF_CHAR: dict[str, str | None] = {}
-_CHAR_RES = {name: re.compile(f"[{r}]") for name, r in SCRIPT_RANGES.items()}
-
-
-def _char_script(ch: str) -> str | None:
-    s = _SCRIPT_OF_CHAR.get(ch, "?")
-    if s == "?":
-        s = next((name for name, rx in _CHAR_RES.items() if rx.match(ch)), None)
-        _SCRIPT_OF_CHAR[ch] = s
-    return s
+_ABJADS_ETC = SCRIPT_NAMES - _ALPHABETS  # scripts where these vowel tests do not apply
 
 
 @dataclass
@@ -112,7 +104,7 @@ def word_is_plausible(tok: str, max_consonant_run: int, max_case_switches: int) 
         switches = sum(1 for a, b in zip(kinds, kinds[1:]) if a != b)
         return False if switches >= 3 else None
         # (codes like H2O, A4, 10th, mp3 stay neutral)
-    scripts = {_char_script(c) for c in tok}
+    scripts = {script_of(c) for c in tok}
     if None in scripts:  # letters of no known script (symbols fonts, rare scripts): neutral
         return None
     if len(scripts) > 1 and not scripts <= CJK_SCRIPTS:
@@ -120,6 +112,10 @@ def word_is_plausible(tok: str, max_consonant_run: int, max_case_switches: int) 
     script = next(iter(scripts))
     if script in _ABJADS_ETC:
         return True  # Han, Arabic, Hebrew, Indic...: the script check above is what we can afford
+    if not tok.isascii():
+        # compatibility forms (full-width Ｗｏｒｄ, math italic 𝑤𝑜𝑟𝑑, ligatures ﬁ) are judged as the
+        # letters they stand for; NFKC leaves real accented letters (and Latin-1 mojibake) alone
+        tok = unicodedata.normalize("NFKC", tok)
     # lower->upper switches: Hello 0, McDonald 1, iPhone 1, rIEnD 2, tHiS 2
     switches = sum(1 for a, b in zip(tok, tok[1:]) if a.islower() and b.isupper())
     if switches > max_case_switches:
@@ -161,7 +157,7 @@ def measure_text(text: str, *, max_words: int, max_consonant_run: int, max_case_
         q.mojibake = _MOJIBAKE.subn("", text)[1]
     scripts: dict[str, int] = {}
     for ch, n in counts.items():
-        sc = _char_script(ch)
+        sc = script_of(ch)
         if sc is not None:
             scripts[sc] = scripts.get(sc, 0) + n
     q.scripts = scripts
