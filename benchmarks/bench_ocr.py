@@ -30,6 +30,7 @@ from pagerouter.config.ocr import OcrConfig  # noqa: E402
 from pagerouter.model import TriageDecision  # noqa: E402
 from pagerouter.ocr.api import LocalOcr, make_ocr_task  # noqa: E402
 from pagerouter.ocr.render import render_page  # noqa: E402
+from pagerouter.ocr.text_stats import char_error_rate as cer  # noqa: E402
 
 PARAS = [
     f"{w} paragraph explains how the archive routes each page to the cheapest reader that still reads it well."
@@ -48,19 +49,6 @@ GERMAN = [
     "Wir bitten um Prüfung und eine schnelle Rückmeldung bis Freitag.",
     "Mit freundlichen Grüßen aus München",
 ]
-
-
-def cer(expected: str, got: str) -> float:
-    a, b = " ".join(expected.split()), " ".join(got.split())
-    if not a:
-        return float(len(b) > 0)
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i]
-        for j, cb in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
-        prev = cur
-    return prev[-1] / len(a)
 
 
 def scan_of(doc_src: pymupdf.Document, out: pymupdf.Document, dpi: int = 200) -> None:

@@ -14,6 +14,7 @@ from pagerouter.config.ocr import OcrConfig
 from pagerouter.model import Block, TriageDecision
 from pagerouter.ocr.api import LocalOcr, build_layout_engine, build_small_reader, make_ocr_task
 from pagerouter.ocr.render import RenderTarget, render_page, render_task
+from pagerouter.ocr.text_stats import char_error_rate as cer  # (reference, hypothesis), whitespace collapsed
 from pagerouter.stages import LayoutEngine, SmallReader
 
 LETTER = [
@@ -35,20 +36,6 @@ RUSSIAN = [
     "Просим проверить документ и ответить.",
     "С уважением, редакция журнала",
 ]
-
-
-def cer(expected: str, got: str) -> float:
-    """Character error rate: Levenshtein distance / expected length, whitespace collapsed."""
-    a, b = " ".join(expected.split()), " ".join(got.split())
-    if not a:
-        return float(len(b) > 0)
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i]
-        for j, cb in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
-        prev = cur
-    return prev[-1] / len(a)
 
 
 def page_text(reading) -> str:
@@ -76,6 +63,7 @@ def test_cer_helper():
     assert cer("abc", "abc") == 0
     assert cer("abcd", "abed") == 0.25
     assert cer("a  b\nc", "a b c") == 0
+    assert cer("", "") == 0 and cer("", "x") == 1
 
 
 def test_factories_build_protocol_engines(ocr):
