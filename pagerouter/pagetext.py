@@ -28,3 +28,19 @@ which is cheaper than a second pass over the page's drawing commands."""
 def extract_textdict(page: pymupdf.Page) -> dict[str, Any]:
     """The page's text as PyMuPDF's `dict` (blocks -> lines -> spans), coordinates top-left."""
     return page.get_text("dict", flags=TEXT_FLAGS)
+
+
+_LAST_IMAGES: tuple[pymupdf.Page, list] | None = None
+
+
+def page_images(page: pymupdf.Page) -> list:
+    """`page.get_images()`, computed once per page object: it rescans the page's resources on
+    every call (tens of ms on pages with hundreds of images), and triage and the text-layer
+    reader both ask."""
+    global _LAST_IMAGES
+    cached = _LAST_IMAGES
+    if cached is not None and cached[0] is page:
+        return cached[1]
+    images = page.get_images()
+    _LAST_IMAGES = (page, images)
+    return images

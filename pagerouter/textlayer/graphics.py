@@ -15,6 +15,7 @@ from scipy import ndimage
 
 from .. import pagetext
 from ..config.textlayer import TextLayerConfig
+from ..pagetext import page_images
 from ..triage.layer import paint_log
 
 Rect4 = tuple[float, float, float, float]
@@ -42,7 +43,7 @@ def read_graphics(
     W, H = page.rect.width, page.rect.height
     page_area = W * H
     items: list[tuple[str, tuple]] = []
-    has_images = bool(page.get_images())
+    has_images = bool(page_images(page))
     if textdict is not None and vectors_in_textdict():
         for b in textdict.get("blocks", ()):
             if b.get("type") == 3:
@@ -54,20 +55,19 @@ def read_graphics(
     many = len(items) > cfg.max_graphics_items
     if many:
         g.skipped_reason = f"{len(items)} drawing operations (> {cfg.max_graphics_items}): rules and vector figures not analysed"
-    page_rect = pymupdf.Rect(0, 0, W, H)
     for kind, box in items:
         if kind == "fill-image":
             pass
         elif many or kind not in ("fill-path", "stroke-path"):
             continue
-        r = pymupdf.Rect(box)
         if rot is not None:
-            r = r * rot
-        r = r & page_rect
-        if r.is_empty and not (r.width > 0 or r.height > 0):
+            box = tuple(pymupdf.Rect(box) * rot)
+        # clip to the page with plain floats (a Rect per drawing op dominated this loop)
+        x0, y0, x1, y1 = max(box[0], 0.0), max(box[1], 0.0), min(box[2], W), min(box[3], H)
+        w, h = x1 - x0, y1 - y0
+        if w < 0 or h < 0 or (w == 0 and h == 0):
             continue
-        t = (r.x0, r.y0, r.x1, r.y1)
-        w, h = r.x1 - r.x0, r.y1 - r.y0
+        t = (x0, y0, x1, y1)
         if kind == "fill-image":
             g.images.append(t)
         elif h <= _THIN and w >= 6:
@@ -77,8 +77,8 @@ def read_graphics(
         elif w > _THIN and h > _THIN and w * h < 0.5 * page_area:
             g.shapes.append(t)
             if kind == "fill-path" and w >= 6 and h >= 6:  # shaded cells and boxes: their edges act as rules
-                g.hrules += [(r.x0, r.y0, r.x1, r.y0), (r.x0, r.y1, r.x1, r.y1)]
-                g.vrules += [(r.x0, r.y0, r.x0, r.y1), (r.x1, r.y0, r.x1, r.y1)]
+                g.hrules += [(x0, y0, x1, y0), (x0, y1, x1, y1)]
+                g.vrules += [(x0, y0, x0, y1), (x1, y0, x1, y1)]
     return g
 
 

@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pymupdf
 
+from ..pagetext import page_images
+
 Box = tuple[float, float, float, float]
 
 
@@ -165,7 +167,7 @@ def pictures(page: pymupdf.Page, min_area_share: float, min_side: float) -> tupl
     # get_image_info costs about as much as a text extraction; the resource list is nearly free.
     # (Inline images are not in the resources; a page of only inline images has no text and is
     # caught by the ink render instead.)
-    if not page.get_images():
+    if not page_images(page):
         return out, 0.0
     rotm = page.rotation_matrix if page.rotation else None
     for info in page.get_image_info():
@@ -214,28 +216,35 @@ def hidden_text_boxes(page: pymupdf.Page, min_area_share: float) -> tuple[list[B
     `min_area_share` of the page covers (>= 80% of the text box), and the total text area.
 
     Only pages that list images pay for the paint log; others return at once."""
-    if not page.get_images():
+    if not page_images(page):
         return [], 0.0
     prect = page.rect
     parea = prect.width * prect.height or 1.0
-    texts: list[tuple[int, pymupdf.Rect]] = []
-    images: list[tuple[int, pymupdf.Rect]] = []
+    # plain tuples: a pymupdf.Rect per paint operation cost more than the whole triage
+    texts: list[tuple[int, Box]] = []
+    images: list[tuple[int, Box]] = []
     for i, (kind, box) in enumerate(paint_log(page)):
         if kind in ("fill-text", "stroke-text"):
-            texts.append((i, pymupdf.Rect(box)))
-        elif kind == "fill-image":
-            r = pymupdf.Rect(box)
-            if r.get_area() / parea >= min_area_share:
-                images.append((i, r))
-    total = sum(tr.get_area() for _, tr in texts)
+            texts.append((i, tuple(box)))
+        elif kind == "fill-image" and _area(box) / parea >= min_area_share:
+            images.append((i, tuple(box)))
+    total = sum(_area(tb) for _, tb in texts)
     if not texts or not images:
         return [], total
     hidden: list[Box] = []
-    for i, tr in texts:
-        a = tr.get_area()
-        if any(j > i and (tr & ir).get_area() >= 0.8 * a for j, ir in images):
-            hidden.append((tr.x0, tr.y0, tr.x1, tr.y1))
+    for i, tb in texts:
+        a = _area(tb)
+        if any(j > i and _overlap(tb, ib) >= 0.8 * a for j, ib in images):
+            hidden.append(tb)
     return hidden, total
+
+
+def _area(b) -> float:
+    return max(0.0, b[2] - b[0]) * max(0.0, b[3] - b[1])
+
+
+def _overlap(a, b) -> float:
+    return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
 
 
 def text_under_images_share(page: pymupdf.Page, min_area_share: float) -> float:
