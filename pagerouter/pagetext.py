@@ -25,9 +25,37 @@ along as `type 3` blocks: the text-layer reader finds table rules and drawn figu
 which is cheaper than a second pass over the page's drawing commands."""
 
 
+_LAST_TEXTPAGE: tuple[pymupdf.Page, pymupdf.TextPage, list] | None = None
+
+
 def extract_textdict(page: pymupdf.Page) -> dict[str, Any]:
-    """The page's text as PyMuPDF's `dict` (blocks -> lines -> spans), coordinates top-left."""
-    return page.get_text("dict", flags=TEXT_FLAGS)
+    """The page's text as PyMuPDF's `dict` (blocks -> lines -> spans), coordinates top-left.
+
+    The TextPage behind it is kept for this page object, so a later `words_in` (table cells)
+    does not parse the page again: building a TextPage is most of an extraction's cost."""
+    global _LAST_TEXTPAGE
+    tp = page.get_textpage(flags=TEXT_FLAGS)
+    _LAST_TEXTPAGE = (page, tp, [])
+    return tp.extractDICT()
+
+
+def words_in(page: pymupdf.Page, clip: tuple[float, float, float, float]) -> list[tuple]:
+    """`page.get_text("words", clip=clip)` from the page's kept TextPage: words (unrotated page
+    space) at least half inside `clip`, as PyMuPDF itself selects them from a given TextPage."""
+    cached = _LAST_TEXTPAGE
+    if cached is None or cached[0] is not page:
+        return page.get_text("words", clip=clip)
+    if not cached[2]:
+        cached[2].extend(cached[1].extractWORDS())
+    x0, y0, x1, y1 = clip
+    out = []
+    for w in cached[2]:
+        area = (w[2] - w[0]) * (w[3] - w[1])
+        ix = min(w[2], x1) - max(w[0], x0)
+        iy = min(w[3], y1) - max(w[1], y0)
+        if ix > 0 and iy > 0 and ix * iy >= 0.5 * area:
+            out.append(w)
+    return out
 
 
 _LAST_IMAGES: tuple[pymupdf.Page, list] | None = None

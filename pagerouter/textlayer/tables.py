@@ -30,6 +30,7 @@ import numpy as np
 import pymupdf
 
 from ..config.textlayer import TextLayerConfig
+from ..pagetext import words_in
 from .lines import Line
 
 Rect4 = tuple[float, float, float, float]
@@ -172,7 +173,7 @@ def build_table(
     if derotate is not None:
         clip = clip * derotate
     words = []
-    for w in page.get_text("words", clip=clip):
+    for w in words_in(page, tuple(clip)):
         r = pymupdf.Rect(w[:4])
         if rotate is not None:
             r = r * rotate
