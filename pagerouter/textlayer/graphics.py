@@ -16,7 +16,7 @@ from scipy import ndimage
 from .. import pagetext
 from ..config.textlayer import TextLayerConfig
 from ..pagetext import page_images
-from ..triage.layer import paint_log
+from ..triage.layer import IMAGE_PAINTS, paint_log
 
 Rect4 = tuple[float, float, float, float]
 _THIN = 2.5
@@ -49,9 +49,10 @@ def read_graphics(
             if b.get("type") == 3:
                 items.append(("stroke-path" if b.get("stroked") else "fill-path", b["bbox"]))
         if has_images:
-            items += [(k, box) for k, box in paint_log(page) if k == "fill-image"]
+            items += [("fill-image", box) for k, box in paint_log(page) if k in IMAGE_PAINTS]
     else:
         items = paint_log(page) if has_images else page.get_bboxlog()
+        items = [("fill-image", b) if k in IMAGE_PAINTS else (k, b) for k, b in items]
     many = len(items) > cfg.max_graphics_items
     if many:
         g.skipped_reason = f"{len(items)} drawing operations (> {cfg.max_graphics_items}): rules and vector figures not analysed"

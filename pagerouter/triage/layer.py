@@ -152,6 +152,10 @@ def unmapped_font_share(page: pymupdf.Page, chars_by_font: dict[str, int]) -> fl
     return hit / total
 
 
+IMAGE_PAINTS = frozenset({"fill-image", "fill-imgmask"})
+"""Paint-log kinds that place a raster image (an image mask is a stencil: bitonal scans use them)."""
+
+
 @dataclass
 class Picture:
     bbox: Box  # displayed-page points, clipped to the page
@@ -164,14 +168,18 @@ def pictures(page: pymupdf.Page, min_area_share: float, min_side: float) -> tupl
     prect = page.rect
     parea = prect.width * prect.height or 1.0
     out: list[Picture] = []
-    # get_image_info costs about as much as a text extraction; the resource list is nearly free.
+    # The resource list is nearly free; pages without images stop here.
     # (Inline images are not in the resources; a page of only inline images has no text and is
     # caught by the ink render instead.)
     if not page_images(page):
         return out, 0.0
     rotm = page.rotation_matrix if page.rotation else None
-    for info in page.get_image_info():
-        r = pymupdf.Rect(info["bbox"] if rotm is None else to_display(page, info["bbox"], rotm)) & prect
+    # Image placements from the paint log (shared with the hidden-text check and the text-layer
+    # reader): `get_image_info()` re-walks every image and cost ~90 ms on image-heavy pages.
+    for kind, box in paint_log(page):
+        if kind not in IMAGE_PAINTS:
+            continue
+        r = pymupdf.Rect(box if rotm is None else to_display(page, box, rotm)) & prect
         if r.is_empty:
             continue
         share = r.width * r.height / parea
@@ -226,7 +234,7 @@ def hidden_text_boxes(page: pymupdf.Page, min_area_share: float) -> tuple[list[B
     for i, (kind, box) in enumerate(paint_log(page)):
         if kind in ("fill-text", "stroke-text"):
             texts.append((i, tuple(box)))
-        elif kind == "fill-image" and _area(box) / parea >= min_area_share:
+        elif kind in IMAGE_PAINTS and _area(box) / parea >= min_area_share:
             images.append((i, tuple(box)))
     total = sum(_area(tb) for _, tb in texts)
     if not texts or not images:
