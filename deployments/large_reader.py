@@ -12,6 +12,7 @@ import asyncio
 
 from ray import serve
 
+from pagerouter.memory import release_free_memory
 from pagerouter.stages import OcrTask, Reading
 
 from .common import LazyEngine, load_cfg
@@ -35,7 +36,10 @@ class LargeReader:
         """Re-read a flagged page; returns the reading and {engine: version} of this tier."""
         self.calls += 1
         engine = self.engine.get()
-        reading = await asyncio.to_thread(engine.escalate, task, first)
+        try:
+            reading = await asyncio.to_thread(engine.escalate, task, first)
+        finally:
+            release_free_memory()  # see pagerouter.memory: keeps replica RSS flat
         return reading, {engine.name: engine.version}
 
     def stats(self) -> dict:

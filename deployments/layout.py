@@ -7,6 +7,7 @@ from collections import Counter
 
 from ray import serve
 
+from pagerouter.memory import release_free_memory
 from pagerouter.stages import LayoutResult, OcrTask
 
 from .common import LazyEngine, load_cfg
@@ -36,7 +37,10 @@ class Layout:
     def _run(self, tasks: list[OcrTask]) -> list[LayoutResult]:
         self.batch_sizes[len(tasks)] += 1
         self.metrics.batch_size.observe(len(tasks), tags={"stage": "layout"})
-        return self.engine.get().detect_batch(tasks)
+        try:
+            return self.engine.get().detect_batch(tasks)
+        finally:
+            release_free_memory()  # see pagerouter.memory: keeps replica RSS flat
 
     async def detect(self, task: OcrTask) -> LayoutResult:
         if self.batching:

@@ -10,6 +10,7 @@ from collections import Counter
 
 from ray import serve
 
+from pagerouter.memory import release_free_memory
 from pagerouter.stages import LayoutResult, OcrTask, Reading
 
 from .common import LazyEngine, load_cfg
@@ -39,7 +40,10 @@ class SmallReader:
     def _run(self, tasks: list[OcrTask], layouts: list[LayoutResult]) -> list[Reading]:
         self.batch_sizes[len(tasks)] += 1
         self.metrics.batch_size.observe(len(tasks), tags={"stage": "read"})
-        return self.engine.get().read_batch(tasks, layouts)
+        try:
+            return self.engine.get().read_batch(tasks, layouts)
+        finally:
+            release_free_memory()  # see pagerouter.memory: keeps replica RSS flat
 
     async def read(self, task: OcrTask, layout: LayoutResult) -> Reading:
         if self.batching:

@@ -21,6 +21,7 @@ import pymupdf
 
 from .config import PagerouterConfig
 from .inputs import InputError, SourceDocument
+from .memory import release_free_memory
 from .model import Block, CheckResult, Document, Page, TriageDecision
 from .pagetext import extract_textdict
 from .stages import LayoutResult, OcrTask, Reading
@@ -269,6 +270,9 @@ async def convert_pages(
                 reading = await ocr_flow(outcome.task, calls, cfg)
             except Exception as exc:  # noqa: BLE001 - one page's failure never loses the others
                 return failed_page(source, outcome.page.number, "OCR", exc, outcome.page.triage)
+            finally:
+                outcome.task = None  # drop the page render now, not when the document ends
+                release_free_memory()
             return finish_ocr_page(outcome.page, reading)
 
     async for outcome in outcomes:

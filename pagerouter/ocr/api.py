@@ -119,9 +119,13 @@ class LocalOcr:
         import asyncio
 
         from ..config import PagerouterConfig
+        from ..memory import release_free_memory
         from ..pipeline import ocr_flow
 
         full = PagerouterConfig(ocr=self.cfg)
         if escalation_timeout_s is not None:
             full.serve.escalation_timeout_s = escalation_timeout_s
-        return asyncio.run(ocr_flow(task, self.calls(), full))
+        try:
+            return asyncio.run(ocr_flow(task, self.calls(), full))
+        finally:
+            release_free_memory()
