@@ -1,4 +1,8 @@
-"""Give freed heap back to the OS after heavy work.
+"""Give freed heap back to the OS after heavy work (called after each OCR page or batch).
+
+MuPDF keeps decoded images in its resource store (up to 256 MB by default): a scanned
+document's pages are never needed again once read, so the store is emptied too (measured on a
+40-page scan: RSS 580 MB -> 390-440 MB, flat).
 
 OCR of one page allocates and frees hundreds of MB of image buffers and tensors in several
 threads; glibc keeps the freed pages in per-thread arenas, so a long scanned document's RSS
@@ -26,6 +30,12 @@ def _trim():
 
 
 def release_free_memory() -> None:
+    try:
+        import pymupdf
+
+        pymupdf.TOOLS.store_shrink(100)
+    except Exception:  # noqa: BLE001 - an optimisation, never a failure
+        pass
     fn = _trim()
     if fn is not None:
         fn(0)
