@@ -59,3 +59,21 @@ class LazyEngine(Generic[T]):
     def versions(self) -> dict[str, str]:
         e = self.get()
         return {e.name: e.version}  # type: ignore[attr-defined]
+
+
+def per_item(batch_call: Callable[..., list[T]], *one_item_lists: list[Any]) -> T | Exception:
+    """`batch_call` on a one-item batch: its single result, or the exception it raised.
+
+    Batched deployments run each task of a Serve batch this way so one bad page fails only
+    its own request; the per-call wrapper re-raises with `raise_if_error`."""
+    try:
+        (result,) = batch_call(*one_item_lists)
+        return result
+    except Exception as exc:  # noqa: BLE001 - handed back to the one caller it belongs to
+        return exc
+
+
+def raise_if_error(result: T | Exception) -> T:
+    if isinstance(result, Exception):
+        raise result
+    return result

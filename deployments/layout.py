@@ -10,7 +10,7 @@ from ray import serve
 from pagerouter.memory import release_free_memory
 from pagerouter.stages import LayoutResult, OcrTask
 
-from .common import LazyEngine, load_cfg
+from .common import LazyEngine, load_cfg, per_item, raise_if_error
 from .observe import GraphMetrics
 
 
@@ -34,21 +34,26 @@ class Layout:
 
         return build_layout_engine(self.cfg.ocr)
 
-    def _run(self, tasks: list[OcrTask]) -> list[LayoutResult]:
+    def _run(self, tasks: list[OcrTask]) -> list[LayoutResult | Exception]:
+        """One result per task; a task whose detection raised gets its exception.
+
+        A Serve batch mixes pages of different requests, so one bad page must not fail the
+        others: each task is detected on its own (today's engines loop per task anyway)."""
         self.batch_sizes[len(tasks)] += 1
         self.metrics.batch_size.observe(len(tasks), tags={"stage": "layout"})
+        engine = self.engine.get()
         try:
-            return self.engine.get().detect_batch(tasks)
+            return [per_item(engine.detect_batch, [task]) for task in tasks]
         finally:
             release_free_memory()  # see pagerouter.memory: keeps replica RSS flat
 
     async def detect(self, task: OcrTask) -> LayoutResult:
         if self.batching:
-            return await self._detect_batch(task)
-        return (await asyncio.to_thread(self._run, [task]))[0]
+            return raise_if_error(await self._detect_batch(task))
+        return raise_if_error((await asyncio.to_thread(self._run, [task]))[0])
 
     @serve.batch(max_batch_size=4, batch_wait_timeout_s=0.02)
-    async def _detect_batch(self, tasks: list[OcrTask]) -> list[LayoutResult]:
+    async def _detect_batch(self, tasks: list[OcrTask]) -> list[LayoutResult | Exception]:
         return await asyncio.to_thread(self._run, tasks)
 
     def describe(self) -> dict[str, str]:

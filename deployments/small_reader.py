@@ -13,7 +13,7 @@ from ray import serve
 from pagerouter.memory import release_free_memory
 from pagerouter.stages import LayoutResult, OcrTask, Reading
 
-from .common import LazyEngine, load_cfg
+from .common import LazyEngine, load_cfg, per_item, raise_if_error
 from .observe import GraphMetrics
 
 
@@ -37,21 +37,26 @@ class SmallReader:
 
         return build_small_reader(self.cfg.ocr)
 
-    def _run(self, tasks: list[OcrTask], layouts: list[LayoutResult]) -> list[Reading]:
+    def _run(self, tasks: list[OcrTask], layouts: list[LayoutResult]) -> list[Reading | Exception]:
+        """One result per task; a task whose read raised gets its exception, not its neighbours'.
+
+        A Serve batch mixes pages of different requests, so one bad page must not fail the
+        others: each task is read on its own (today's engines loop per task anyway)."""
         self.batch_sizes[len(tasks)] += 1
         self.metrics.batch_size.observe(len(tasks), tags={"stage": "read"})
+        engine = self.engine.get()
         try:
-            return self.engine.get().read_batch(tasks, layouts)
+            return [per_item(engine.read_batch, [task], [layout]) for task, layout in zip(tasks, layouts)]
         finally:
             release_free_memory()  # see pagerouter.memory: keeps replica RSS flat
 
     async def read(self, task: OcrTask, layout: LayoutResult) -> Reading:
         if self.batching:
-            return await self._read_batch(task, layout)
-        return (await asyncio.to_thread(self._run, [task], [layout]))[0]
+            return raise_if_error(await self._read_batch(task, layout))
+        return raise_if_error((await asyncio.to_thread(self._run, [task], [layout]))[0])
 
     @serve.batch(max_batch_size=4, batch_wait_timeout_s=0.02)
-    async def _read_batch(self, tasks: list[OcrTask], layouts: list[LayoutResult]) -> list[Reading]:
+    async def _read_batch(self, tasks: list[OcrTask], layouts: list[LayoutResult]) -> list[Reading | Exception]:
         return await asyncio.to_thread(self._run, tasks, layouts)
 
     def describe(self) -> dict[str, str]:

@@ -123,6 +123,65 @@ def test_in_process_graph_pages_password_and_errors(mixed_pdf, tmp_path):
     assert "Secret words" in opened.pages[0].blocks[0].text
 
 
+# -- batched deployments: one bad page fails only itself ------------------------------------
+class FakeFailingEngine:
+    """Reads/detects tasks by number; raises for the page numbered `bad` (a corrupt page)."""
+
+    name, version = "fake", "0"
+
+    def __init__(self, bad: int):
+        self.bad = bad
+
+    def _one(self, task, what: str):
+        if task.number == self.bad:
+            raise ValueError(f"page {task.number}: cannot {what}")
+        return f"{what} {task.number}"
+
+    def read_batch(self, tasks, layouts):
+        return [self._one(t, "read") for t in tasks]
+
+    def detect_batch(self, tasks):
+        return [self._one(t, "detect") for t in tasks]
+
+
+@pytest.mark.parametrize("kind", ["layout", "small_reader"])
+def test_batched_stage_fails_only_the_bad_item(kind):
+    """A Serve batch mixes pages of several requests: the body (`_run`) returns each task's own
+    result or exception, and the per-call wrapper raises only for its own bad page."""
+    import asyncio
+
+    from deployments.common import LazyEngine
+    from deployments.layout import Layout
+    from deployments.small_reader import SmallReader
+
+    cls = (Layout if kind == "layout" else SmallReader).func_or_class
+    dep = cls(PagerouterConfig().model_dump(), batching=False, eager=False, metrics=False)
+    dep.engine = LazyEngine(lambda: FakeFailingEngine(bad=2))
+    what = "detect" if kind == "layout" else "read"
+    tasks = [SimpleNamespace(number=n) for n in (1, 2, 3)]
+    run = dep._run(tasks) if kind == "layout" else dep._run(tasks, [None] * 3)
+    assert run[0] == f"{what} 1" and run[2] == f"{what} 3"
+    assert isinstance(run[1], ValueError) and "page 2" in str(run[1])
+    assert dep.stats()["batch_sizes"] == {3: 1}
+
+    def call(task):
+        return dep.detect(task) if kind == "layout" else dep.read(task, None)
+
+    assert asyncio.run(call(tasks[0])) == f"{what} 1"
+    with pytest.raises(ValueError, match="page 2: cannot"):
+        asyncio.run(call(tasks[1]))
+
+    async def fake_serve_batch(task, *_):  # stands in for @serve.batch over a 3-page batch
+        results = dep._run(tasks) if kind == "layout" else dep._run(tasks, [None] * 3)
+        return results[tasks.index(task)]
+
+    dep.batching = True
+    setattr(dep, "_detect_batch" if kind == "layout" else "_read_batch", fake_serve_batch)
+    assert asyncio.run(call(tasks[2])) == f"{what} 3"
+    with pytest.raises(ValueError, match="page 2"):
+        asyncio.run(call(tasks[1]))
+
+
 # -- configs --------------------------------------------------------------------------------
 def test_deployment_options_follow_config():
     s = DeploymentSettings(num_cpus=0.5, num_gpus=1, min_replicas=0, max_replicas=3, initial_replicas=0,
