@@ -7,6 +7,7 @@ shape `{"error": {"code", "message", "request_id"}}`.
 
 from __future__ import annotations
 
+import asyncio
 import email.parser
 import email.policy
 from typing import Any
@@ -46,7 +47,8 @@ async def parse_upload(request: Request, max_upload_mb: float) -> tuple[bytes, s
     ctype = request.headers.get("content-type", "")
     name = fields.pop("filename", None) or "-"
     if ctype.lower().startswith("multipart/form-data"):
-        data, fname, form = _parse_multipart(ctype, bytes(body))
+        # The MIME parser walks the whole body in Python: tens of MB block for a while.
+        data, fname, form = await asyncio.to_thread(_parse_multipart, ctype, bytes(body))
         fields.update(form)
         name = fname or name
     else:

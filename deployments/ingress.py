@@ -9,6 +9,7 @@ from the Triage deployment's stream, and pages go out as JSON, NDJSON lines or p
 # No `from __future__ import annotations` here: FastAPI must see real annotations
 # (e.g. `request: Request`) on the methods Serve wraps.
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import grpc
@@ -166,9 +167,11 @@ class IngressCore:
         result = await self.collect(data, name, password, pages)
         if isinstance(result, InputProblem):
             raise ApiError(_PROBLEM_STATUS.get(result.code, 400), result.code, result.message)
+        # Rendering a large document takes a while: in a thread, so the ingress loop keeps serving.
         if fmt == "md":
-            return PlainTextResponse(to_markdown(result, self.cfg.output), media_type="text/markdown")
-        return Response(result.model_dump_json(), media_type="application/json")
+            text = await asyncio.to_thread(to_markdown, result, self.cfg.output)
+            return PlainTextResponse(text, media_type="text/markdown")
+        return Response(await asyncio.to_thread(result.model_dump_json), media_type="application/json")
 
     async def _stream_http(self, data: bytes, name: str, password: str | None, pages: str | None, rid: str):
         items = self.convert_items(data, name, password, pages)
@@ -210,7 +213,8 @@ class IngressCore:
         if isinstance(result, InputProblem):
             _grpc_problem(grpc_context, result)
             return pb.DocumentReply(request_id=rid)
-        return pb.DocumentReply(document=proto_model.document_to_proto(result), request_id=rid)
+        document = await asyncio.to_thread(proto_model.document_to_proto, result)  # large: off the loop
+        return pb.DocumentReply(document=document, request_id=rid)
 
     async def StreamDocument(self, request: pb.ConvertRequest, grpc_context=None) -> AsyncIterator[pb.StreamReply]:
         rid = current_request_id()

@@ -7,6 +7,7 @@ a finished page, or a page plus its `OcrTask` for the OCR tiers. The page walk i
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 from ray import serve
@@ -30,7 +31,8 @@ class Triage:
         self, data: bytes, name: str, password: str | None, pages: str | None
     ) -> AsyncIterator[DocumentHead | InputProblem | TriageOutcome]:
         try:
-            src = open_source(data=data, name=name, password=password)
+            # Opening may repair a broken PDF (pypdf) for seconds: off the replica's event loop.
+            src = await asyncio.to_thread(open_source, data=data, name=name, password=password)
         except InputError as exc:
             yield InputProblem("bad_input", str(exc), exc.source, exc.page, exc.message)
             return
