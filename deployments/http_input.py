@@ -29,6 +29,19 @@ def error_body(code: str, message: str, request_id: str = "") -> dict[str, Any]:
     return {"error": {"code": code, "message": message, "request_id": request_id}}
 
 
+def internal_message(exc: BaseException) -> str:
+    """A one-line message for an unexpected error: its type and first line, never a traceback.
+
+    A stage's error arrives as Ray's RayTaskError, whose str() is the remote traceback; its
+    `cause` is the original exception."""
+    cause = getattr(exc, "cause", None)
+    if isinstance(cause, BaseException):
+        exc = cause
+    lines = str(exc).strip().splitlines()
+    first = lines[0][:200] if lines else ""
+    return f"internal error ({type(exc).__name__}{': ' + first if first else ''}); details are in the server log"
+
+
 async def parse_upload(request: Request, max_upload_mb: float) -> tuple[bytes, str, dict[str, str]]:
     """(file bytes, file name, options) from a multipart form (field `file`) or a raw body.
 

@@ -29,7 +29,7 @@ from pagerouter.render import to_markdown
 from pagerouter.stages import LayoutResult, OcrTask, Reading
 
 from .common import load_cfg
-from .http_input import ApiError, error_body, parse_upload, public_config, query_bool, query_int
+from .http_input import ApiError, error_body, internal_message, parse_upload, public_config, query_bool, query_int
 from .items import DocumentHead, DocumentTail, InputProblem
 from .observe import GraphMetrics, current_request_id, stage_span
 
@@ -191,7 +191,8 @@ class IngressCore:
             except Exception as exc:  # noqa: BLE001 - headers are gone: report in-band, same shape
                 import json
 
-                yield (json.dumps({"type": "error", **error_body("internal", str(exc)[:300], rid)}) + "\n").encode()
+                error = error_body("internal", internal_message(exc), rid)
+                yield (json.dumps({"type": "error", **error}) + "\n").encode()
 
         return StreamingResponse(lines(), media_type="application/x-ndjson")
 
@@ -247,13 +248,8 @@ class IngressCore:
 
 
 
-def make_ingress():
-    """A fresh Ingress deployment with its own FastAPI app.
-
-    Built per application: a FastAPI app that has served once (e.g. in-process) holds
-    uvicorn state that cannot be pickled, so a module-level app breaks the second build.
-    """
-    api = FastAPI(title="pagerouter", version=PAGEROUTER_VERSION)
+def install_error_handlers(api: FastAPI) -> None:
+    """Every HTTP error, expected or not, in the one shape `{"error": {code, message, request_id}}`."""
 
     @api.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
@@ -268,6 +264,22 @@ def make_ingress():
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
         return await _api_error(request, ApiError(exc.status_code, code, str(exc.detail)))
+
+    @api.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        # Starlette re-raises after sending this, so Serve still logs the traceback server-side;
+        # the client gets the documented shape and no traceback.
+        return await _api_error(request, ApiError(500, "internal", internal_message(exc)))
+
+
+def make_ingress():
+    """A fresh Ingress deployment with its own FastAPI app.
+
+    Built per application: a FastAPI app that has served once (e.g. in-process) holds
+    uvicorn state that cannot be pickled, so a module-level app breaks the second build.
+    """
+    api = FastAPI(title="pagerouter", version=PAGEROUTER_VERSION)
+    install_error_handlers(api)
 
     @serve.deployment(name="Ingress")
     @serve.ingress(api)

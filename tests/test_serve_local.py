@@ -307,6 +307,53 @@ def test_multipart_parser_reads_file_and_fields():
     assert err.value.status == 400
 
 
+def test_unexpected_http_error_has_the_documented_shape():
+    """A bug (any exception) becomes a 500 `internal` in the one error shape, no traceback."""
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    from deployments.http_input import ApiError
+    from deployments.ingress import install_error_handlers
+
+    api = FastAPI()
+    install_error_handlers(api)
+
+    @api.get("/boom")
+    async def boom():
+        def deep():
+            raise KeyError("page_bytes")
+
+        deep()
+
+    @api.get("/bad")
+    async def bad():
+        raise ApiError(400, "bad_pages", "x.pdf: page 0 requested")
+
+    with TestClient(api, raise_server_exceptions=False) as client:
+        r = client.get("/boom")
+        assert r.status_code == 500
+        err = r.json()["error"]
+        assert set(err) == {"code", "message", "request_id"} and err["code"] == "internal" and err["request_id"]
+        assert "KeyError" in err["message"] and "page_bytes" in err["message"]
+        assert "Traceback" not in r.text and "deep()" not in r.text
+        assert client.get("/bad").json()["error"]["code"] == "bad_pages"
+        missing = client.get("/nowhere")
+        assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+
+
+def test_internal_message_drops_remote_tracebacks():
+    from deployments.http_input import internal_message
+
+    class FakeRayTaskError(Exception):  # shaped like ray.exceptions.RayTaskError: str() is a traceback
+        def __init__(self, cause):
+            super().__init__("Traceback (most recent call last):\n  File x.py, line 1\nValueError: bad")
+            self.cause = cause
+
+    msg = internal_message(FakeRayTaskError(ValueError("bad page image\nsecond line")))
+    assert msg.startswith("internal error (ValueError: bad page image)") and "Traceback" not in msg
+    assert "\n" not in internal_message(RuntimeError("a\nb")) and "RuntimeError" in internal_message(RuntimeError())
+
+
 def test_public_config_redacts_secrets():
     from deployments.http_input import public_config
 
