@@ -63,6 +63,15 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except SystemExit:
+        raise
+    except Exception as exc:  # noqa: BLE001 - one line, never a traceback (PAGEROUTER_DEBUG=1 shows it)
+        import os
+
+        if os.environ.get("PAGEROUTER_DEBUG"):
+            raise
+        print(f"pagerouter: error: {type(exc).__name__}: {exc} (set PAGEROUTER_DEBUG=1 for details)", file=sys.stderr)
+        return EXIT_USAGE
 
 
 def _load_cfg(args):
@@ -118,6 +127,16 @@ def cmd_convert(args) -> int:
         return _usage_error("several inputs need -o OUTDIR")
     if args.outdir is None and args.format == "both":
         return _usage_error("--format both needs -o OUTDIR")
+    if args.outdir is not None:
+        stems: dict[str, Path] = {}
+        for path in args.inputs:
+            if path.stem in stems:
+                return _usage_error(f"{stems[path.stem]} and {path} would both write {args.outdir / path.stem}.*")
+            stems[path.stem] = path
+        try:
+            args.outdir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            return _usage_error(f"{args.outdir}: cannot create output directory: {exc.strerror or exc}")
     converter = _converter()
     docs, code = [], EXIT_OK
     for path in args.inputs:
@@ -142,9 +161,13 @@ def cmd_convert(args) -> int:
             sys.stdout.write(outputs[0][1] if outputs[0][1].endswith("\n") else outputs[0][1] + "\n")
             sys.stdout.flush()
         else:
-            args.outdir.mkdir(parents=True, exist_ok=True)
             for ext, text in outputs:
-                (args.outdir / (path.stem + ext)).write_text(text, encoding="utf-8")
+                target = args.outdir / (path.stem + ext)
+                try:
+                    target.write_text(text, encoding="utf-8")
+                except OSError as exc:
+                    print(f"pagerouter: error: {target}: cannot write: {exc.strerror or exc}", file=sys.stderr)
+                    code = EXIT_USAGE
     if docs and not args.quiet:
         print(route_summary_table(docs), file=sys.stderr)
     return code
@@ -180,11 +203,7 @@ def _convert_core(path: Path, cfg, args, progress_cls):
 
 
 def cmd_triage(args) -> int:
-    import json
-
     from pagerouter.inputs import InputError, open_source, parse_pages
-    from pagerouter.pagetext import extract_textdict
-    from pagerouter.triage import triage_page
 
     cfg = _load_cfg(args)
     try:
@@ -192,6 +211,18 @@ def cmd_triage(args) -> int:
         numbers = parse_pages(args.pages, src.page_count, src.name)
     except InputError as exc:
         return _usage_error(str(exc))
+    try:
+        return _print_decisions(src, numbers, cfg, args.json)
+    finally:
+        src.close()
+
+
+def _print_decisions(src, numbers, cfg, as_json: bool) -> int:
+    import json
+
+    from pagerouter.pagetext import extract_textdict
+    from pagerouter.triage import triage_page
+
     code = EXIT_OK
     for n in numbers:
         try:
@@ -201,7 +232,7 @@ def cmd_triage(args) -> int:
             print(f"pagerouter: error: {src.name}: page {n}: triage failed: {exc}", file=sys.stderr)
             code = EXIT_PAGES_FAILED
             continue
-        if args.json:
+        if as_json:
             print(json.dumps({"page": n, **d.model_dump()}))
             continue
         scores = " ".join(f"{k}={v:.3g}" for k, v in d.scores.items())
@@ -209,7 +240,6 @@ def cmd_triage(args) -> int:
         print(f"  scores: {scores}")
         for r in d.reasons:
             print(f"  - {r}")
-    src.close()
     return code
 
 

@@ -10,11 +10,16 @@ page): callers print it as one line, never a traceback.
 from __future__ import annotations
 
 import io
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import pymupdf
+
+from .pagetext import MUPDF_LOCK
+
+logging.getLogger("pypdf").setLevel(logging.ERROR)  # its recoveries are ours to report, in one line
 
 pymupdf.TOOLS.mupdf_display_errors(False)  # MuPDF's own stderr chatter; we report errors ourselves
 pymupdf.TOOLS.mupdf_display_warnings(False)
@@ -45,6 +50,7 @@ class SourceDocument:
     doc: pymupdf.Document
     kind: str  # "pdf" or "image"
     opened_with: str  # "pymupdf" or "pypdf" (repaired)
+    open_warnings: str = ""  # MuPDF warnings raised while decoding an image input (e.g. truncated)
 
     @property
     def page_count(self) -> int:
@@ -93,21 +99,29 @@ def open_source(
     kind = sniff_kind(data)
     if kind is None:
         raise InputError(name, "not a PDF or a supported image (PNG, JPEG, TIFF, BMP, GIF, WebP)")
-    if kind != "pdf":
-        return _open_image(name, data, kind)
-    return _open_pdf(name, data, password)
+    with MUPDF_LOCK:
+        if kind != "pdf":
+            return _open_image(name, data, kind)
+        return _open_pdf(name, data, password)
 
 
 def _open_image(name: str, data: bytes, kind: str) -> SourceDocument:
+    pymupdf.TOOLS.reset_mupdf_warnings()
+    img = None
     try:
         img = pymupdf.open(stream=data, filetype=kind)
         pdf = pymupdf.open("pdf", img.convert_to_pdf())
-        img.close()
     except Exception as exc:  # noqa: BLE001 - any decoder failure is a bad input
         raise InputError(name, f"unreadable {kind.upper()} image: {_short(exc)}") from None
+    finally:
+        if img is not None:
+            img.close()
     if pdf.page_count == 0:
+        pdf.close()
         raise InputError(name, f"{kind.upper()} image has no frames")
-    return SourceDocument(name=name, doc=pdf, kind="image", opened_with="pymupdf")
+    # A truncated image decodes partially with only a warning: keep it for the pages' damage check.
+    warnings = pymupdf.TOOLS.mupdf_warnings()
+    return SourceDocument(name=name, doc=pdf, kind="image", opened_with="pymupdf", open_warnings=warnings)
 
 
 def _open_pdf(name: str, data: bytes, password: str | None) -> SourceDocument:
@@ -121,15 +135,20 @@ def _open_pdf(name: str, data: bytes, password: str | None) -> SourceDocument:
         opened_with = "pypdf"
     if doc.needs_pass:
         if not password:
+            doc.close()
             raise InputError(name, "encrypted PDF: a password is needed (--password)")
         if not doc.authenticate(password):
+            doc.close()
             raise InputError(name, "encrypted PDF: the password is wrong")
     if doc.page_count == 0:
         # A file whose page tree PyMuPDF can't find may still be readable by pypdf.
+        doc.close()
         repaired = _repair_with_pypdf(data, password)
         if repaired is not None and repaired.page_count > 0:
             doc, opened_with = repaired, "pypdf"
         else:
+            if repaired is not None:
+                repaired.close()
             raise InputError(name, "PDF has no pages")
     return SourceDocument(name=name, doc=doc, kind="pdf", opened_with=opened_with)
 

@@ -33,7 +33,10 @@ def release_free_memory() -> None:
     try:
         import pymupdf
 
-        pymupdf.TOOLS.store_shrink(100)
+        from .pagetext import MUPDF_LOCK
+
+        with MUPDF_LOCK:
+            pymupdf.TOOLS.store_shrink(100)
     except Exception:  # noqa: BLE001 - an optimisation, never a failure
         pass
     fn = _trim()

@@ -8,9 +8,20 @@ from `page.get_image_info()`, which is cheap.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pymupdf
+
+MUPDF_LOCK = threading.RLock()
+"""PyMuPDF is not thread-safe, and its warning store is process-global: every MuPDF call that
+can run while another thread works (triage, renders for OCR and escalation, saving figures,
+emptying the store) holds this lock, so pages never interleave and each page's warnings are
+its own. The engines' inference (onnxruntime, tesseract) runs outside it."""
+
+# MuPDF's own messages (e.g. "missing IEND chunk in png image") would otherwise go to stdout
+# and corrupt Markdown/JSON written there: route them to Python logging (stderr, warnings up).
+pymupdf.set_messages(pylogging=True, pylogging_name="pymupdf", pylogging_level=30)
 
 TEXT_FLAGS = (
     pymupdf.TEXT_PRESERVE_WHITESPACE

@@ -23,7 +23,7 @@ from .config import PagerouterConfig
 from .inputs import InputError, SourceDocument
 from .memory import release_free_memory
 from .model import Block, CheckResult, Document, Page, TriageDecision
-from .pagetext import extract_textdict
+from .pagetext import MUPDF_LOCK, extract_textdict
 from .stages import LayoutResult, OcrTask, Reading
 
 
@@ -69,13 +69,20 @@ class DocumentTriage:
             return td
 
         try:
-            furniture = FurnitureModel.from_document(src.doc, numbers, self.cfg.text_layer, textdict_for=keep)
+            with MUPDF_LOCK:
+                furniture = FurnitureModel.from_document(src.doc, numbers, self.cfg.text_layer, textdict_for=keep)
         except Exception:  # noqa: BLE001 - furniture is an optimisation of roles, never fatal
             furniture = None
         for n in numbers:
             yield self.triage_one(src, n, furniture, sampled.pop(n, None))
 
     def triage_one(
+        self, src: SourceDocument, number: int, furniture=None, extracted: tuple[dict, str] | None = None
+    ) -> TriageOutcome:
+        with MUPDF_LOCK:  # one page at a time per process: its MuPDF warnings are its own
+            return self._triage_one(src, number, furniture, extracted)
+
+    def _triage_one(
         self, src: SourceDocument, number: int, furniture=None, extracted: tuple[dict, str] | None = None
     ) -> TriageOutcome:
         from .textlayer import read_text_layer
@@ -87,6 +94,7 @@ class DocumentTriage:
         try:
             page = src.doc.load_page(number - 1)
             textdict, early_warnings = extracted if extracted else (extract_textdict(page), "")
+            early_warnings += "\n" + src.open_warnings
             decision = triage_page(page, textdict, self.cfg.triage)
         except Exception as exc:  # noqa: BLE001 - one bad page must not lose the others
             return TriageOutcome(failed_page(src.name, number, "triage", exc))
@@ -134,7 +142,10 @@ class DocumentTriage:
             return TriageOutcome(failed_page(src.name, number, "text layer", exc, decision))
 
 
-_DAMAGE_MARKERS = ("syntax error", "not a stream", "cannot", "invalid", "unknown", "broken", "malformed")
+_DAMAGE_MARKERS = (
+    "syntax error", "not a stream", "cannot", "invalid", "unknown", "broken", "malformed", "truncated", "premature",
+    "corrupt", "damaged",
+)
 
 
 def _damage_report(warnings: str) -> str:
@@ -267,14 +278,30 @@ async def convert_pages(
         async with sem:
             assert outcome.task is not None and calls is not None
             try:
-                reading = await ocr_flow(outcome.task, calls, cfg)
+                reading = await asyncio.wait_for(ocr_flow(outcome.task, calls, cfg), timeout=cfg.serve.page_timeout_s)
             except Exception as exc:  # noqa: BLE001 - one page's failure never loses the others
-                return failed_page(source, outcome.page.number, "OCR", exc, outcome.page.triage)
+                if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
+                    exc = TimeoutError(f"no result within serve.page_timeout_s={cfg.serve.page_timeout_s:g} s")
+                # keep what the page already has (a mixed page's text layer, its flags)
+                page = outcome.page
+                page.status = "failed"
+                page.error = failed_page(source, page.number, "OCR", exc).error
+                return page
             finally:
                 outcome.task = None  # drop the page render now, not when the document ends
                 release_free_memory()
             return finish_ocr_page(outcome.page, reading)
 
+    try:
+        async for page in _in_page_order(outcomes, pending, run_ocr, calls, concurrency):
+            yield page
+    finally:  # the consumer went away (client disconnect, error): stop the OCR still running
+        for t in pending:
+            if isinstance(t, asyncio.Task) and not t.done():
+                t.cancel()
+
+
+async def _in_page_order(outcomes, pending, run_ocr, calls, concurrency) -> AsyncIterator[Page]:
     async for outcome in outcomes:
         if outcome.task is None:
             pending.append(outcome.page)
@@ -293,20 +320,29 @@ async def convert_pages(
 
 
 def save_figures(src: SourceDocument, page: Page, images_dir: Path, dpi: int = 150) -> None:
-    """Write each figure block as a PNG and reference it from the block (for --images)."""
+    """Write each figure block as a PNG and reference it from the block (for --images).
+    A write that fails flags the page (`figure_not_saved`) instead of stopping the run."""
     figures = [b for b in page.blocks if b.role == "figure"]
     if not figures:
         return
-    images_dir.mkdir(parents=True, exist_ok=True)
-    pg = src.doc.load_page(page.number - 1)
     stem = Path(src.name).stem or "input"
-    for i, b in enumerate(figures, 1):
-        clip = pymupdf.Rect(b.bbox) & pg.rect
-        if clip.is_empty:
-            continue
-        out = images_dir / f"{stem}-p{page.number}-{i}.png"
-        pg.get_pixmap(clip=clip, dpi=dpi).save(out)
-        b.image = str(out)
+    try:
+        images_dir.mkdir(parents=True, exist_ok=True)
+        with MUPDF_LOCK:
+            pg = src.doc.load_page(page.number - 1)
+            for i, b in enumerate(figures, 1):
+                clip = pymupdf.Rect(b.bbox) & pg.rect
+                if clip.is_empty:
+                    continue
+                out = images_dir / f"{stem}-p{page.number}-{i}.png"
+                pg.get_pixmap(clip=clip, dpi=dpi).save(out)
+                b.image = str(out)
+    except (OSError, RuntimeError, ValueError) as exc:
+        page.status = "flagged" if page.status == "ok" else page.status
+        page.flags.append("figure_not_saved")
+        page.checks.append(
+            CheckResult(name="figure_not_saved", passed=False, reason=f"{src.name}: page {page.number}: {exc}"[:300])
+        )
 
 
 def new_document(src: SourceDocument) -> Document:

@@ -121,6 +121,12 @@ class ServeConfig(StrictModel):
         gt=0,
         description="Seconds to wait for the escalation tier before keeping the small reader's reading, flagged.",
     )
+    page_timeout_s: float = Field(
+        default=900.0,
+        gt=0,
+        description="Seconds one OCR page (layout, read, checks, escalation) may take before it is marked "
+        "failed with what it already has (keep above escalation_timeout_s).",
+    )
     ocr_concurrency: int = Field(
         default=1, ge=1, description="OCR pages of one document in flight at once (in-process: 1 uses both cores already)."
     )

@@ -81,9 +81,6 @@ class TextLayerConfig(StrictModel):
 
     # --- tables ----------------------------------------------------------------------
     detect_tables: bool = Field(default=True, description="Look for tables where drawings/geometry suggest one.")
-    table_min_rules: int = Field(
-        default=3, description="Ruling segments (horizontal plus vertical) a drawing cluster needs to be a table candidate."
-    )
     table_min_rows: int = Field(default=3, description="Rows a table needs (ruled or whitespace-aligned).")
     table_min_cols: int = Field(default=3, description="Aligned columns a whitespace (unruled) table needs.")
     table_max_cell_words: float = Field(

@@ -73,16 +73,18 @@ def check_reading(task: OcrTask, reading: Reading, cfg: ChecksConfig) -> list[Ch
 
 def page_ink(task: OcrTask) -> float:
     """The task's ink share when triage did not fill it in (same measure: tiny grey render)."""
+    from ..pagetext import MUPDF_LOCK
     from .render import ink_share, open_task_page
 
-    try:
-        doc, page = open_task_page(task)
-    except ValueError:
-        return 0.0
-    try:
-        return ink_share(page)
-    finally:
-        doc.close()
+    with MUPDF_LOCK:
+        try:
+            doc, page = open_task_page(task)
+        except ValueError:
+            return 0.0
+        try:
+            return ink_share(page)
+        finally:
+            doc.close()
 
 
 def _block_results(blocks: list[Block], ink: float, expected: str | None, cfg: ChecksConfig) -> list[CheckResult]:

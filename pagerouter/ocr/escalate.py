@@ -267,13 +267,17 @@ class VoteEscalator:
     def _vote_blocks(self, task: OcrTask, first: Reading, usable: list[Witness], first_name: str) -> tuple[list[Block], str]:
         names = [w.name for w in usable]
         single = len(usable) == 1
-        targets = [b for b in first.blocks if b.role not in KEPT_ROLES]
+        # exact text-layer blocks of a mixed page are never re-voted: OCR can only make them worse
+        def kept(b: Block) -> bool:
+            return b.role in KEPT_ROLES or b.route == "text_layer"
+
+        targets = [b for b in first.blocks if not kept(b)]
         per_block = self._assign(targets, usable, first_name)
         engine_version = "; ".join(f"{w.name}: {w.engine_version}" for w in usable if w.engine_version)
         if per_block is not None:
             blocks = []
             for b in first.blocks:
-                if b.role in KEPT_ROLES:
+                if kept(b):
                     blocks.append(b)
                     continue
                 texts = per_block[id(b)]
@@ -295,7 +299,7 @@ class VoteEscalator:
             if boxes else (0.0, 0.0, task.width, task.height)
         conf = (sum(c * w for c, w in zip(usable[0].confidences, usable[0].weights)) / max(1, sum(usable[0].weights))) \
             if single else res.agreement
-        blocks = [b for b in first.blocks if b.role == "figure"]
+        blocks = [b for b in first.blocks if b.role == "figure" or b.route == "text_layer"]
         if res.text:
             blocks.append(Block(
                 text=res.text, role="paragraph", bbox=tuple(round(v, 2) for v in bbox), page=task.number,

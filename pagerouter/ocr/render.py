@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import pymupdf
 
+from ..pagetext import MUPDF_LOCK
+
 from ..stages import OcrTask
 
 
@@ -77,11 +79,12 @@ def open_task_page(task: OcrTask) -> tuple[pymupdf.Document, pymupdf.Page]:
 
 def render_task(task: OcrTask, target: RenderTarget) -> tuple[np.ndarray, float]:
     """Re-render the task's page from its bytes at `target` (no rotation correction applied)."""
-    doc, page = open_task_page(task)
-    try:
-        return render_page(page, target)
-    finally:
-        doc.close()
+    with MUPDF_LOCK:
+        doc, page = open_task_page(task)
+        try:
+            return render_page(page, target)
+        finally:
+            doc.close()
 
 
 def ink_share(page: pymupdf.Page, dpi: float = 18.0, threshold: int = 200) -> float:

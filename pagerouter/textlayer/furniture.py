@@ -109,8 +109,10 @@ class FurnitureModel:
                     seen_top.add(_key(ln, 0.0))
                 elif ln.y0 >= (1 - cfg.furniture_band) * h:
                     seen_bot.add(_key(ln, h))
-            top_c.update(seen_top)
-            bot_c.update(seen_bot)
+            # count PAGES, not lines: a key's neighbouring height buckets are pooled per page first,
+            # so two different lines of one page ("Line 1", "Line 2" -> "Line #") count once
+            top_c.update(_with_neighbours(seen_top))
+            bot_c.update(_with_neighbours(seen_bot))
         need = max(cfg.furniture_min_pages, cfg.furniture_min_share * len(sample))
         headers = _repeated(top_c, need)
         footers = _repeated(bot_c, need)
@@ -175,14 +177,22 @@ def _matches(key: str, known: frozenset[str]) -> bool:
     return any(f"{text}@{int(b) + d}" in known for d in (-1, 0, 1))
 
 
+def _with_neighbours(keys: set[str]) -> set[str]:
+    """Each key plus the same text one height bucket up and down (a page contributes once)."""
+    out: set[str] = set()
+    for key in keys:
+        text, _, b = key.rpartition("@")
+        out.update(f"{text}@{int(b) + d}" for d in (-1, 0, 1))
+    return out
+
+
 def _repeated(counts: Counter[str], need: float) -> frozenset[str]:
-    """Keys seen on enough pages (neighbouring position buckets pooled)."""
+    """Keys seen on enough pages (counts are per page, neighbouring buckets already pooled)."""
     out = set()
     for key in counts:
         text, _, b = key.rpartition("@")
         if sum(1 for ch in text if ch.isalnum()) < 2 and "#" not in text:
             continue
-        pooled = sum(counts.get(f"{text}@{int(b) + d}", 0) for d in (-1, 0, 1))
-        if pooled >= need and text.strip("# "):
+        if counts[key] >= need and text.strip("# "):
             out.add(key)
     return frozenset(out)
