@@ -134,13 +134,21 @@ def _vm_hwm_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _vm_rss_mb() -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def memory_child(pages: int, path: str) -> None:
     """Run in a fresh process: OCR every page, print peak RSS after selected pages."""
     cfg = OcrConfig()
     cfg.escalation.enabled = False
     ocr = LocalOcr(cfg)
     doc = pymupdf.open(path)
-    marks = {}
+    marks, rss = {}, {}
     t0 = time.perf_counter()
     for i in range(min(pages, doc.page_count)):
         task = make_ocr_task(doc[i], i + 1, path, TriageDecision(route="ocr"), [], cfg)
@@ -148,7 +156,8 @@ def memory_child(pages: int, path: str) -> None:
         del task
         if i + 1 in (1, 5, 10, 20, 30, 40, 50, 75, 100) or i + 1 == pages:
             marks[i + 1] = _vm_hwm_mb()
-    print(json.dumps({"peak_rss_mb_after_pages": marks, "seconds": time.perf_counter() - t0}))
+            rss[i + 1] = _vm_rss_mb()
+    print(json.dumps({"peak_rss_mb_after_pages": marks, "rss_mb_after_pages": rss, "seconds": time.perf_counter() - t0}))
 
 
 def bench_memory(pages: int) -> dict:
@@ -163,7 +172,8 @@ def bench_memory(pages: int) -> dict:
     marks = res["peak_rss_mb_after_pages"]
     print(f"\n{pages}-page scanned PDF ({os.path.getsize(path) / 1e6:.1f} MB): {res['seconds']:.0f} s, "
           f"{res['seconds'] / pages:.2f} s/page; peak RSS MB after pages: "
-          + ", ".join(f"{k}: {v:.0f}" for k, v in marks.items()))
+          + ", ".join(f"{k}: {v:.0f}" for k, v in marks.items())
+          + "; current RSS MB: " + ", ".join(f"{k}: {v:.0f}" for k, v in res["rss_mb_after_pages"].items()))
     return res
 
 
