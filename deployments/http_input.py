@@ -104,19 +104,6 @@ def query_bool(fields: dict[str, str], key: str) -> bool:
     raise ApiError(400, "bad_request", f"{key} must be true or false, not {raw!r}")
 
 
-def query_int(fields: dict[str, str], key: str, default: int) -> int:
-    raw = fields.get(key)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ApiError(400, "bad_request", f"{key} must be a whole number, not {raw!r}") from None
-    if value < 1:
-        raise ApiError(400, "bad_request", f"{key} must be >= 1")
-    return value
-
-
 def public_config(cfg: PagerouterConfig) -> dict[str, Any]:
     """The effective config with anything secret-looking redacted."""
 

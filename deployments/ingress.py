@@ -29,7 +29,7 @@ from pagerouter.render import to_markdown
 from pagerouter.stages import LayoutResult, OcrTask, Reading
 
 from .common import load_cfg
-from .http_input import ApiError, error_body, internal_message, parse_upload, public_config, query_bool, query_int
+from .http_input import ApiError, error_body, internal_message, parse_upload, public_config, query_bool
 from .items import DocumentHead, DocumentTail, InputProblem
 from .observe import GraphMetrics, current_request_id, stage_span
 
@@ -55,6 +55,13 @@ def _grpc_problem(grpc_context, problem: InputProblem) -> None:
     grpc_context.set_code(grpc.StatusCode.INVALID_ARGUMENT)
     grpc_context.set_details(problem.message)
     grpc_context.set_trailing_metadata([("error-code", problem.code)])
+
+def _single_page_problem(number: int, name: str) -> InputProblem | None:
+    """A page number below 1 is a bad selection, not a range: "-3" would read as pages 1-3."""
+    if number >= 1:
+        return None
+    detail = f"page {number} requested; pages are numbered from 1"
+    return InputProblem("bad_pages", f"{name}: {detail}", name, None, detail)
 
 # Module helpers used by Ingress methods are defined above the class: Serve's ingress wrapper
 # resolves them when the class is built.
@@ -199,7 +206,14 @@ class IngressCore:
     async def convert_page_http(self, request: Request) -> Response:
         rid = current_request_id()
         data, name, fields = await parse_upload(request, self.cfg.serve.max_upload_mb)
-        number = query_int(fields, "page", default=1)
+        raw = (fields.get("page") or "1").strip()
+        try:
+            number = int(raw)
+        except ValueError:
+            raise ApiError(400, "bad_request", f"page must be a whole number, not {raw!r}") from None
+        problem = _single_page_problem(number, name)
+        if problem is not None:
+            raise ApiError(_PROBLEM_STATUS[problem.code], problem.code, problem.message)
         result = await self.collect(data, name, fields.get("password") or None, str(number))
         if isinstance(result, InputProblem):
             raise ApiError(_PROBLEM_STATUS.get(result.code, 400), result.code, result.message)
@@ -239,8 +253,13 @@ class IngressCore:
 
     async def ConvertPage(self, request: pb.PageRequest, grpc_context=None) -> pb.PageReply:
         rid = current_request_id()
-        number = request.page or 1
-        result = await self.collect(request.data, request.filename or "-", request.password or None, str(number))
+        number = request.page or 1  # proto3: 0 is "not set", documented as page 1
+        name = request.filename or "-"
+        problem = _single_page_problem(number, name)
+        if problem is not None:
+            _grpc_problem(grpc_context, problem)
+            return pb.PageReply(request_id=rid)
+        result = await self.collect(request.data, name, request.password or None, str(number))
         if isinstance(result, InputProblem):
             _grpc_problem(grpc_context, result)
             return pb.PageReply(request_id=rid)

@@ -230,7 +230,9 @@ def _error_of(resp: httpx.Response) -> dict:
         ("/v1/convert?format=docx", {"file": "mixed"}, 400, "bad_request"),
         ("/v1/convert?stream=maybe", {"file": "mixed"}, 400, "bad_request"),
         ("/v1/convert?stream=true", {"content": b"GIF89a not really"}, 422, "bad_input"),
-        ("/v1/pages?page=0", {"file": "mixed"}, 400, "bad_request"),
+        ("/v1/pages?page=0", {"file": "mixed"}, 400, "bad_pages"),
+        ("/v1/pages?page=-3", {"file": "mixed"}, 400, "bad_pages"),
+        ("/v1/pages?page=two", {"file": "mixed"}, 400, "bad_request"),
         ("/v1/pages?page=99", {"file": "mixed"}, 400, "bad_pages"),
         ("/v1/nothing", {"content": b"x"}, 404, "not_found"),
     ],
@@ -253,6 +255,14 @@ def test_bad_multipart_and_grpc_bad_input(serve_session, grpc_client):
     with pytest.raises(PagerouterClientError) as err:
         list(grpc_client.stream(b"", filename="empty.pdf"))
     assert err.value.status == "INVALID_ARGUMENT"
+
+
+def test_grpc_single_page_below_one_is_invalid_argument(serve_session, docs, grpc_client):
+    """Page -3 is refused, not read as the range "-3" (pages 1-3) and answered with page 1."""
+    with pytest.raises(PagerouterClientError) as err:
+        grpc_client.convert_page(docs["mixed"], page=-3, filename="mixed.pdf")
+    assert err.value.status == "INVALID_ARGUMENT" and err.value.code == "bad_pages"
+    assert "page -3" in err.value.message
 
 
 def test_multipart_upload_with_form_options(serve_session, docs):

@@ -341,6 +341,52 @@ def test_unexpected_http_error_has_the_documented_shape():
         assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
 
 
+class FakeGrpcContext:
+    def __init__(self):
+        self.code = self.details = None
+        self.trailing = []
+
+    def set_code(self, code):
+        self.code = code
+
+    def set_details(self, details):
+        self.details = details
+
+    def set_trailing_metadata(self, md):
+        self.trailing = list(md)
+
+
+def test_single_page_below_one_is_refused_not_read_as_a_range():
+    """Page -3 must not reach parse_pages as "-3" (the range 1-3, i.e. page 1)."""
+    import asyncio
+
+    import grpc
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    from clients.protos import pagerouter_pb2 as pb
+    from deployments.ingress import IngressCore, install_error_handlers
+
+    # No stage handles: a refused page never reaches the graph (a call would fail with 500).
+    core = IngressCore(PagerouterConfig().model_dump(), None, None, None, None, local=True)
+    ctx = FakeGrpcContext()
+    reply = asyncio.run(core.ConvertPage(pb.PageRequest(data=b"%PDF-1.7", filename="a.pdf", page=-3), ctx))
+    assert ctx.code == grpc.StatusCode.INVALID_ARGUMENT and ("error-code", "bad_pages") in ctx.trailing
+    assert "a.pdf" in ctx.details and "page -3" in ctx.details
+    assert not reply.HasField("page") and reply.request_id
+
+    api = FastAPI()
+    install_error_handlers(api)
+
+    api.router.add_route("/v1/pages", core.convert_page_http, methods=["POST"])  # gets the Request
+
+    with TestClient(api, raise_server_exceptions=False) as client:
+        for raw, code in (("-3", "bad_pages"), ("0", "bad_pages"), ("two", "bad_request")):
+            r = client.post(f"/v1/pages?page={raw}&filename=a.pdf", content=b"%PDF-1.7")
+            assert r.status_code == 400 and r.json()["error"]["code"] == code, r.text
+        assert "a.pdf: page -3" in client.post("/v1/pages?page=-3&filename=a.pdf", content=b"x").json()["error"]["message"]
+
+
 def test_internal_message_drops_remote_tracebacks():
     from deployments.http_input import internal_message
 
