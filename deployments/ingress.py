@@ -11,6 +11,7 @@ from the Triage deployment's stream, and pages go out as JSON, NDJSON lines or p
 
 import asyncio
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 
 import grpc
 import pymupdf
@@ -92,21 +93,33 @@ class IngressCore:
     ) -> AsyncIterator[DocumentHead | InputProblem | Page | DocumentTail]:
         """DocumentHead (or InputProblem and stop), every Page in page order, DocumentTail."""
         stream = self.triage.outcomes.options(stream=True).remote(data, name, password, pages)
-        first = await stream.__anext__()
-        yield first
-        if not isinstance(first, DocumentHead):
-            return
-        used: dict[str, str] = {"pymupdf": pymupdf.VersionBind}
+        finished = False
+        try:
+            first = await stream.__anext__()
+            finished = not isinstance(first, DocumentHead)  # Triage stops after an InputProblem
+            yield first
+            if finished:
+                return
+            used: dict[str, str] = {"pymupdf": pymupdf.VersionBind}
 
-        async def outcomes() -> AsyncIterator[TriageOutcome]:
-            async for outcome in stream:
-                yield outcome
+            async def outcomes() -> AsyncIterator[TriageOutcome]:
+                nonlocal finished
+                async for outcome in stream:
+                    yield outcome
+                finished = True
 
-        calls = self._ocr_calls(used)
-        async for page in convert_pages(outcomes(), name, self.cfg, calls, concurrency=self.concurrency):
-            self.metrics.page_done(page)
-            yield page
-        yield DocumentTail(engines=used)
+            calls = self._ocr_calls(used)
+            converted = convert_pages(outcomes(), name, self.cfg, calls, concurrency=self.concurrency)
+            async with aclosing(converted):  # closing it cancels the page OCR still running
+                async for page in converted:
+                    self.metrics.page_done(page)
+                    yield page
+            yield DocumentTail(engines=used)
+        finally:
+            # Client gone, request cancelled or a stage failed: stop the Triage replica's walk
+            # instead of letting it triage (and render) the rest of the document for nobody.
+            if not finished:
+                stream.cancel()
 
     def _ocr_calls(self, used: dict[str, str]) -> OcrCalls | None:
         """The OCR stage calls of one request, as deployment-handle calls with a span each."""
@@ -142,15 +155,16 @@ class IngressCore:
 
     async def collect(self, data: bytes, name: str, password: str | None, pages: str | None) -> Document | InputProblem:
         doc: Document | None = None
-        async for item in self.convert_items(data, name, password, pages):
-            if isinstance(item, InputProblem):
-                return item
-            if isinstance(item, DocumentHead):
-                doc = item.document
-            elif isinstance(item, Page):
-                doc.pages.append(item)  # type: ignore[union-attr]
-            elif isinstance(item, DocumentTail):
-                doc.engines.update(item.engines)  # type: ignore[union-attr]
+        async with aclosing(self.convert_items(data, name, password, pages)) as items:
+            async for item in items:
+                if isinstance(item, InputProblem):
+                    return item
+                if isinstance(item, DocumentHead):
+                    doc = item.document
+                elif isinstance(item, Page):
+                    doc.pages.append(item)  # type: ignore[union-attr]
+                elif isinstance(item, DocumentTail):
+                    doc.engines.update(item.engines)  # type: ignore[union-attr]
         return doc  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ HTTP
@@ -184,17 +198,20 @@ class IngressCore:
         items = self.convert_items(data, name, password, pages)
         head = await items.__anext__()  # bad input must be a 4xx, not a 200 stream with an error
         if isinstance(head, InputProblem):
+            await items.aclose()
             raise ApiError(_PROBLEM_STATUS.get(head.code, 400), head.code, head.message)
         document = head.document
 
         async def lines() -> AsyncIterator[bytes]:
+            # aclosing: a client that hangs up mid-stream closes `items`, which cancels Triage.
             try:
-                async for item in items:
-                    if isinstance(item, Page):
-                        yield b'{"type":"page","page":' + item.model_dump_json().encode() + b"}\n"
-                    elif isinstance(item, DocumentTail):
-                        document.engines.update(item.engines)
-                        yield b'{"type":"document","document":' + document.model_dump_json().encode() + b"}\n"
+                async with aclosing(items):
+                    async for item in items:
+                        if isinstance(item, Page):
+                            yield b'{"type":"page","page":' + item.model_dump_json().encode() + b"}\n"
+                        elif isinstance(item, DocumentTail):
+                            document.engines.update(item.engines)
+                            yield b'{"type":"document","document":' + document.model_dump_json().encode() + b"}\n"
             except Exception as exc:  # noqa: BLE001 - headers are gone: report in-band, same shape
                 import json
 
@@ -234,22 +251,22 @@ class IngressCore:
     async def StreamDocument(self, request: pb.ConvertRequest, grpc_context=None) -> AsyncIterator[pb.StreamReply]:
         rid = current_request_id()
         document: Document | None = None
-        async for item in self.convert_items(
-            request.data, request.filename or "-", request.password or None, request.pages or None
-        ):
-            if isinstance(item, InputProblem):
-                _grpc_problem(grpc_context, item)
-                # Serve applies a streaming call's status only with a yielded message: send
-                # one empty reply (no `item`), which clients skip; the call ends INVALID_ARGUMENT.
-                yield pb.StreamReply(request_id=rid)
-                return
-            if isinstance(item, DocumentHead):
-                document = item.document
-            elif isinstance(item, Page):
-                yield pb.StreamReply(page=proto_model.page_to_proto(item), request_id=rid)
-            elif isinstance(item, DocumentTail) and document is not None:
-                document.engines.update(item.engines)
-                yield pb.StreamReply(summary=proto_model.document_to_proto(document), request_id=rid)
+        items = self.convert_items(request.data, request.filename or "-", request.password or None, request.pages or None)
+        async with aclosing(items):  # a cancelled call (client gone) closes it, which cancels Triage
+            async for item in items:
+                if isinstance(item, InputProblem):
+                    _grpc_problem(grpc_context, item)
+                    # Serve applies a streaming call's status only with a yielded message: send
+                    # one empty reply (no `item`), which clients skip; the call ends INVALID_ARGUMENT.
+                    yield pb.StreamReply(request_id=rid)
+                    return
+                if isinstance(item, DocumentHead):
+                    document = item.document
+                elif isinstance(item, Page):
+                    yield pb.StreamReply(page=proto_model.page_to_proto(item), request_id=rid)
+                elif isinstance(item, DocumentTail) and document is not None:
+                    document.engines.update(item.engines)
+                    yield pb.StreamReply(summary=proto_model.document_to_proto(document), request_id=rid)
 
     async def ConvertPage(self, request: pb.PageRequest, grpc_context=None) -> pb.PageReply:
         rid = current_request_id()

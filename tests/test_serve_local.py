@@ -387,6 +387,85 @@ def test_single_page_below_one_is_refused_not_read_as_a_range():
         assert "a.pdf: page -3" in client.post("/v1/pages?page=-3&filename=a.pdf", content=b"x").json()["error"]["message"]
 
 
+def _triage_items(pages: int | None):
+    """What the Triage deployment streams: a head, then `pages` text pages (None: endless)."""
+    import itertools
+
+    from deployments.items import DocumentHead
+    from pagerouter.pipeline import TriageOutcome
+
+    count = pages or 10**6
+    yield DocumentHead(Document(source="x.pdf", page_count=count), list(range(1, count + 1)))
+    numbers = itertools.count(1) if pages is None else range(1, pages + 1)
+    for n in numbers:
+        yield TriageOutcome(Page(number=n, status="ok", route="text_layer"))
+
+
+class FakeTriageStream:
+    """Stands in for the Triage deployment's response stream (a DeploymentResponseGenerator)."""
+
+    def __init__(self, items):
+        self.items, self.cancelled, self.served = iter(items), False, 0
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        try:
+            item = next(self.items)
+        except StopIteration:
+            raise StopAsyncIteration from None
+        self.served += 1
+        return item
+
+    def cancel(self):
+        self.cancelled = True
+
+
+class FakeTriageHandle:
+    def __init__(self, stream: FakeTriageStream):
+        self.stream = stream
+        self.outcomes = self
+
+    def options(self, stream: bool):
+        assert stream
+        return self
+
+    def remote(self, *args):
+        return self.stream
+
+
+def test_ingress_cancels_the_triage_stream_when_its_consumer_goes_away():
+    """A client that hangs up mid-stream must stop Triage, not leave it walking the document."""
+    import asyncio
+
+    from deployments.ingress import IngressCore
+
+    def core(stream):
+        return IngressCore(PagerouterConfig().model_dump(), FakeTriageHandle(stream), None, None, None, local=True)
+
+    async def hang_up_after_two_lines(stream):
+        response = await core(stream)._stream_http(b"%PDF", "x.pdf", None, None, "rid")
+        lines = response.body_iterator
+        got = [await lines.__anext__(), await lines.__anext__()]
+        await lines.aclose()  # what Starlette's finalisation does when the client is gone
+        return got
+
+    endless = FakeTriageStream(_triage_items(None))
+    got = asyncio.run(hang_up_after_two_lines(endless))
+    assert all(b'"type":"page"' in line for line in got)
+    assert endless.cancelled and endless.served < 100
+
+    finished = FakeTriageStream(_triage_items(3))  # consumed to the end: nothing to cancel
+    doc = asyncio.run(core(finished).collect(b"%PDF", "x.pdf", None, None))
+    assert [p.number for p in doc.pages] == [1, 2, 3] and not finished.cancelled
+    from deployments.items import InputProblem
+
+    problem = FakeTriageStream([InputProblem("bad_input", "x.pdf: not a PDF", "x.pdf")])
+    assert asyncio.run(core(problem).collect(b"x", "x.pdf", None, None)).code == "bad_input"
+    assert not problem.cancelled
+
+
 def test_internal_message_drops_remote_tracebacks():
     from deployments.http_input import internal_message
 
