@@ -109,6 +109,7 @@ class DocumentTriage:
             language=decision.script,
             timings=timings,
         )
+        stage = "text layer"
         try:
             text_blocks: list[Block] = []
             if decision.route in ("text_layer", "mixed"):
@@ -133,13 +134,17 @@ class DocumentTriage:
                 return TriageOutcome(needs_ocr(out, "the OCR path is disabled in config (ocr.enabled: false)"))
             from .ocr.api import make_ocr_task
 
+            stage = "render for OCR"
+            out.blocks = text_blocks
             t2 = time.perf_counter()
             task = make_ocr_task(page, number, src.name, decision, text_blocks, self.cfg.ocr)
             timings["render"] = time.perf_counter() - t2
             out.blocks = text_blocks
             return TriageOutcome(out, task)
-        except Exception as exc:  # noqa: BLE001
-            return TriageOutcome(failed_page(src.name, number, "text layer", exc, decision))
+        except Exception as exc:  # noqa: BLE001 - the page fails, keeping what was already read
+            out.status = "failed"
+            out.error = failed_page(src.name, number, stage, exc).error
+            return TriageOutcome(out)
 
 
 _DAMAGE_MARKERS = (
