@@ -221,7 +221,6 @@ class IngressCore:
         return StreamingResponse(lines(), media_type="application/x-ndjson")
 
     async def convert_page_http(self, request: Request) -> Response:
-        rid = current_request_id()
         data, name, fields = await parse_upload(request, self.cfg.serve.max_upload_mb)
         raw = (fields.get("page") or "1").strip()
         try:

@@ -10,8 +10,6 @@ applied, recorded in `reading.rotation`; width/height swap for 90/270), origin t
 
 from __future__ import annotations
 
-import logging
-import time
 
 import pymupdf
 
@@ -20,7 +18,6 @@ from ..model import Block, TriageDecision
 from ..stages import LayoutEngine, OcrTask, Reading, SmallReader
 from .render import ink_share, render_page
 
-log = logging.getLogger(__name__)
 
 
 def build_layout_engine(cfg: OcrConfig) -> LayoutEngine:
