@@ -12,7 +12,7 @@ from pathlib import Path
 
 from deployments.items import DocumentHead, DocumentTail, InputProblem
 from pagerouter.config import PagerouterConfig
-from pagerouter.inputs import InputError, open_source
+from pagerouter.inputs import InputError, open_source, read_input
 from pagerouter.model import Document, Page
 from pagerouter.pipeline import save_figures
 
@@ -37,19 +37,6 @@ def run_in_process(cfg: PagerouterConfig):
         # Never call serve.shutdown() after this: in 2.60 it would start a full Ray.
         _HANDLES[key] = serve.run(app, name=name, route_prefix=None, _local_testing_mode=True)
     return _HANDLES[key]
-
-
-def _read_input(path: Path) -> bytes:
-    """The file's bytes, with the same messages as pagerouter.inputs.open_source."""
-    name = str(path)
-    if not path.exists():
-        raise InputError(name, "no such file")
-    if path.is_dir():
-        raise InputError(name, "is a directory, not a file")
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise InputError(name, f"cannot read: {exc.strerror or exc}") from None
 
 
 def convert_bytes_with_graph(
@@ -81,7 +68,7 @@ def convert_bytes_with_graph(
 def convert_with_graph(path: Path, cfg: PagerouterConfig, args, progress_cls) -> Document:
     """The CLI's converter: honours args.pages, args.password, args.images, args.quiet."""
     path = Path(path)
-    data = _read_input(path)
+    data = read_input(path)
     password = getattr(args, "password", None)
     images_dir = getattr(args, "images", None)
     quiet = getattr(args, "quiet", False)

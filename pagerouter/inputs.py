@@ -60,6 +60,19 @@ class SourceDocument:
         self.doc.close()
 
 
+def read_input(path: str | Path, name: str | None = None) -> bytes:
+    """A file's bytes, or an InputError naming it (missing, a directory, unreadable)."""
+    p, name = Path(path), name or str(path)
+    if not p.exists():
+        raise InputError(name, "no such file")
+    if p.is_dir():
+        raise InputError(name, "is a directory, not a file")
+    try:
+        return p.read_bytes()
+    except OSError as exc:
+        raise InputError(name, f"cannot read: {exc.strerror or exc}") from None
+
+
 def sniff_kind(data: bytes) -> str | None:
     """`pdf`, an image type, or None. PDFs may have junk before `%PDF` (allowed: first 1 KiB)."""
     if b"%PDF" in data[:1024]:
@@ -83,16 +96,8 @@ def open_source(
     if data is None:
         if path is None:
             raise ValueError("open_source needs a path or data")
-        p = Path(path)
         name = name or str(path)
-        if not p.exists():
-            raise InputError(name, "no such file")
-        if p.is_dir():
-            raise InputError(name, "is a directory, not a file")
-        try:
-            data = p.read_bytes()
-        except OSError as exc:
-            raise InputError(name, f"cannot read: {exc.strerror or exc}") from None
+        data = read_input(path, name)
     name = name or "-"
     if not data:
         raise InputError(name, "empty file (0 bytes)")
