@@ -33,3 +33,18 @@ def save_pdf(doc: pymupdf.Document, path: Path) -> Path:
     doc.save(path)
     doc.close()
     return path
+
+
+@pytest.fixture(scope="session")
+def mixed_pdf(tmp_path_factory) -> Path:
+    """A small born-digital + scanned + blank PDF for the no-Ray graph and ingress tests."""
+    from pagerouter import synth
+
+    path = tmp_path_factory.mktemp("local") / "mixed.pdf"
+    doc = pymupdf.open()
+    synth.add_text_page(doc, ["The quick brown fox jumps over the lazy dog. " * 3], title="In process")
+    synth.add_scanned_page(doc, ["Invoice number 4711", "Total due 99 EUR"], size=(320, 220), fontsize=14)
+    synth.add_blank_page(doc)
+    doc.save(path)
+    doc.close()
+    return path

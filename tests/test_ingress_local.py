@@ -8,26 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pymupdf
 import pytest
 
-from pagerouter import synth
 from pagerouter.config import PagerouterConfig
 from pagerouter.model import Document, Page
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(scope="module")
-def mixed_pdf(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("local") / "mixed.pdf"
-    doc = pymupdf.open()
-    synth.add_text_page(doc, ["The quick brown fox jumps over the lazy dog. " * 3], title="In process")
-    synth.add_scanned_page(doc, ["Invoice number 4711", "Total due 99 EUR"], size=(320, 220), fontsize=14)
-    synth.add_blank_page(doc)
-    doc.save(path)
-    doc.close()
-    return path
 
 
 # -- HTTP input parsing, CLI ----------------------------------------------------------------

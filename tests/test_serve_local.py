@@ -49,16 +49,6 @@ def test_serve_batch_still_broken_in_local_mode():
 
 
 # -- in-process graph -----------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def mixed_pdf(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("local") / "mixed.pdf"
-    doc = pymupdf.open()
-    synth.add_text_page(doc, ["The quick brown fox jumps over the lazy dog. " * 3], title="In process")
-    synth.add_scanned_page(doc, ["Invoice number 4711", "Total due 99 EUR"], size=(320, 220), fontsize=14)
-    synth.add_blank_page(doc)
-    doc.save(path)
-    doc.close()
-    return path
 
 
 class RecordingProgress:
