@@ -22,7 +22,7 @@ sys.path.insert(0, str(REPO))
 
 from pagerouter.config import PagerouterConfig  # noqa: E402
 from pagerouter.inputs import InputError, open_source  # noqa: E402
-from pagerouter.ocr.api import LocalOcr  # noqa: E402
+from pagerouter.engines import EngineSet  # noqa: E402
 from pagerouter.ocr.checks import check_reading  # noqa: E402
 from pagerouter.pipeline import DocumentTriage  # noqa: E402
 
@@ -38,7 +38,7 @@ def main() -> None:
     ap.add_argument("--no-escalation", action="store_true")
     args = ap.parse_args()
     cfg = PagerouterConfig()
-    engines = LocalOcr(cfg.ocr)
+    engines = EngineSet(cfg.ocr)
     triage = DocumentTriage(cfg)
     routes: Counter[str] = Counter()
     flagged = escalated = changed = 0
@@ -58,8 +58,8 @@ def main() -> None:
                 continue
             ocr_pages += 1
             t0 = time.perf_counter()
-            layout = engines.layout.detect_batch([task])[0]
-            first = engines.reader.read_batch([task], [layout])[0]
+            layout = engines.get("layout").detect_batch([task])[0]
+            first = engines.get("small_reader").read_batch([task], [layout])[0]
             first.checks = list(first.checks) + check_reading(task, first, cfg.ocr.checks)
             dt = time.perf_counter() - t0
             t_read += dt
@@ -69,9 +69,9 @@ def main() -> None:
                 flagged += 1
                 flag_names.update(bad)
                 line += f" FLAGGED {','.join(bad)}"
-                if not args.no_escalation and engines.escalator is not None:
+                if not args.no_escalation and cfg.ocr.escalation.enabled:
                     t1 = time.perf_counter()
-                    second = engines.escalator.escalate(task, first)
+                    second = engines.get("escalation").escalate(task, first)
                     de = time.perf_counter() - t1
                     t_esc += de
                     escalated += 1

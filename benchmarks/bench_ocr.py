@@ -26,10 +26,12 @@ import pymupdf
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from pagerouter import synth  # noqa: E402
+from pagerouter.config import PagerouterConfig  # noqa: E402
 from pagerouter.config.ocr import OcrConfig  # noqa: E402
+from pagerouter.converter import Converter  # noqa: E402
 from pagerouter.model import TriageDecision  # noqa: E402
-from pagerouter.ocr.api import LocalOcr, make_ocr_task  # noqa: E402
-from pagerouter.ocr.render import render_page  # noqa: E402
+from pagerouter.ocr.raster import render_page  # noqa: E402
+from pagerouter.ocr.task import make_ocr_task  # noqa: E402
 from pagerouter.ocr.text_stats import char_error_rate as cer  # noqa: E402
 
 PARAS = [
@@ -82,7 +84,7 @@ def bench_speed_cer(repeats: int) -> dict:
 
     cfg = OcrConfig()
     cfg.escalation.enabled = False  # the small-reader path alone
-    ours = LocalOcr(cfg)
+    ours = Converter(PagerouterConfig(ocr=cfg))
     bare = RapidOCR(params={"Global.log_level": "warning"})
     doc, cases = fixtures()
     rows = []
@@ -95,7 +97,7 @@ def bench_speed_cer(repeats: int) -> dict:
                 t0, c0 = time.perf_counter(), time.process_time()
                 if method == "ours":
                     task = make_ocr_task(page, i + 1, "bench.pdf", TriageDecision(route="ocr"), [], cfg)
-                    r = ours.run(task)
+                    r = ours.read_task(task)
                     text = "\n".join(b.text for b in r.blocks if b.text)
                 elif method == "bare_rapidocr":
                     img, _ = render_page(page, cfg.render_target("rapidocr"))
@@ -146,13 +148,13 @@ def memory_child(pages: int, path: str) -> None:
     """Run in a fresh process: OCR every page, print peak RSS after selected pages."""
     cfg = OcrConfig()
     cfg.escalation.enabled = False
-    ocr = LocalOcr(cfg)
+    ocr = Converter(PagerouterConfig(ocr=cfg))
     doc = pymupdf.open(path)
     marks, rss = {}, {}
     t0 = time.perf_counter()
     for i in range(min(pages, doc.page_count)):
         task = make_ocr_task(doc[i], i + 1, path, TriageDecision(route="ocr"), [], cfg)
-        ocr.run(task)
+        ocr.read_task(task)
         del task
         if i + 1 in (1, 5, 10, 20, 30, 40, 50, 75, 100) or i + 1 == pages:
             marks[i + 1] = _vm_hwm_mb()

@@ -4,7 +4,7 @@
 
 Measures, on loopback:
   1. p50/p95 latency of POST /v1/pages and gRPC ConvertPage for one born-digital page, against
-     the same call in-process (the graph in Serve's local testing mode, what the CLI runs).
+     the same call in-process (`pagerouter.Converter`, what the CLI runs).
      Target: under 30 ms p50 added by serving.
   2. pages/s for a born-digital PDF of --pages pages over HTTP vs. in-process.
   3. cold start of the LargeReader from zero replicas (replica start + engine load).
@@ -86,13 +86,14 @@ def main() -> int:
     one_page, many_pages = born_digital_pdf(1), born_digital_pdf(a.pages)
     results: dict = {"requests": a.requests, "pages": a.pages}
 
-    # -- in-process (Serve local testing mode), before Ray exists in this process
-    from graph.local import convert_bytes_with_graph
+    # -- in-process (the Converter the CLI uses), before Ray exists in this process
+    from pagerouter.converter import Converter
 
-    convert_bytes_with_graph(one_page, "page.pdf", cfg)  # warm
-    results["in_process_page"] = summary(timed(lambda: convert_bytes_with_graph(one_page, "page.pdf", cfg), a.requests))
+    converter = Converter(cfg)
+    converter.convert(one_page, name="page.pdf")  # warm
+    results["in_process_page"] = summary(timed(lambda: converter.convert(one_page, name="page.pdf"), a.requests))
     t = time.perf_counter()
-    doc = convert_bytes_with_graph(many_pages, "many.pdf", cfg)
+    doc = converter.convert(many_pages, name="many.pdf")
     results["in_process_pages_per_s"] = round(len(doc.pages) / (time.perf_counter() - t), 1)
 
     # -- served

@@ -18,11 +18,11 @@ import grpc
 
 from pagerouter.model import Document, Page
 
-from . import proto_model
+from pagerouter.wire import proto_model
 from .errors import PagerouterClientError, read_input
 from .http_client import assemble
-from .protos import pagerouter_pb2 as pb
-from .protos import pagerouter_pb2_grpc as pb_grpc
+from pagerouter.wire.protos import pagerouter_pb2 as pb
+from pagerouter.wire.protos import pagerouter_pb2_grpc as pb_grpc
 
 DEFAULT_TIMEOUT_S = 600.0
 _CHANNEL_OPTIONS = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]

@@ -22,16 +22,16 @@ from ray import serve
 from ray.serve.handle import DeploymentHandle
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from clients import proto_model
-from clients.protos import pagerouter_pb2 as pb
 from pagerouter.model import Document, Page
-from pagerouter.pipeline import OcrCalls, TriageOutcome, convert_pages
-from pagerouter.render import to_markdown
-from pagerouter.stages import LayoutResult, OcrTask, Reading
+from pagerouter.output import to_markdown
+from pagerouter.pipeline import TriageOutcome, convert_pages
+from pagerouter.stages import LayoutResult, OcrCalls, OcrTask, Reading
+from pagerouter.wire import proto_model
+from pagerouter.wire.items import DocumentHead, DocumentTail, InputProblem
+from pagerouter.wire.protos import pagerouter_pb2 as pb
 
 from .common import load_cfg
 from .http_input import ApiError, error_body, internal_message, parse_upload, public_config, query_bool
-from .items import DocumentHead, DocumentTail, InputProblem
 from .observe import GraphMetrics, current_request_id, stage_span
 
 def _version() -> str:
@@ -78,13 +78,11 @@ class IngressCore:
         layout: DeploymentHandle,
         small_reader: DeploymentHandle,
         large_reader: DeploymentHandle,
-        local: bool = False,
     ):
         self.cfg = load_cfg(cfg_data)
         self.triage, self.layout, self.small_reader, self.large_reader = triage, layout, small_reader, large_reader
-        self.local = local
-        self.metrics = GraphMetrics(self.cfg.serve.metrics_enabled and not local)
-        self.concurrency = self.cfg.serve.ocr_concurrency if local else self.cfg.serve.served_ocr_concurrency
+        self.metrics = GraphMetrics(self.cfg.serve.metrics_enabled)
+        self.concurrency = self.cfg.ocr.pages_in_flight_for(served=True)
         self._versions: dict[str, dict[str, str]] = {}
 
     # ------------------------------------------------------------------ the one conversion path
@@ -128,13 +126,13 @@ class IngressCore:
 
         async def layout(task: OcrTask) -> LayoutResult:
             with stage_span("layout", task.number, task.decision.route):
-                result = await self.layout.detect.remote(task)
+                result = await self.layout.run.remote(task)
             used.update(await self._engine_versions("layout", self.layout))
             return result
 
         async def read(task: OcrTask, lay: LayoutResult) -> Reading:
             with stage_span("read", task.number, task.decision.route):
-                reading = await self.small_reader.read.remote(task, lay)
+                reading = await self.small_reader.run.remote(task, lay)
             used.update(await self._engine_versions("small_reader", self.small_reader))
             return reading
 

@@ -4,6 +4,7 @@ Configured with `min_replicas: 0` it sleeps when idle and wakes on the next esca
 to a zero-replica deployment queue until a replica is up). Callers always bound the wait
 (`serve.escalation_timeout_s`, enforced in pagerouter.pipeline.ocr_flow): if it cannot come
 up (e.g. it asks for a GPU the cluster lacks) the page keeps its first reading, flagged.
+Its engine is `ocr.escalation.kind`'s, from the same `EngineSet` the Converter uses.
 """
 
 from __future__ import annotations
@@ -12,30 +13,26 @@ import asyncio
 
 from ray import serve
 
+from pagerouter.engines import EngineSet
 from pagerouter.memory import release_free_memory
 from pagerouter.stages import OcrTask, Reading
 
-from .common import LazyEngine, load_cfg
+from .common import load_cfg
 
 
 @serve.deployment(name="LargeReader")
 class LargeReader:
     def __init__(self, cfg_data: dict, eager: bool = True):
         self.cfg = load_cfg(cfg_data)
-        self.engine = LazyEngine(self._build)
+        self.engines = EngineSet(self.cfg.ocr)
         self.calls = 0
         if eager and self.cfg.ocr.enabled and self.cfg.ocr.escalation.enabled:
-            self.engine.get()  # a replica counts as up only once its model is loaded
-
-    def _build(self):
-        from pagerouter.ocr.escalate import build_escalator
-
-        return build_escalator(self.cfg.ocr)
+            self.engines.get("escalation")  # a replica counts as up only once its model is loaded
 
     async def escalate(self, task: OcrTask, first: Reading) -> tuple[Reading, dict[str, str]]:
         """Re-read a flagged page; returns the reading and {engine: version} of this tier."""
         self.calls += 1
-        engine = self.engine.get()
+        engine = self.engines.get("escalation")
         try:
             reading = await asyncio.to_thread(engine.escalate, task, first)
         finally:

@@ -3,7 +3,7 @@
 Metrics are `ray.serve.metrics` objects (exported as `ray_pagerouter_*` with application and
 deployment labels). Spans go through the global OpenTelemetry tracer that Serve's tracing
 config installs in every replica, so they join Serve's request trace; when tracing is off the
-tracer is OTel's no-op and costs nothing. In-process (local testing mode) metrics are off.
+tracer is OTel's no-op and costs nothing.
 """
 
 from __future__ import annotations

@@ -14,9 +14,9 @@ from ray import serve
 
 from pagerouter.inputs import InputError, open_source, parse_pages
 from pagerouter.pipeline import TriageOutcome, new_document, triage_outcomes
+from pagerouter.wire.items import DocumentHead, InputProblem
 
 from .common import load_cfg
-from .items import DocumentHead, InputProblem
 from .observe import record_stage_span
 
 TRIAGE_STAGES = ("triage", "text_layer", "render")

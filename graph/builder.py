@@ -4,8 +4,9 @@
        ├──────► Layout (batched) ──► SmallReader (batched)
        └──────► LargeReader (escalation, may sleep at 0 replicas)
 
-`build_app(cfg)` is used by `pagerouter serve`, by `graph.local` (in-process) and by
-`serve run configs/serve.yaml` through `app_builder(args)`. Per-deployment resources and
+`build_app(cfg)` is used by `pagerouter serve` and by `serve run configs/serve.yaml` through
+`app_builder(args)`. In-process conversion does not go through Serve: `pagerouter.Converter`
+runs the same engines and the same `pipeline.convert_pages`. Per-deployment resources and
 autoscaling come from `cfg.serve.<deployment>`; a Serve config YAML may override them.
 """
 
@@ -16,16 +17,14 @@ from typing import Any
 
 from ray.serve import Application
 
-from deployments.common import batching_supported
+from deployments.batched import Layout, SmallReader
 from deployments.ingress import make_ingress
 from deployments.large_reader import LargeReader
-from deployments.layout import Layout
-from deployments.small_reader import SmallReader
 from deployments.triage import Triage
 from pagerouter.config import PagerouterConfig, load_config
 from pagerouter.config.serve import BatchedDeploymentSettings, DeploymentSettings, ServeConfig
 
-GRPC_SERVICER = "clients.protos.pagerouter_pb2_grpc.add_PageRouterServicer_to_server"
+GRPC_SERVICER = "pagerouter.wire.protos.pagerouter_pb2_grpc.add_PageRouterServicer_to_server"
 DEPLOYMENT_NAMES = ("Ingress", "Triage", "Layout", "SmallReader", "LargeReader")
 
 
@@ -57,22 +56,16 @@ def deployment_options(s: DeploymentSettings) -> dict[str, Any]:
     }
 
 
-def build_app(cfg: PagerouterConfig, *, local: bool = False) -> Application:
-    """A fresh Serve application for `cfg` (build one per run: Serve cannot run one twice).
-
-    `local=True` builds the in-process variant: engines load lazily, no metrics, and batching
-    is off while Serve's `@serve.batch` is broken in local testing mode.
-    """
+def build_app(cfg: PagerouterConfig) -> Application:
+    """A fresh Serve application for `cfg` (build one per run: Serve cannot run one twice)."""
     data = cfg.model_dump(mode="json")
     s = cfg.serve
-    batching = batching_supported(local)
-    metrics = s.metrics_enabled and not local
-    eager = not local
+    metrics = s.metrics_enabled
     triage = Triage.options(**deployment_options(s.triage)).bind(data)
-    layout = Layout.options(**deployment_options(s.layout)).bind(data, batching, eager, metrics)
-    reader = SmallReader.options(**deployment_options(s.small_reader)).bind(data, batching, eager, metrics)
-    large = LargeReader.options(**deployment_options(s.large_reader)).bind(data, eager)
-    return make_ingress().options(**deployment_options(s.ingress)).bind(data, triage, layout, reader, large, local)
+    layout = Layout.options(**deployment_options(s.layout)).bind(data, True, metrics)
+    reader = SmallReader.options(**deployment_options(s.small_reader)).bind(data, True, metrics)
+    large = LargeReader.options(**deployment_options(s.large_reader)).bind(data)
+    return make_ingress().options(**deployment_options(s.ingress)).bind(data, triage, layout, reader, large)
 
 
 def app_builder(args: dict[str, Any]) -> Application:

@@ -1,30 +1,32 @@
-"""The page graph's orchestration, shared by the in-process CLI and the Serve ingress.
+"""The page graph's orchestration, shared by the in-process `Converter` and the Serve ingress.
 
     source -> DocumentTriage (per page: triage, read text layer, or build an OcrTask)
            -> ocr_flow (layout -> small reader -> checks -> escalation with a timeout)
            -> Page, yielded strictly in page order
 
-The stage *calls* are injected (`OcrCalls`): in-process they run the engines directly; in
-the Serve graph they are deployment handles. The order of work, the checks, the timeout
-fallback and the page status rules live here once, so the CLI and the server cannot disagree.
+The stage *calls* are injected (`stages.OcrCalls`): in-process they run the engines of an
+`engines.EngineSet` in threads; in the Serve graph they are deployment handles. The order of
+work, the checks, the timeout fallback and the page status rules live here once, so the CLI
+and the server cannot disagree. Creating OCR work is `ocr.task`'s; running it is this module's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pymupdf
 
 from .config import PagerouterConfig
-from .inputs import InputError, SourceDocument
+from .inputs import SourceDocument
 from .memory import release_free_memory
 from .model import Block, CheckResult, Document, Page, TriageDecision
+from .ocr.task import make_ocr_task
 from .pagetext import MUPDF_LOCK, extract_textdict
-from .stages import LayoutResult, OcrTask, Reading
+from .stages import OcrCalls, OcrTask, Reading
 
 
 @dataclass
@@ -33,16 +35,6 @@ class TriageOutcome:
 
     page: Page
     task: OcrTask | None = None
-
-
-@dataclass
-class OcrCalls:
-    """The three OCR-path stage calls; async so they can be Serve handles or local engines."""
-
-    layout: Callable[[OcrTask], Awaitable[LayoutResult]]
-    read: Callable[[OcrTask, LayoutResult], Awaitable[Reading]]
-    escalate: Callable[[OcrTask, Reading], Awaitable[Reading]] | None = None
-    engines: dict[str, str] = field(default_factory=dict)
 
 
 class DocumentTriage:
@@ -132,8 +124,6 @@ class DocumentTriage:
             if not self.cfg.ocr.enabled:
                 out.blocks = text_blocks
                 return TriageOutcome(needs_ocr(out, "the OCR path is disabled in config (ocr.enabled: false)"))
-            from .ocr.api import make_ocr_task
-
             stage = "render for OCR"
             out.blocks = text_blocks
             t2 = time.perf_counter()
@@ -324,40 +314,12 @@ async def _in_page_order(outcomes, pending, run_ocr, calls, concurrency) -> Asyn
         yield head if isinstance(head, Page) else await head
 
 
-def save_figures(src: SourceDocument, page: Page, images_dir: Path, dpi: int = 150) -> None:
-    """Write each figure block as a PNG and reference it from the block (for --images).
-    A write that fails flags the page (`figure_not_saved`) instead of stopping the run."""
-    figures = [b for b in page.blocks if b.role == "figure"]
-    if not figures:
-        return
-    stem = Path(src.name).stem or "input"
-    try:
-        images_dir.mkdir(parents=True, exist_ok=True)
-        with MUPDF_LOCK:
-            pg = src.doc.load_page(page.number - 1)
-            for i, b in enumerate(figures, 1):
-                clip = pymupdf.Rect(b.bbox) & pg.rect
-                if clip.is_empty:
-                    continue
-                out = images_dir / f"{stem}-p{page.number}-{i}.png"
-                pg.get_pixmap(clip=clip, dpi=dpi).save(out)
-                b.image = str(out)
-    except (OSError, RuntimeError, ValueError) as exc:
-        page.status = "flagged" if page.status == "ok" else page.status
-        page.flags.append("figure_not_saved")
-        page.checks.append(
-            CheckResult(name="figure_not_saved", passed=False, reason=f"{src.name}: page {page.number}: {exc}"[:300])
-        )
-
-
 def new_document(src: SourceDocument) -> Document:
     return Document(source=Path(src.name).name if src.name != "-" else "-", page_count=src.page_count)
 
 
 __all__ = [
     "DocumentTriage",
-    "InputError",
-    "OcrCalls",
     "TriageOutcome",
     "convert_pages",
     "triage_outcomes",
@@ -366,5 +328,4 @@ __all__ = [
     "needs_ocr",
     "new_document",
     "ocr_flow",
-    "save_figures",
 ]

@@ -9,11 +9,14 @@ another process or machine without changing what it receives or returns.
                  └─► OcrTask ──► Layout ──► SmallReader ──► checks ──┬──► Page
                                                                      └─► Escalation ──► Page
 
-Engines implement the small Protocols below (one file each, chosen by `kind` in config).
+Engines implement the small Protocols below (one file each, chosen by `kind` in config; see
+`pagerouter.engines`). The orchestration (`pagerouter.pipeline`) calls them through `OcrCalls`:
+in-process the calls run the engines in threads, in the Serve graph they are deployment handles.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
@@ -105,3 +108,14 @@ class Escalator(Protocol):
     def escalate(self, task: OcrTask, first: Reading) -> Reading:
         """Re-read a flagged page with a stronger or independent reader."""
         ...
+
+
+@dataclass
+class OcrCalls:
+    """The OCR-path stage calls the orchestration awaits; async so they can be local engines
+    (run in worker threads) or Serve deployment handles. `escalate` is None when the
+    escalation tier is off."""
+
+    layout: Callable[[OcrTask], Awaitable[LayoutResult]]
+    read: Callable[[OcrTask, LayoutResult], Awaitable[Reading]]
+    escalate: Callable[[OcrTask, Reading], Awaitable[Reading]] | None = None

@@ -40,13 +40,12 @@ def main_app_config() -> dict:
     return {
         "serve": {
             "escalation_timeout_s": 90,
-            "served_ocr_concurrency": 8,
             "tracing": {"enabled": True},
             "layout": {"max_batch_size": 4, "batch_wait_timeout_s": 0.2, "max_ongoing_requests": 16},
             "small_reader": {"max_batch_size": 4, "batch_wait_timeout_s": 0.2, "max_ongoing_requests": 16},
         },
         # The escalation witnesses: Tesseract only (the hi-res RapidOCR re-read is slow on 2 cores).
-        "ocr": {"escalation": {"use_rapidocr_hires": False}},
+        "ocr": {"pages_in_flight": 8, "escalation": {"use_rapidocr_hires": False}},
     }
 
 

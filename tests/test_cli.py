@@ -9,7 +9,7 @@ import sys
 import pymupdf
 import pytest
 
-from clients.cli import main
+from pagerouter.cli import main
 from pagerouter.model import Document
 from pagerouter.synth import LOREM, add_blank_page, add_text_page
 
@@ -27,7 +27,7 @@ def born_digital(tmp_path_factory):
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-c", "from clients.cli import main; raise SystemExit(main())", *args],
+        [sys.executable, "-c", "from pagerouter.cli import main; raise SystemExit(main())", *args],
         capture_output=True,
         text=True,
         timeout=600,

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from pagerouter.config import PagerouterConfig
+from pagerouter.converter import Converter
 from pagerouter.inputs import InputError, open_source
-from pagerouter.local import convert_source_async
 
 
 @pytest.mark.slow
 def test_every_real_page_comes_out_with_status(corpus_pdfs):
     """Triage + text layer on all 37 files (OCR off, so OCR pages must say needs_ocr)."""
-    cfg = PagerouterConfig.model_validate({"ocr": {"enabled": False}})
+    converter = Converter(PagerouterConfig.model_validate({"ocr": {"enabled": False}}))
     total, routes = 0, {}
     for path in corpus_pdfs:
         try:
@@ -23,7 +21,7 @@ def test_every_real_page_comes_out_with_status(corpus_pdfs):
             assert path.name in str(exc)
             continue
         numbers = list(range(1, src.page_count + 1))
-        doc = asyncio.run(convert_source_async(src, cfg, numbers))
+        doc = converter.convert(src)
         assert [p.number for p in doc.pages] == numbers, path.name
         for p in doc.pages:
             total += 1
@@ -52,11 +50,11 @@ def test_real_scans_through_the_ocr_path(corpus_pdfs):
              "skinnypage.pdf"}
     files = [p for p in corpus_pdfs if p.name in names]
     assert len(files) == len(names)
-    cfg = PagerouterConfig()
+    converter = Converter()
     for path in files:
         src = open_source(path)
         count = src.page_count
-        doc = asyncio.run(convert_source_async(src, cfg, list(range(1, count + 1))))
+        doc = converter.convert(src)
         src.close()
         assert len(doc.pages) == count
         for p in doc.pages:
@@ -68,8 +66,6 @@ def test_real_scans_through_the_ocr_path(corpus_pdfs):
                 assert text.strip() or p.status == "flagged", f"{path.name} p{p.number}: empty OCR page not flagged"
     # a born-digital page with a broken font map (every letter shifted) goes to OCR and reads as English
     olmo = next(p for p in files if p.name == "olmo-page-1.pdf")
-    src = open_source(olmo)
-    doc = asyncio.run(convert_source_async(src, cfg, [1]))
-    src.close()
+    doc = converter.convert(olmo, pages="1")
     words = " ".join(b.text for b in doc.pages[0].blocks).lower()
     assert doc.pages[0].route == "ocr" and sum(w in words for w in ("the", "and", "language", "model")) >= 3

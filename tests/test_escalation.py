@@ -12,7 +12,7 @@ import pytest
 from pagerouter import synth
 from pagerouter.config.ocr import OcrConfig
 from pagerouter.model import Block, TriageDecision
-from pagerouter.ocr.api import make_ocr_task
+from pagerouter.ocr.task import make_ocr_task
 from pagerouter.ocr.escalate import VoteEscalator
 from pagerouter.ocr.lines import OcrLine
 from pagerouter.ocr.text_stats import char_error_rate
@@ -173,15 +173,15 @@ def test_missing_tesseract_is_said(cfg, clean_task):
 def test_noisy_scan_end_to_end_is_voted(cfg):
     """Real engines: first reading by the small reader, then RapidOCR hi-res + Tesseract vote.
     CER bound: <= 0.05 on a blurred, noisy 150-DPI scan of 8 pt text."""
-    from pagerouter.ocr.api import LocalOcr
+    from pagerouter.engines import EngineSet
     from pagerouter.ocr.checks import check_reading
 
     task, ref = _task(cfg, noise=0.1, blur=True, dpi=150, fontsize=8)
-    ocr = LocalOcr(cfg)
-    layout = ocr.layout.detect_batch([task])[0]
-    first = ocr.reader.read_batch([task], [layout])[0]
+    engines = EngineSet(cfg)
+    layout = engines.get("layout").detect_batch([task])[0]
+    first = engines.get("small_reader").read_batch([task], [layout])[0]
     first.checks += check_reading(task, first, cfg.checks)
-    out = ocr.escalator.escalate(task, first)
+    out = engines.get("escalation").escalate(task, first)
     text_blocks = [b for b in out.blocks if b.role != "figure"]
     assert text_blocks and all(b.route == "escalation" for b in text_blocks)
     assert all(b.engine == "vote" for b in text_blocks)

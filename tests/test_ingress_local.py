@@ -92,11 +92,11 @@ def test_single_page_below_one_is_refused_not_read_as_a_range():
     from fastapi import FastAPI
     from fastapi.testclient import TestClient
 
-    from clients.protos import pagerouter_pb2 as pb
+    from pagerouter.wire.protos import pagerouter_pb2 as pb
     from deployments.ingress import IngressCore, install_error_handlers
 
     # No stage handles: a refused page never reaches the graph (a call would fail with 500).
-    core = IngressCore(PagerouterConfig().model_dump(), None, None, None, None, local=True)
+    core = IngressCore(PagerouterConfig().model_dump(), None, None, None, None)
     ctx = FakeGrpcContext()
     reply = asyncio.run(core.ConvertPage(pb.PageRequest(data=b"%PDF-1.7", filename="a.pdf", page=-3), ctx))
     assert ctx.code == grpc.StatusCode.INVALID_ARGUMENT and ("error-code", "bad_pages") in ctx.trailing
@@ -119,7 +119,7 @@ def _triage_items(pages: int | None):
     """What the Triage deployment streams: a head, then `pages` text pages (None: endless)."""
     import itertools
 
-    from deployments.items import DocumentHead
+    from pagerouter.wire.items import DocumentHead
     from pagerouter.pipeline import TriageOutcome
 
     count = pages or 10**6
@@ -170,7 +170,7 @@ def test_ingress_cancels_the_triage_stream_when_its_consumer_goes_away():
     from deployments.ingress import IngressCore
 
     def core(stream):
-        return IngressCore(PagerouterConfig().model_dump(), FakeTriageHandle(stream), None, None, None, local=True)
+        return IngressCore(PagerouterConfig().model_dump(), FakeTriageHandle(stream), None, None, None)
 
     async def hang_up_after_two_lines(stream):
         response = await core(stream)._stream_http(b"%PDF", "x.pdf", None, None, "rid")
@@ -187,7 +187,7 @@ def test_ingress_cancels_the_triage_stream_when_its_consumer_goes_away():
     finished = FakeTriageStream(_triage_items(3))  # consumed to the end: nothing to cancel
     doc = asyncio.run(core(finished).collect(b"%PDF", "x.pdf", None, None))
     assert [p.number for p in doc.pages] == [1, 2, 3] and not finished.cancelled
-    from deployments.items import InputProblem
+    from pagerouter.wire.items import InputProblem
 
     problem = FakeTriageStream([InputProblem("bad_input", "x.pdf: not a PDF", "x.pdf")])
     assert asyncio.run(core(problem).collect(b"x", "x.pdf", None, None)).code == "bad_input"
@@ -225,7 +225,7 @@ def test_serve_command_refuses_a_busy_port():
         s.bind(("127.0.0.1", 0))
         s.listen()
         port = s.getsockname()[1]
-        r = subprocess.run([sys.executable, "-m", "clients.cli", "serve", "--http-port", str(port)],
+        r = subprocess.run([sys.executable, "-m", "pagerouter.cli", "serve", "--http-port", str(port)],
                            cwd=REPO, capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "already in use" in r.stderr and "Traceback" not in r.stderr
 
@@ -234,7 +234,7 @@ def test_client_convert_reports_unreachable_server(mixed_pdf):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    r = subprocess.run([sys.executable, "-m", "clients.cli", "client", "convert", str(mixed_pdf), "--url",
+    r = subprocess.run([sys.executable, "-m", "pagerouter.cli", "client", "convert", str(mixed_pdf), "--url",
                         f"http://127.0.0.1:{port}", "--timeout", "5"], cwd=REPO, capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 2 and "cannot reach the server" in r.stderr and "Traceback" not in r.stderr

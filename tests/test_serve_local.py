@@ -1,7 +1,6 @@
-"""The Serve graph without a Ray cluster: in-process runs, configs, protos, the batch guard.
+"""The Serve graph without a Ray cluster: deployment classes called directly, configs, protos.
 
-In-process (Serve local testing mode) tests run the real deployments and engines; the rest
-check the shipped configs with Serve's and the cluster launcher's own validation.
+The shipped configs are checked with Serve's and the cluster launcher's own validation.
 """
 
 from __future__ import annotations
@@ -12,104 +11,16 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-import pymupdf
 import pytest
 import yaml
 
-from clients import proto_model
-from deployments.common import batching_supported
 from graph.builder import DEPLOYMENT_NAMES, GRPC_SERVICER, app_builder, build_app, deployment_options
-from pagerouter import synth
 from pagerouter.config import PagerouterConfig, load_config
 from pagerouter.config.serve import BatchedDeploymentSettings, DeploymentSettings
-from pagerouter.inputs import InputError
 from pagerouter.model import Block, CheckResult, Document, Page, TriageDecision
+from pagerouter.wire import proto_model
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-# -- the @serve.batch guard -----------------------------------------------------------------
-def test_serve_batch_still_broken_in_local_mode():
-    """Ray 2.60's @serve.batch fails in local testing mode; graph.local runs engines unbatched
-    in-process because of it. If this test fails, Ray fixed the bug: drop the guard in
-    deployments/common.py (BATCH_BROKEN_IN_LOCAL_MODE)."""
-    from ray import serve
-
-    @serve.deployment
-    class Doubler:
-        @serve.batch(max_batch_size=2, batch_wait_timeout_s=0.01)
-        async def __call__(self, xs: list[int]) -> list[int]:
-            return [2 * x for x in xs]
-
-    handle = serve.run(Doubler.bind(), name="batch-probe", route_prefix=None, _local_testing_mode=True)
-    with pytest.raises(Exception, match="get_replica_context"):
-        handle.remote(3).result(timeout_s=30)
-    assert batching_supported(local=False) is True
-    assert batching_supported(local=True) is False
-
-
-# -- in-process graph -----------------------------------------------------------------------
-
-
-class RecordingProgress:
-    instances: list = []
-
-    def __init__(self, name: str, total: int, enabled: bool):
-        self.name, self.total, self.enabled, self.steps, self.closed = name, total, enabled, [], False
-        RecordingProgress.instances.append(self)
-
-    def step(self, page=None) -> None:
-        self.steps.append(page.number)
-
-    def close(self) -> None:
-        self.closed = True
-
-
-def _args(**kw):
-    return SimpleNamespace(**{"pages": None, "password": None, "images": None, "quiet": False, **kw})
-
-
-@pytest.mark.slow
-def test_in_process_graph_matches_core_pipeline(mixed_pdf):
-    from graph.local import convert_with_graph
-    from pagerouter.local import convert_file
-
-    cfg = PagerouterConfig()
-    via_graph = convert_with_graph(mixed_pdf, cfg, _args(), RecordingProgress)
-    core = convert_file(mixed_pdf, cfg)
-    assert [p.route for p in via_graph.pages] == ["text_layer", "ocr", "blank"]
-    assert "4711" in " ".join(b.text for b in via_graph.pages[1].blocks)
-    strip = lambda d: [p.model_dump(exclude={"timings"}) for p in d.pages]  # noqa: E731
-    assert strip(via_graph) == strip(core)
-    assert via_graph.source == core.source == "mixed.pdf"
-    bar = RecordingProgress.instances[-1]
-    assert bar.total == 3 and bar.steps == [1, 2, 3] and bar.closed and bar.name == "mixed.pdf"
-
-
-def test_in_process_graph_pages_password_and_errors(mixed_pdf, tmp_path):
-    from graph.local import convert_with_graph
-
-    cfg = PagerouterConfig()
-    doc = convert_with_graph(mixed_pdf, cfg, _args(pages="1,3", quiet=True), RecordingProgress)
-    assert [p.number for p in doc.pages] == [1, 3] and doc.page_count == 3
-    assert RecordingProgress.instances[-1].enabled is False
-    with pytest.raises(InputError, match="page 7 requested"):
-        convert_with_graph(mixed_pdf, cfg, _args(pages="7"), RecordingProgress)
-    junk = tmp_path / "junk.pdf"
-    junk.write_bytes(b"nothing like a pdf")
-    with pytest.raises(InputError, match=r"junk\.pdf: not a PDF"):
-        convert_with_graph(junk, cfg, _args(), RecordingProgress)
-    with pytest.raises(InputError, match="no such file"):
-        convert_with_graph(tmp_path / "missing.pdf", cfg, _args(), RecordingProgress)
-    locked = tmp_path / "locked.pdf"
-    d = pymupdf.open()
-    synth.add_text_page(d, ["Secret words on a locked page."])
-    d.save(locked, encryption=pymupdf.PDF_ENCRYPT_AES_256, owner_pw="o", user_pw="pw")
-    d.close()
-    with pytest.raises(InputError, match="password is needed"):
-        convert_with_graph(locked, cfg, _args(), RecordingProgress)
-    opened = convert_with_graph(locked, cfg, _args(password="pw"), RecordingProgress)
-    assert "Secret words" in opened.pages[0].blocks[0].text
 
 
 # -- batched deployments: one bad page fails only itself ------------------------------------
@@ -139,36 +50,41 @@ def test_batched_stage_fails_only_the_bad_item(kind):
     result or exception, and the per-call wrapper raises only for its own bad page."""
     import asyncio
 
-    from deployments.common import LazyEngine
-    from deployments.layout import Layout
-    from deployments.small_reader import SmallReader
+    from deployments.batched import Layout, SmallReader
+    from pagerouter.engines import EngineSet
 
-    cls = (Layout if kind == "layout" else SmallReader).func_or_class
-    dep = cls(PagerouterConfig().model_dump(), batching=False, eager=False, metrics=False)
-    dep.engine = LazyEngine(lambda: FakeFailingEngine(bad=2))
+    cfg = PagerouterConfig()
+    dep = (Layout if kind == "layout" else SmallReader).func_or_class(cfg.model_dump(), eager=False, metrics=False)
+    dep.engines = EngineSet(cfg.ocr, prebuilt={kind: FakeFailingEngine(bad=2)})
     what = "detect" if kind == "layout" else "read"
     tasks = [SimpleNamespace(number=n) for n in (1, 2, 3)]
     run = dep._run(tasks) if kind == "layout" else dep._run(tasks, [None] * 3)
     assert run[0] == f"{what} 1" and run[2] == f"{what} 3"
     assert isinstance(run[1], ValueError) and "page 2" in str(run[1])
     assert dep.stats()["batch_sizes"] == {3: 1}
-
-    def call(task):
-        return dep.detect(task) if kind == "layout" else dep.read(task, None)
-
-    assert asyncio.run(call(tasks[0])) == f"{what} 1"
-    with pytest.raises(ValueError, match="page 2: cannot"):
-        asyncio.run(call(tasks[1]))
+    assert dep.describe() == {"fake": "0"}
 
     async def fake_serve_batch(task, *_):  # stands in for @serve.batch over a 3-page batch
         results = dep._run(tasks) if kind == "layout" else dep._run(tasks, [None] * 3)
         return results[tasks.index(task)]
 
-    dep.batching = True
-    setattr(dep, "_detect_batch" if kind == "layout" else "_read_batch", fake_serve_batch)
+    dep._run_batch = fake_serve_batch
+
+    def call(task):
+        return dep.run(task) if kind == "layout" else dep.run(task, None)
+
     assert asyncio.run(call(tasks[2])) == f"{what} 3"
-    with pytest.raises(ValueError, match="page 2"):
+    with pytest.raises(ValueError, match="page 2: cannot"):
         asyncio.run(call(tasks[1]))
+
+
+def test_batched_deployments_have_their_own_batch_queues():
+    """One factory, two classes: each keeps its own `@serve.batch` settings."""
+    from deployments.batched import Layout, SmallReader
+
+    a, b = Layout.func_or_class, SmallReader.func_or_class
+    assert a is not b and a._run_batch is not b._run_batch
+    assert (Layout.name, SmallReader.name) == ("Layout", "SmallReader")
 
 
 # -- configs --------------------------------------------------------------------------------
@@ -217,7 +133,7 @@ def test_shipped_serve_yaml_is_a_valid_serve_config():
     assert raw["grpc_options"]["grpc_servicer_functions"] == [GRPC_SERVICER]
     assert raw["http_options"]["host"] == "127.0.0.1"
     cfg = load_config(REPO / "configs" / "serve.yaml")  # the CLI reads the same file
-    assert cfg.serve.served_ocr_concurrency == raw["applications"][0]["args"]["config"]["serve"]["served_ocr_concurrency"]
+    assert cfg.ocr.pages_in_flight == raw["applications"][0]["args"]["config"]["ocr"]["pages_in_flight"]
     app_builder(raw["applications"][0]["args"])
 
 
@@ -261,7 +177,7 @@ def test_proto_round_trip_is_lossless():
     back = proto_model.document_from_proto(proto_model.document_to_proto(doc))
     assert back == doc
     wire = proto_model.document_to_proto(doc).SerializeToString()
-    from clients.protos import pagerouter_pb2 as pb
+    from pagerouter.wire.protos import pagerouter_pb2 as pb
 
     assert proto_model.document_from_proto(pb.Document.FromString(wire)) == doc
 
@@ -272,8 +188,8 @@ def test_generated_stubs_match_the_proto(tmp_path):
     out.mkdir()
     subprocess.run(
         [sys.executable, "-m", "grpc_tools.protoc", "-I", str(REPO), f"--python_out={out}",
-         f"--grpc_python_out={out}", str(REPO / "clients/protos/pagerouter.proto")],
+         f"--grpc_python_out={out}", str(REPO / "pagerouter/wire/protos/pagerouter.proto")],
         check=True, capture_output=True, timeout=60,
     )
     for name in ("pagerouter_pb2.py", "pagerouter_pb2_grpc.py"):
-        assert (out / "clients/protos" / name).read_text() == (REPO / "clients/protos" / name).read_text(), name
+        assert (out / "pagerouter/wire/protos" / name).read_text() == (REPO / "pagerouter/wire/protos" / name).read_text(), name

@@ -1,3 +1,5 @@
+from typing import Literal
+
 from pydantic import Field
 
 from .base import StrictModel
@@ -119,6 +121,10 @@ class EscalationConfig(StrictModel):
     """
 
     enabled: bool = Field(default=True, description="Re-read flagged pages; if false they stay flagged as read.")
+    kind: Literal["vote"] = Field(
+        default="vote",
+        description="Escalation engine: `vote` = independent CPU engines (RapidOCR hi-res, Tesseract) vote token by token.",
+    )
     engine_order: list[str] = Field(
         default_factory=lambda: ["rapidocr_hires", "tesseract", "rapidocr"],
         description="Witness order: the first usable witness is the alignment pivot and wins ties. "

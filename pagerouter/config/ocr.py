@@ -7,6 +7,7 @@ escalation code).
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -23,6 +24,21 @@ class RenderTargetConfig(StrictModel):
     max_pixels: int = Field(
         default=12_000_000, gt=0, description="Cap on width*height: a huge page is rendered smaller, never bigger."
     )
+
+    def zoom_for(self, width_pt: float, height_pt: float) -> float:
+        """Pixels per point for a page of this size (longest side wins over DPI if both set)."""
+        if width_pt <= 0 or height_pt <= 0:
+            raise ValueError(f"page has no area ({width_pt} x {height_pt} pt)")
+        if self.longest_side_px:
+            zoom = self.longest_side_px / max(width_pt, height_pt)
+        elif self.dpi:
+            zoom = self.dpi / 72.0
+        else:
+            zoom = 1.0
+        # Cap the pixel count (memory is w*h*3 bytes): a huge page gets a proportionally smaller render.
+        if width_pt * height_pt * zoom * zoom > self.max_pixels:
+            zoom = math.sqrt(self.max_pixels / (width_pt * height_pt))
+        return zoom
 
 
 def _default_render_targets() -> dict[str, RenderTargetConfig]:
@@ -223,6 +239,12 @@ class OcrConfig(StrictModel):
     small_reader: SmallReaderConfig = Field(default_factory=SmallReaderConfig, description="The CPU small reader.")
     tables: TablesConfig = Field(default_factory=TablesConfig, description="Table structure recovery.")
     scripts: ScriptConfig = Field(default_factory=ScriptConfig, description="Script detection and per-script options.")
+    pages_in_flight: int | None = Field(
+        default=None,
+        ge=1,
+        description="OCR pages of one document in flight at once. null: 1 in-process (the CPU engines already use "
+        "every core; more only costs memory) and 8 in the served graph (feeds the batched deployments).",
+    )
     blank_ink: float = Field(
         default=0.002, ge=0, le=1, description="A task whose ink share is below this is read as blank (no engines run)."
     )
@@ -249,12 +271,15 @@ class OcrConfig(StrictModel):
             raise ValueError(f"ocr.render_targets lacks an entry for {', '.join(missing)}")
         return self
 
-    def render_target(self, engine: str):
-        """The RenderTarget for an engine name (KeyError names the missing key)."""
-        from ..ocr.render import RenderTarget
+    def pages_in_flight_for(self, served: bool) -> int:
+        """`pages_in_flight`, or its default for an in-process (1) or served (8) run."""
+        if self.pages_in_flight is not None:
+            return self.pages_in_flight
+        return 8 if served else 1
 
+    def render_target(self, engine: str) -> RenderTargetConfig:
+        """The render target for an engine name (KeyError names the missing key)."""
         try:
-            t = self.render_targets[engine]
+            return self.render_targets[engine]
         except KeyError:
             raise KeyError(f"ocr.render_targets has no entry for engine {engine!r}") from None
-        return RenderTarget(longest_side_px=t.longest_side_px, dpi=t.dpi, max_pixels=t.max_pixels)

@@ -127,14 +127,6 @@ class ServeConfig(StrictModel):
         description="Seconds one OCR page (layout, read, checks, escalation) may take before it is marked "
         "failed with what it already has (keep above escalation_timeout_s).",
     )
-    ocr_concurrency: int = Field(
-        default=1, ge=1, description="OCR pages of one document in flight at once (in-process: 1 uses both cores already)."
-    )
-    served_ocr_concurrency: int = Field(
-        default=8,
-        ge=1,
-        description="OCR pages of one document in flight at once in the served graph (feeds the batched deployments).",
-    )
     app_name: str = Field(default="pagerouter", description="Serve application name (gRPC `application` metadata).")
     route_prefix: str = Field(default="/", description="HTTP route prefix of the application.")
     request_timeout_s: float | None = Field(

@@ -1,5 +1,6 @@
-"""The OCR path on CPU: render, layout, small reader, orientation, tables, composition.
+"""The OCR path on CPU: rasterising, layout, small reader, orientation, tables, checks, vote.
 
-Engines live one per file and are chosen by `kind` in `OcrConfig`; `api.py` builds them and
-composes the in-process path (`LocalOcr`). Nothing here imports Ray.
+Engines live one per file and are chosen by `kind` in `OcrConfig` (the registry is
+`pagerouter.engines`); `task.py` creates OCR work; `pipeline.ocr_flow` runs it. Nothing here
+imports Ray.
 """

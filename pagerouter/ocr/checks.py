@@ -74,7 +74,7 @@ def check_reading(task: OcrTask, reading: Reading, cfg: ChecksConfig) -> list[Ch
 def page_ink(task: OcrTask) -> float:
     """The task's ink share when triage did not fill it in (same measure: tiny grey render)."""
     from ..pagetext import MUPDF_LOCK
-    from .render import ink_share, open_task_page
+    from .raster import ink_share, open_task_page
 
     with MUPDF_LOCK:
         try:

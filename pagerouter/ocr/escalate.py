@@ -23,13 +23,13 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from ..config.ocr import OcrConfig
+from ..config.ocr import OcrConfig, RenderTargetConfig
 from ..model import Block, CheckResult
-from ..stages import Escalator, OcrTask, Reading
+from ..stages import OcrTask, Reading
 from .checks import check_reading, check_text
 from .lines import OcrLine, join_text, sort_lines
 from .regions import upright
-from .render import RenderTarget, render_task
+from .raster import render_task
 from .scripts import dominant_script, options_for
 from .vote import vote
 
@@ -117,7 +117,7 @@ class VoteEscalator:
             return w
         esc = self.cfg.escalation
         t0 = time.perf_counter()
-        image, zoom = render_task(task, RenderTarget(longest_side_px=esc.hires_longest_side_px, max_pixels=esc.hires_max_pixels))
+        image, zoom = render_task(task, RenderTargetConfig(longest_side_px=esc.hires_longest_side_px, max_pixels=esc.hires_max_pixels))
         lines = reader.read_image_lines(upright(image, rotation), script)
         if hasattr(reader, "take_suppressed"):
             reader.take_suppressed()
@@ -383,8 +383,3 @@ def _witness_result(w: Witness, usable: list[Witness]) -> CheckResult:
     # A dropped witness does not flag the page (the vote stands without it): passed stays True.
     return CheckResult(name=f"witness_{w.name}", passed=True, score=1.0 if used else 0.0, threshold=None,
                        reason=f"{w.name}: {state}; {len(w.text)} chars in {w.seconds:.1f} s{extra}")
-
-
-def build_escalator(cfg: OcrConfig) -> Escalator:
-    """The CPU escalator (engines are loaded on first use)."""
-    return VoteEscalator(cfg)

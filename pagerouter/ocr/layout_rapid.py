@@ -16,18 +16,12 @@ import cv2
 import numpy as np
 
 from ..config.ocr import OcrConfig
-from ..model import CheckResult
 from ..stages import LayoutResult, OcrTask, Region
-from .orientation import OrientationDetector
+from .orientation import OrientationDetector, orientation_check
 from .reading_order import order_boxes
 from .regions import upright
 
 KINDS = {"text", "title", "figure", "figure_caption", "table", "table_caption", "header", "footer", "reference", "equation"}
-
-
-def orientation_check(o) -> CheckResult:
-    """The orientation trial as evidence on the page (passes: it records, it does not flag)."""
-    return CheckResult(name="orientation", passed=True, score=float(o.rotation), reason=o.reason)
 
 
 def _quiet(prefix: str) -> None:
@@ -74,7 +68,7 @@ class RapidLayoutEngine:
             evidence.append(orientation_check(o))
         image = upright(task.image, rotation)
         result = LayoutResult(rotation, self.regions(image), self.name)
-        result.evidence = evidence  # type: ignore[attr-defined]  # see report: LayoutResult has no field for it
+        result.evidence = evidence
         return result
 
     def regions(self, image: np.ndarray) -> list[Region]:
@@ -97,26 +91,3 @@ class RapidLayoutEngine:
         for k, r in enumerate(ordered):
             r.order = k
         return ordered
-
-
-class NoLayoutEngine:
-    """`ocr.layout.kind: none`: no regions; the reader clusters its lines itself. Orientation
-    is still detected (when enabled) because reading depends on it."""
-
-    name = "none"
-    version = "0"
-
-    def __init__(self, cfg: OcrConfig):
-        self.cfg = cfg
-        self.orientation = OrientationDetector(cfg) if cfg.orientation.enabled else None
-
-    def detect_batch(self, tasks: list[OcrTask]) -> list[LayoutResult]:
-        out = []
-        for t in tasks:
-            res = LayoutResult(0, [], self.name)
-            if self.orientation is not None and t.ink >= self.cfg.blank_ink:
-                o = self.orientation.detect(t.image)
-                res.rotation = o.rotation
-                res.evidence = [orientation_check(o)]  # type: ignore[attr-defined]
-            out.append(res)
-        return out

@@ -17,6 +17,7 @@ import cv2
 import numpy as np
 
 from ..config.ocr import OcrConfig
+from ..model import CheckResult
 
 
 @dataclass
@@ -97,3 +98,8 @@ class OrientationDetector:
             f"{flipped:.2f} of lines classified upside down (turn 180 at >= {oc.flip_share}): rotate {rotation}"
         )
         return Orientation(rotation, scores, reason)
+
+
+def orientation_check(o: Orientation) -> CheckResult:
+    """The orientation trial as evidence on the page (passes: it records, it does not flag)."""
+    return CheckResult(name="orientation", passed=True, score=float(o.rotation), reason=o.reason)

@@ -22,7 +22,7 @@ from ..config.ocr import OcrConfig
 from ..stages import OcrTask
 from .lines import OcrLine
 from .regions import upright
-from .render import render_task
+from .raster import render_task
 from .scripts import options_for
 
 

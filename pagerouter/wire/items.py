@@ -1,10 +1,11 @@
-"""Plain picklable items streamed between the deployments and to in-process callers."""
+"""Stream items of one conversion: what the Triage deployment streams to the ingress, and the
+shape of a conversion for any caller (head, pages, tail; or one problem)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pagerouter.model import Document
+from ..model import Document
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Rendering a page at the size an engine wants, never bigger.
+"""Rasterising a page at the size an engine wants, never bigger.
 
 Each engine states a target: a longest side in pixels (olmOCR-class VLMs are trained on
 1288 px longest side) or a DPI (PaddleOCR-VL-class ~150, Tesseract 300). The zoom is computed
@@ -8,39 +8,12 @@ image has at most `max_pixels` pixels: a 200-inch poster page must not allocate 
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-
 import numpy as np
 import pymupdf
 
+from ..config.ocr import RenderTargetConfig
 from ..pagetext import MUPDF_LOCK
-
 from ..stages import OcrTask
-
-
-@dataclass
-class RenderTarget:
-    """What size an engine wants its page image: longest side in px, or DPI (one of the two)."""
-
-    longest_side_px: int | None = None
-    dpi: float | None = None
-    max_pixels: int = 12_000_000
-
-    def zoom_for(self, width_pt: float, height_pt: float) -> float:
-        """Pixels per point for a page of this size (longest side wins over DPI if both set)."""
-        if width_pt <= 0 or height_pt <= 0:
-            raise ValueError(f"page has no area ({width_pt} x {height_pt} pt)")
-        if self.longest_side_px:
-            zoom = self.longest_side_px / max(width_pt, height_pt)
-        elif self.dpi:
-            zoom = self.dpi / 72.0
-        else:
-            zoom = 1.0
-        # Cap the pixel count (memory is w*h*3 bytes): a huge page gets a proportionally smaller render.
-        if width_pt * height_pt * zoom * zoom > self.max_pixels:
-            zoom = math.sqrt(self.max_pixels / (width_pt * height_pt))
-        return zoom
 
 
 def pixmap_to_rgb(pix: pymupdf.Pixmap) -> np.ndarray:
@@ -53,7 +26,7 @@ def pixmap_to_rgb(pix: pymupdf.Pixmap) -> np.ndarray:
     return arr.copy()
 
 
-def render_page(page: pymupdf.Page, target: RenderTarget) -> tuple[np.ndarray, float]:
+def render_page(page: pymupdf.Page, target: RenderTargetConfig) -> tuple[np.ndarray, float]:
     """Render the page as displayed; returns (RGB uint8 image, pixels per point)."""
     rect = page.rect
     zoom = target.zoom_for(rect.width, rect.height)
@@ -77,7 +50,7 @@ def open_task_page(task: OcrTask) -> tuple[pymupdf.Document, pymupdf.Page]:
     return doc, doc[0]
 
 
-def render_task(task: OcrTask, target: RenderTarget) -> tuple[np.ndarray, float]:
+def render_task(task: OcrTask, target: RenderTargetConfig) -> tuple[np.ndarray, float]:
     """Re-render the task's page from its bytes at `target` (no rotation correction applied)."""
     with MUPDF_LOCK:
         doc, page = open_task_page(task)

@@ -1,4 +1,9 @@
-"""`pagerouter` command line.
+"""`pagerouter` command line: `convert` and `triage` here, in the core package (no Ray).
+
+Serving commands come from the installed packages beside the core, found through the
+`pagerouter.commands` entry points (pyproject.toml): `serve` (graph/serve_command.py) and
+`client convert` (clients/client_command.py). The core never imports them, and a plain
+`pagerouter convert` never imports Ray.
 
 Exit codes (also in the README):
   0  every page of every input came out (ok or flagged)
@@ -40,13 +45,23 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--json", action="store_true", help="print decisions as JSON lines")
     _add_common(t)
 
-    try:  # serving commands arrive with the Serve graph; the core CLI works without them
-        from .serve_cli import add_serve_commands
-
-        add_serve_commands(sub)
-    except ImportError:
-        pass
+    for add_command in _plugin_commands():
+        add_command(sub)
     return ap
+
+
+def _plugin_commands() -> list:
+    """`add_command(subparsers)` functions of the installed `pagerouter.commands` entry points.
+    One that fails to load (its extra not installed) is left out: the core commands still work."""
+    from importlib.metadata import entry_points
+
+    found = []
+    for ep in sorted(entry_points(group="pagerouter.commands"), key=lambda e: e.name):
+        try:
+            found.append(ep.load())
+        except ImportError:
+            continue
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,78 +89,91 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
 
 
-def _load_cfg(args):
+def load_cli_config(path: Path | None, page_markers: bool = False):
+    """The config of `--config` (defaults without it); a bad file exits 2 with one line."""
     from pagerouter.config import load_config
 
     try:
-        cfg = load_config(args.config)
+        cfg = load_config(path)
     except (ValueError, FileNotFoundError) as exc:
-        raise SystemExit(_usage_error(str(exc)))
-    except Exception as exc:  # pydantic ValidationError
-        raise SystemExit(_usage_error(f"{args.config}: invalid config: {exc}"))
-    if getattr(args, "page_markers", False):
+        raise SystemExit(usage_error(str(exc)))
+    except Exception as exc:  # noqa: BLE001 - pydantic ValidationError
+        raise SystemExit(usage_error(f"{path}: invalid config: {exc}"))
+    if page_markers:
         cfg.output.page_markers = True
     return cfg
 
 
-def _usage_error(msg: str) -> int:
+def _load_cfg(args):
+    return load_cli_config(args.config, getattr(args, "page_markers", False))
+
+
+def usage_error(msg: str) -> int:
+    """Print `pagerouter: error: MSG` on stderr; returns the usage exit code."""
     print(f"pagerouter: error: {msg}", file=sys.stderr)
     return EXIT_USAGE
 
 
-class _Progress:
-    """A one-line progress bar on stderr, only when stderr is a terminal."""
 
-    def __init__(self, label: str, total: int, enabled: bool):
-        self.label, self.total, self.done = label, total, 0
-        self.enabled = enabled and total > 1 and sys.stderr.isatty()
+class ProgressBar:
+    """A one-line progress bar on stderr, only when stderr is a terminal; a `Converter` progress
+    callback (`bar(page, done, total)`)."""
+
+    def __init__(self, label: str, enabled: bool):
+        self.label = label
+        self.enabled = enabled and sys.stderr.isatty()
+        self.shown = False
         self.t0 = time.perf_counter()
 
-    def step(self, _page=None) -> None:
-        self.done += 1
-        if not self.enabled:
+    def __call__(self, _page, done: int, total: int) -> None:
+        if not self.enabled or total < 2:
             return
         width = 30
-        filled = int(width * self.done / self.total)
-        rate = self.done / max(time.perf_counter() - self.t0, 1e-9)
-        sys.stderr.write(
-            f"\r{self.label[:30]:<30} [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} {rate:.1f} p/s"
-        )
+        filled = int(width * done / total)
+        rate = done / max(time.perf_counter() - self.t0, 1e-9)
+        sys.stderr.write(f"\r{self.label[:30]:<30} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {rate:.1f} p/s")
         sys.stderr.flush()
+        self.shown = True
 
     def close(self) -> None:
-        if self.enabled:
+        if self.shown:
             sys.stderr.write("\r" + " " * 80 + "\r")
 
 
 def cmd_convert(args) -> int:
+    from pagerouter.converter import Converter
     from pagerouter.inputs import InputError
-    from pagerouter.render import route_summary_table, to_json, to_markdown
+    from pagerouter.output import route_summary_table, to_json, to_markdown
 
     cfg = _load_cfg(args)
     if args.outdir is None and len(args.inputs) > 1:
-        return _usage_error("several inputs need -o OUTDIR")
+        return usage_error("several inputs need -o OUTDIR")
     if args.outdir is None and args.format == "both":
-        return _usage_error("--format both needs -o OUTDIR")
+        return usage_error("--format both needs -o OUTDIR")
     if args.outdir is not None:
         stems: dict[str, Path] = {}
         for path in args.inputs:
             if path.stem in stems:
-                return _usage_error(f"{stems[path.stem]} and {path} would both write {args.outdir / path.stem}.*")
+                return usage_error(f"{stems[path.stem]} and {path} would both write {args.outdir / path.stem}.*")
             stems[path.stem] = path
         try:
             args.outdir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            return _usage_error(f"{args.outdir}: cannot create output directory: {exc.strerror or exc}")
-    converter = _converter()
+            return usage_error(f"{args.outdir}: cannot create output directory: {exc.strerror or exc}")
+    converter = Converter(cfg)
     docs, code = [], EXIT_OK
     for path in args.inputs:
+        bar = ProgressBar(path.name, not args.quiet)
         try:
-            doc = converter(path, cfg, args, _Progress)
+            doc = converter.convert(
+                path, pages=args.pages, password=args.password, images_dir=args.images, progress=bar
+            )
         except InputError as exc:
             print(f"pagerouter: error: {exc}", file=sys.stderr)
             code = EXIT_USAGE
             continue
+        finally:
+            bar.close()
         docs.append(doc)
         for p in doc.pages:
             if p.status == "failed":
@@ -173,35 +201,6 @@ def cmd_convert(args) -> int:
     return code
 
 
-def _converter():
-    """The conversion function `convert` uses: the Serve graph in-process when it is
-    installed (so the CLI and the server cannot disagree), else the core pipeline."""
-    try:
-        from graph.local import convert_with_graph  # noqa: F401
-
-        return convert_with_graph
-    except ImportError:
-        return _convert_core
-
-
-def _convert_core(path: Path, cfg, args, progress_cls):
-    import asyncio
-
-    from pagerouter.inputs import open_source, parse_pages
-    from pagerouter.local import convert_source_async
-
-    src = open_source(path, password=args.password)
-    try:
-        numbers = parse_pages(args.pages, src.page_count, src.name)
-        bar = progress_cls(path.name, len(numbers), not args.quiet)
-        try:
-            return asyncio.run(convert_source_async(src, cfg, numbers, images_dir=args.images, on_page=bar.step))
-        finally:
-            bar.close()
-    finally:
-        src.close()
-
-
 def cmd_triage(args) -> int:
     from pagerouter.inputs import InputError, open_source, parse_pages
 
@@ -210,7 +209,7 @@ def cmd_triage(args) -> int:
         src = open_source(args.input, password=args.password)
         numbers = parse_pages(args.pages, src.page_count, src.name)
     except InputError as exc:
-        return _usage_error(str(exc))
+        return usage_error(str(exc))
     try:
         return _print_decisions(src, numbers, cfg, args.json)
     finally:

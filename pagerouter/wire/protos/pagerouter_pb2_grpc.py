@@ -3,7 +3,7 @@
 import grpc
 import warnings
 
-from clients.protos import pagerouter_pb2 as clients_dot_protos_dot_pagerouter__pb2
+from pagerouter.wire.protos import pagerouter_pb2 as pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -18,7 +18,7 @@ except ImportError:
 if _version_not_supported:
     raise RuntimeError(
         f'The grpc package installed is at version {GRPC_VERSION},'
-        + ' but the generated code in clients/protos/pagerouter_pb2_grpc.py depends on'
+        + ' but the generated code in pagerouter/wire/protos/pagerouter_pb2_grpc.py depends on'
         + f' grpcio>={GRPC_GENERATED_VERSION}.'
         + f' Please upgrade your grpc module to grpcio>={GRPC_GENERATED_VERSION}'
         + f' or downgrade your generated code using grpcio-tools<={GRPC_VERSION}.'
@@ -36,18 +36,18 @@ class PageRouterStub:
         """
         self.ConvertDocument = channel.unary_unary(
                 '/pagerouter.v1.PageRouter/ConvertDocument',
-                request_serializer=clients_dot_protos_dot_pagerouter__pb2.ConvertRequest.SerializeToString,
-                response_deserializer=clients_dot_protos_dot_pagerouter__pb2.DocumentReply.FromString,
+                request_serializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.ConvertRequest.SerializeToString,
+                response_deserializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.DocumentReply.FromString,
                 _registered_method=True)
         self.StreamDocument = channel.unary_stream(
                 '/pagerouter.v1.PageRouter/StreamDocument',
-                request_serializer=clients_dot_protos_dot_pagerouter__pb2.ConvertRequest.SerializeToString,
-                response_deserializer=clients_dot_protos_dot_pagerouter__pb2.StreamReply.FromString,
+                request_serializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.ConvertRequest.SerializeToString,
+                response_deserializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.StreamReply.FromString,
                 _registered_method=True)
         self.ConvertPage = channel.unary_unary(
                 '/pagerouter.v1.PageRouter/ConvertPage',
-                request_serializer=clients_dot_protos_dot_pagerouter__pb2.PageRequest.SerializeToString,
-                response_deserializer=clients_dot_protos_dot_pagerouter__pb2.PageReply.FromString,
+                request_serializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.PageRequest.SerializeToString,
+                response_deserializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.PageReply.FromString,
                 _registered_method=True)
 
 
@@ -81,18 +81,18 @@ def add_PageRouterServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'ConvertDocument': grpc.unary_unary_rpc_method_handler(
                     servicer.ConvertDocument,
-                    request_deserializer=clients_dot_protos_dot_pagerouter__pb2.ConvertRequest.FromString,
-                    response_serializer=clients_dot_protos_dot_pagerouter__pb2.DocumentReply.SerializeToString,
+                    request_deserializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.ConvertRequest.FromString,
+                    response_serializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.DocumentReply.SerializeToString,
             ),
             'StreamDocument': grpc.unary_stream_rpc_method_handler(
                     servicer.StreamDocument,
-                    request_deserializer=clients_dot_protos_dot_pagerouter__pb2.ConvertRequest.FromString,
-                    response_serializer=clients_dot_protos_dot_pagerouter__pb2.StreamReply.SerializeToString,
+                    request_deserializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.ConvertRequest.FromString,
+                    response_serializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.StreamReply.SerializeToString,
             ),
             'ConvertPage': grpc.unary_unary_rpc_method_handler(
                     servicer.ConvertPage,
-                    request_deserializer=clients_dot_protos_dot_pagerouter__pb2.PageRequest.FromString,
-                    response_serializer=clients_dot_protos_dot_pagerouter__pb2.PageReply.SerializeToString,
+                    request_deserializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.PageRequest.FromString,
+                    response_serializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.PageReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -120,8 +120,8 @@ class PageRouter:
             request,
             target,
             '/pagerouter.v1.PageRouter/ConvertDocument',
-            clients_dot_protos_dot_pagerouter__pb2.ConvertRequest.SerializeToString,
-            clients_dot_protos_dot_pagerouter__pb2.DocumentReply.FromString,
+            pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.ConvertRequest.SerializeToString,
+            pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.DocumentReply.FromString,
             options,
             channel_credentials,
             insecure,
@@ -147,8 +147,8 @@ class PageRouter:
             request,
             target,
             '/pagerouter.v1.PageRouter/StreamDocument',
-            clients_dot_protos_dot_pagerouter__pb2.ConvertRequest.SerializeToString,
-            clients_dot_protos_dot_pagerouter__pb2.StreamReply.FromString,
+            pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.ConvertRequest.SerializeToString,
+            pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.StreamReply.FromString,
             options,
             channel_credentials,
             insecure,
@@ -174,8 +174,8 @@ class PageRouter:
             request,
             target,
             '/pagerouter.v1.PageRouter/ConvertPage',
-            clients_dot_protos_dot_pagerouter__pb2.PageRequest.SerializeToString,
-            clients_dot_protos_dot_pagerouter__pb2.PageReply.FromString,
+            pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.PageRequest.SerializeToString,
+            pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.PageReply.FromString,
             options,
             channel_credentials,
             insecure,

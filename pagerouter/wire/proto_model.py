@@ -7,7 +7,7 @@ for JSON nulls. Doubles carry floats exactly, so a round trip gives an equal mod
 
 from __future__ import annotations
 
-from pagerouter.model import Block, CheckResult, Document, Page, TriageDecision
+from ..model import Block, CheckResult, Document, Page, TriageDecision
 
 from .protos import pagerouter_pb2 as pb
 

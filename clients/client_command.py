@@ -1,0 +1,66 @@
+"""`pagerouter client convert`: send a file to a running server over HTTP or gRPC and print
+exactly what `pagerouter convert` prints for it (the Markdown is rendered locally from the same
+Document). Registered as a `pagerouter.commands` entry point (see pagerouter/cli.py).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from pagerouter.cli import EXIT_OK, EXIT_PAGES_FAILED, load_cli_config, usage_error
+
+
+def add_command(sub) -> None:
+    c = sub.add_parser("client", help="talk to a running pagerouter server")
+    csub = c.add_subparsers(dest="client_command", required=True)
+    cc = csub.add_parser("convert", help="convert a file on a server; prints what `pagerouter convert` prints")
+    cc.add_argument("input", type=Path, help="PDF or image file")
+    where = cc.add_mutually_exclusive_group(required=True)
+    where.add_argument("--url", help="HTTP base URL, e.g. http://127.0.0.1:8000")
+    where.add_argument("--grpc", metavar="HOST:PORT", help="gRPC address, e.g. 127.0.0.1:9000")
+    cc.add_argument("--format", choices=["md", "json"], default="md", help="output format (default md)")
+    cc.add_argument("--pages", help="page selection, e.g. 1-3,7 (1-based)")
+    cc.add_argument("--password", help="password for encrypted PDFs")
+    cc.add_argument("--config", type=Path, help="config whose `output` section shapes the Markdown")
+    cc.add_argument("--page-markers", action="store_true", help="mark page boundaries in the Markdown")
+    cc.add_argument("--stream", action="store_true", help="use the streaming API (pages arrive as they finish)")
+    cc.add_argument("--timeout", type=float, default=600.0, help="seconds before the request is abandoned")
+    cc.add_argument("--application", default="pagerouter", help="Serve application name (gRPC routing)")
+    cc.set_defaults(func=cmd_client_convert)
+
+
+def cmd_client_convert(args) -> int:
+    from clients.errors import PagerouterClientError
+    from pagerouter.output import route_summary_table, to_json, to_markdown
+
+    cfg = load_cli_config(args.config, args.page_markers)
+    if not args.input.is_file():
+        return usage_error(f"{args.input}: no such file")
+    kw = {"filename": str(args.input), "pages": args.pages, "password": args.password}
+    try:
+        if args.url:
+            from clients.http_client import PagerouterHttpClient
+
+            with PagerouterHttpClient(args.url, timeout=args.timeout) as client:
+                doc = client.convert_streamed(args.input, **kw) if args.stream else client.convert(args.input, **kw)
+        else:
+            from clients.grpc_client import PagerouterGrpcClient
+
+            with PagerouterGrpcClient(args.grpc, timeout=args.timeout, application=args.application) as client:
+                doc = client.convert_streamed(args.input, **kw) if args.stream else client.convert(args.input, **kw)
+    except PagerouterClientError as exc:
+        return usage_error(exc.message if exc.code in ("bad_input", "bad_pages") else str(exc))
+    except Exception as exc:  # noqa: BLE001 - connection refused, timeouts: one line, no traceback
+        return usage_error(f"cannot reach the server: {type(exc).__name__}: {str(exc)[:200]}")
+    code = EXIT_OK
+    for p in doc.pages:
+        if p.status == "failed":
+            print(f"pagerouter: warning: {p.error}", file=sys.stderr)
+            code = EXIT_PAGES_FAILED
+    out = to_markdown(doc, cfg.output, images_rel_to=Path.cwd()) if args.format == "md" else to_json(doc)
+    sys.stdout.write(out if out.endswith("\n") else out + "\n")
+    sys.stdout.flush()
+    print(route_summary_table([doc]), file=sys.stderr)
+    return code
+

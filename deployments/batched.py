@@ -1,0 +1,76 @@
+"""The batched stage deployments (Layout, SmallReader) from one factory.
+
+Each holds the engine of its role in a `pagerouter.engines.EngineSet` (the very object the
+in-process `Converter` builds) and batches concurrent pages of any request with
+`@serve.batch`; batch size and wait come from `cfg.serve.<role>`. A Serve batch mixes pages of
+different requests, so each page is run on its own inside the batch and one bad page fails
+only its own request (today's CPU engines loop per page anyway).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Any
+
+from ray import serve
+
+from pagerouter.engines import EngineSet, Role
+from pagerouter.memory import release_free_memory
+
+from .common import load_cfg, per_item, raise_if_error
+from .observe import GraphMetrics
+
+BATCH_METHODS: dict[str, str] = {"layout": "detect_batch", "small_reader": "read_batch"}
+"""Engine method that takes one list per argument (`detect_batch(tasks)`, `read_batch(tasks, layouts)`)."""
+
+
+def batched_deployment(name: str, role: Role, stage: str):
+    """A Serve deployment class named `name` around the `role` engine; its `run(*args)` takes
+    one page's arguments (a task; a task and its layout) and returns that page's result.
+    `stage` labels its metrics (`layout`, `read`). Each call builds a fresh class, so every
+    deployment gets its own batch queue."""
+
+    class BatchedStage:
+        def __init__(self, cfg_data: dict[str, Any], eager: bool = True, metrics: bool = True):
+            self.cfg = load_cfg(cfg_data)
+            settings = getattr(self.cfg.serve, role)
+            self._run_batch.set_max_batch_size(settings.max_batch_size)  # the decorator's numbers are placeholders
+            self._run_batch.set_batch_wait_timeout_s(settings.batch_wait_timeout_s)
+            self.engines = EngineSet(self.cfg.ocr)
+            self.batch_sizes: Counter[int] = Counter()
+            self.metrics = GraphMetrics(metrics)
+            if eager and self.cfg.ocr.enabled:
+                self.engines.get(role)  # a replica counts as up only once its model is loaded
+
+        def _run(self, *arg_lists: list) -> list[Any]:
+            """One result per page: its engine result, or the exception its own run raised."""
+            size = len(arg_lists[0])
+            self.batch_sizes[size] += 1
+            self.metrics.batch_size.observe(size, tags={"stage": stage})
+            call = getattr(self.engines.get(role), BATCH_METHODS[role])
+            try:
+                return [per_item(call, *[[a] for a in args]) for args in zip(*arg_lists)]
+            finally:
+                release_free_memory()  # see pagerouter.memory: keeps replica RSS flat
+
+        async def run(self, *args: Any) -> Any:
+            return raise_if_error(await self._run_batch(*args))
+
+        @serve.batch(max_batch_size=4, batch_wait_timeout_s=0.02)
+        async def _run_batch(self, *arg_lists: list) -> list[Any]:
+            return await asyncio.to_thread(self._run, *arg_lists)
+
+        def describe(self) -> dict[str, str]:
+            return self.engines.version_of(role)
+
+        def stats(self) -> dict:
+            """Engine calls by batch size (tests and the benchmark read it)."""
+            return {"batch_sizes": dict(self.batch_sizes)}
+
+    BatchedStage.__name__ = BatchedStage.__qualname__ = name
+    return serve.deployment(name=name)(BatchedStage)
+
+
+Layout = batched_deployment("Layout", "layout", stage="layout")
+SmallReader = batched_deployment("SmallReader", "small_reader", stage="read")

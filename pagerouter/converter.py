@@ -1,0 +1,165 @@
+"""The one converter every in-process front end calls: the CLI, the tests and the benchmarks.
+
+    conv = Converter(cfg)                        # engines are built lazily, once per converter
+    doc = conv.convert("in.pdf", pages="1-3", progress=lambda page, done, total: ...)
+    for page in conv.iter_pages("in.pdf"):       # pages stream in page order
+        ...
+
+It owns the engines (`engines.EngineSet`: one cache, built per `kind` on first use) and runs
+the one orchestration of `pipeline.py`. The Serve deployments build the very same engines with
+`engines.build_engine` and feed the same `pipeline.convert_pages`, so the served graph and
+this converter produce identical documents. No Ray import here or below.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import aclosing
+from pathlib import Path
+
+import pymupdf
+
+from .config import PagerouterConfig
+from .engines import EngineSet
+from .inputs import SourceDocument, open_source, parse_pages
+from .memory import release_free_memory
+from .model import CheckResult, Document, Page
+from .pagetext import MUPDF_LOCK
+from .pipeline import convert_pages, new_document, ocr_flow, triage_outcomes
+from .stages import OcrTask, Reading
+
+Progress = Callable[[Page, int, int], None]
+"""Called after each page: (page, pages done, pages in total)."""
+
+Source = str | Path | bytes
+
+
+class Converter:
+    """PDFs and page images to `Document`s, in this process, with the configured engines."""
+
+    def __init__(self, cfg: PagerouterConfig | None = None):
+        self.cfg = cfg or PagerouterConfig()
+        self.engines = EngineSet(self.cfg.ocr)
+
+    # ------------------------------------------------------------------ opening
+    def open(self, source: Source | SourceDocument, *, name: str | None = None, password: str | None = None) -> SourceDocument:
+        """A path, raw bytes or an already open document; raises `InputError` for bad input."""
+        if isinstance(source, SourceDocument):
+            return source
+        if isinstance(source, (bytes, bytearray)):
+            return open_source(data=bytes(source), name=name or "-", password=password)
+        return open_source(source, name=name, password=password)
+
+    # ------------------------------------------------------------------ streaming
+    async def stream(
+        self, src: SourceDocument, numbers: list[int], *, used: dict[str, str] | None = None
+    ) -> AsyncIterator[Page]:
+        """Each page of `numbers`, in page order, as soon as it and the pages before it are done.
+        `used` collects {engine: version} of the OCR engines that ran."""
+        calls = self.engines.calls(used)
+        outcomes = triage_outcomes(src, numbers, self.cfg)
+        in_flight = self.cfg.ocr.pages_in_flight_for(served=False)
+        async with aclosing(convert_pages(outcomes, src.name, self.cfg, calls, concurrency=in_flight)) as pages:
+            async for page in pages:
+                yield page
+
+    async def convert_async(
+        self,
+        source: Source | SourceDocument,
+        *,
+        name: str | None = None,
+        pages: str | None = None,
+        password: str | None = None,
+        images_dir: Path | None = None,
+        progress: Progress | None = None,
+    ) -> Document:
+        """Convert one input. `pages` is a selection like "1-3,7"; `images_dir` saves figure
+        blocks as PNG files; `progress` is called after each page. Raises `InputError`."""
+        owned = not isinstance(source, SourceDocument)
+        src = self.open(source, name=name, password=password)
+        try:
+            numbers = parse_pages(pages, src.page_count, src.name)
+            doc = new_document(src)
+            used: dict[str, str] = {}
+            async for page in self.stream(src, numbers, used=used):
+                if images_dir is not None and page.status != "failed":
+                    save_figures(src, page, Path(images_dir))
+                doc.pages.append(page)
+                if progress is not None:
+                    progress(page, len(doc.pages), len(numbers))
+            doc.engines = {"pymupdf": pymupdf.VersionBind, **used}
+            return doc
+        finally:
+            if owned:
+                src.close()
+
+    def convert(self, source: Source | SourceDocument, **options) -> Document:
+        """`convert_async` for callers without an event loop (the CLI, scripts)."""
+        return asyncio.run(self.convert_async(source, **options))
+
+    def iter_pages(
+        self, source: Source | SourceDocument, *, name: str | None = None, pages: str | None = None,
+        password: str | None = None,
+    ) -> Iterator[Page]:
+        """Pages one by one, in page order, without an event loop of the caller's. Closing the
+        iterator early stops the conversion (pending OCR is cancelled)."""
+        owned = not isinstance(source, SourceDocument)
+        src = self.open(source, name=name, password=password)
+        loop = asyncio.new_event_loop()
+        agen = None
+        try:
+            agen = self.stream(src, parse_pages(pages, src.page_count, src.name))
+            while True:
+                try:
+                    yield loop.run_until_complete(agen.__anext__())
+                except StopAsyncIteration:
+                    return
+        finally:
+            if agen is not None:
+                loop.run_until_complete(agen.aclose())
+            loop.close()
+            if owned:
+                src.close()
+
+    # ------------------------------------------------------------------ one OCR task
+    def read_task(self, task: OcrTask, *, escalation_timeout_s: float | None = None) -> Reading:
+        """One OCR task through the pipeline's own `ocr_flow` (layout, read, checks, escalation),
+        so tests and benchmarks of the OCR path exercise exactly what a conversion runs."""
+        cfg = self.cfg
+        if escalation_timeout_s is not None:
+            cfg = cfg.model_copy(deep=True)
+            cfg.serve.escalation_timeout_s = escalation_timeout_s
+        calls = self.engines.calls()
+        if calls is None:
+            raise ValueError("the OCR path is disabled in config (ocr.enabled: false)")
+        try:
+            return asyncio.run(ocr_flow(task, calls, cfg))
+        finally:
+            release_free_memory()
+
+
+def save_figures(src: SourceDocument, page: Page, images_dir: Path, dpi: int = 150) -> None:
+    """Write each figure block as a PNG and reference it from the block (for --images).
+    A write that fails flags the page (`figure_not_saved`) instead of stopping the run."""
+    figures = [b for b in page.blocks if b.role == "figure"]
+    if not figures:
+        return
+    stem = Path(src.name).stem or "input"
+    try:
+        images_dir.mkdir(parents=True, exist_ok=True)
+        with MUPDF_LOCK:
+            pg = src.doc.load_page(page.number - 1)
+            for i, b in enumerate(figures, 1):
+                clip = pymupdf.Rect(b.bbox) & pg.rect
+                if clip.is_empty:
+                    continue
+                out = images_dir / f"{stem}-p{page.number}-{i}.png"
+                pg.get_pixmap(clip=clip, dpi=dpi).save(out)
+                b.image = str(out)
+    except (OSError, RuntimeError, ValueError) as exc:
+        page.status = "flagged" if page.status == "ok" else page.status
+        page.flags.append("figure_not_saved")
+        page.checks.append(
+            CheckResult(name="figure_not_saved", passed=False, reason=f"{src.name}: page {page.number}: {exc}"[:300])
+        )

@@ -1,0 +1,113 @@
+"""Engines by role, chosen by `kind` in config, built lazily, one cache per converter.
+
+Every engine implements one small Protocol of `pagerouter.stages` and lives in one file:
+
+    role           config field                 Protocol        kinds
+    layout         ocr.layout.kind              LayoutEngine    rapid_layout, none
+    small_reader   ocr.small_reader.kind        SmallReader     rapidocr
+    escalation     ocr.escalation.kind          Escalator       vote
+
+Adding an engine is adding its file, a line in `ENGINE_KINDS` and the kind in its config
+`Literal`: no runner changes. The same `build_engine` is what the Serve deployments call, so
+the served graph and the in-process `Converter` run the very same stage objects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import threading
+from typing import Literal
+
+from .config.ocr import OcrConfig
+from .stages import Escalator, LayoutEngine, OcrCalls, OcrTask, Reading, SmallReader
+
+Role = Literal["layout", "small_reader", "escalation"]
+ROLES: tuple[Role, ...] = ("layout", "small_reader", "escalation")
+
+ENGINE_KINDS: dict[str, dict[str, str]] = {
+    "layout": {
+        "rapid_layout": "pagerouter.ocr.layout_rapid:RapidLayoutEngine",
+        "none": "pagerouter.ocr.layout_none:NoLayoutEngine",
+    },
+    "small_reader": {
+        "rapidocr": "pagerouter.ocr.reader_rapidocr:RapidOcrReader",
+    },
+    "escalation": {
+        "vote": "pagerouter.ocr.escalate:VoteEscalator",
+    },
+}
+"""role -> kind -> `module:class`; each class is built as `cls(ocr_config)`."""
+
+
+def kind_of(role: Role, cfg: OcrConfig) -> str:
+    """The configured kind of a role."""
+    if role == "layout":
+        return cfg.layout.kind
+    if role == "small_reader":
+        return cfg.small_reader.kind
+    if role == "escalation":
+        return cfg.escalation.kind
+    raise ValueError(f"unknown engine role {role!r}; roles are {', '.join(ROLES)}")
+
+
+def build_engine(role: Role, cfg: OcrConfig) -> LayoutEngine | SmallReader | Escalator:
+    """Build the configured engine of `role` (imports its module only now: a born-digital run
+    never loads a model)."""
+    kind = kind_of(role, cfg)
+    try:
+        target = ENGINE_KINDS[role][kind]
+    except KeyError:
+        known = ", ".join(sorted(ENGINE_KINDS.get(role, {})))
+        raise ValueError(f"ocr.{role}.kind {kind!r} is not a known {role} engine (known: {known})") from None
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)(cfg)
+
+
+class EngineSet:
+    """The engines of one OCR config, each built once on first use (thread-safe: stage calls
+    run in worker threads). `prebuilt` supplies engines by role instead of building them (an
+    engine the caller set up itself; a test double that forces a failure)."""
+
+    def __init__(self, cfg: OcrConfig, prebuilt: dict[str, object] | None = None):
+        self.cfg = cfg
+        self._built: dict[str, object] = dict(prebuilt or {})
+        self._lock = threading.Lock()
+
+    def get(self, role: Role):
+        engine = self._built.get(role)
+        if engine is None:
+            with self._lock:
+                engine = self._built.get(role)
+                if engine is None:
+                    engine = self._built[role] = build_engine(role, self.cfg)
+        return engine
+
+    def version_of(self, role: Role) -> dict[str, str]:
+        """{name: version} of the role's engine (built if it was not yet)."""
+        engine = self.get(role)
+        return {engine.name: engine.version}
+
+    def calls(self, used: dict[str, str] | None = None) -> OcrCalls | None:
+        """Stage calls over these engines for `pipeline.ocr_flow` (None if OCR is off); each
+        engine runs in a worker thread so the event loop keeps streaming pages. `used`
+        collects {engine name: version} of the engines that ran."""
+        if not self.cfg.enabled:
+            return None
+        used = used if used is not None else {}
+
+        def run(role: Role, fn):
+            engine = self.get(role)
+            used[engine.name] = engine.version
+            return fn(engine)
+
+        async def layout(task: OcrTask):
+            return await asyncio.to_thread(run, "layout", lambda e: e.detect_batch([task])[0])
+
+        async def read(task: OcrTask, lay):
+            return await asyncio.to_thread(run, "small_reader", lambda e: e.read_batch([task], [lay])[0])
+
+        async def escalate(task: OcrTask, first: Reading) -> Reading:
+            return await asyncio.to_thread(run, "escalation", lambda e: e.escalate(task, first))
+
+        return OcrCalls(layout=layout, read=read, escalate=escalate if self.cfg.escalation.enabled else None)
