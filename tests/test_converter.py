@@ -133,7 +133,7 @@ def test_cli_convert_of_a_born_digital_page_loads_no_ray_and_no_model(tmp_path):
         "import sys\n"
         "from pagerouter.cli import main\n"
         f"rc = main(['convert', {str(tmp_path / 'one.pdf')!r}, '-q'])\n"
-        "heavy = [m for m in ('ray', 'rapidocr', 'rapid_layout', 'onnxruntime') if m in sys.modules]\n"
+        "heavy = [m for m in ('ray', 'rapidocr', 'rapid_layout', 'rapid_table') if m in sys.modules]\n"
         "print('HEAVY', heavy, rc)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)

@@ -112,7 +112,7 @@ def test_build_app_and_app_builder(tmp_path):
     assert isinstance(build_app(PagerouterConfig()), Application)
     path = tmp_path / "p.yaml"
     path.write_text(yaml.safe_dump({"serve": {"escalation_timeout_s": 7}}))
-    app = app_builder({"config_path": str(path), "config": {"serve": {"served_ocr_concurrency": 3}}})
+    app = app_builder({"config_path": str(path), "config": {"ocr": {"pages_in_flight": 3}}})
     assert isinstance(app, Application)
     with pytest.raises(ValueError, match="unknown application args"):
         app_builder({"cfg": {}})
