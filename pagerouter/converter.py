@@ -118,6 +118,7 @@ class Converter:
         finally:
             if agen is not None:
                 loop.run_until_complete(agen.aclose())
+            loop.run_until_complete(loop.shutdown_default_executor())  # what asyncio.run does too
             loop.close()
             if owned:
                 src.close()
