@@ -15,6 +15,7 @@ from ..config.ocr import OcrConfig
 from ..geometry import grow, overlap_share, union
 from ..model import Block, CheckResult
 from ..stages import LayoutResult, OcrTask, Reading, Region
+from ..table_markdown import cells_to_markdown
 from .lines import OcrLine, join_text, mean_confidence, merge_rows, sort_lines, split_paragraphs
 from .reading_order import order_boxes
 from .scripts import dominant_script
@@ -204,9 +205,7 @@ def read_task_with_lines(
         if kind == "table":
             got, method = table_cells.get(i, ([], "none"))
             if got:
-                from .tables import to_markdown
-
-                cells, text = got, to_markdown(got)
+                cells, text = got, cells_to_markdown(got)
             else:  # no grid recovered: keep rows visibly, say so in the text, never a flat paragraph
                 text = "\n".join(l.text for l in merge_rows(sort_lines(plines)))
         elif kind != "figure":

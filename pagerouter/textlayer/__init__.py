@@ -39,7 +39,7 @@ from .hyphen import join_lines, page_vocabulary
 from .lines import Line, extract_lines, merge_fragments
 from .order import reading_order
 from .roles import Para, assign_roles, group_paragraphs, list_marker
-from .tables import Table, build_table, rule_candidates, text_candidates, to_markdown
+from .tables import Table, build_table, rule_candidates, text_candidates
 
 __all__ = [
     "FurnitureModel",
@@ -48,7 +48,6 @@ __all__ = [
     "list_marker",
     "is_page_number",
     "normalise",
-    "to_markdown",
 ]
 
 

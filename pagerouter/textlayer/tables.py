@@ -32,6 +32,7 @@ import pymupdf
 from ..config.textlayer import TextLayerConfig
 from ..geometry import BBox
 from ..pagetext import words_in
+from ..table_markdown import cells_to_markdown
 from .lines import Line
 
 
@@ -44,23 +45,7 @@ class Table:
     reasons: list[str] = field(default_factory=list)
 
     def markdown(self) -> str:
-        return to_markdown(self.cells)
-
-
-def to_markdown(cells: list[list[str]]) -> str:
-    """A Markdown (GFM) table; the first row is the header row. `|` is escaped."""
-    if not cells:
-        return ""
-    ncols = max(len(r) for r in cells)
-
-    def fmt(row: list[str]) -> str:
-        vals = [(c or "").replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").strip() for c in row]
-        vals += [""] * (ncols - len(vals))
-        return "| " + " | ".join(vals) + " |"
-
-    out = [fmt(cells[0]), "| " + " | ".join(["---"] * ncols) + " |"]
-    out += [fmt(r) for r in cells[1:]]
-    return "\n".join(out)
+        return cells_to_markdown(self.cells)
 
 
 # --------------------------------------------------------------------------- candidates
