@@ -31,7 +31,7 @@ from .checks import check_reading, check_text
 from .lines import OcrLine, join_text, sort_lines
 from .regions import upright
 from .raster import render_task
-from .scripts import dominant_script, options_for
+from .script_options import options_for, reading_script
 from .vote import vote
 
 log = logging.getLogger(__name__)
@@ -213,7 +213,7 @@ class VoteEscalator:
         ink = task.ink if task.ink > 0 else page_ink(task)
         script = task.decision.script or getattr(first, "script", None)
         if script is None:
-            script = dominant_script("\n".join(b.text for b in first.blocks), self.cfg.scripts).script
+            script = reading_script("\n".join(b.text for b in first.blocks), self.cfg.scripts).script
         witnesses = self._witnesses(task, first, script)
         for w in witnesses:
             self._judge(w, ink, script)

@@ -24,7 +24,7 @@ from ..stages import OcrTask
 from .lines import OcrLine
 from .regions import upright
 from .raster import render_task
-from .scripts import options_for
+from .script_options import options_for
 
 
 class TesseractUnavailable(RuntimeError):

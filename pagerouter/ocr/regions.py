@@ -18,7 +18,7 @@ from ..stages import LayoutResult, OcrTask, Reading, Region
 from ..table_markdown import cells_to_markdown
 from .lines import OcrLine, join_text, mean_confidence, merge_rows, sort_lines, split_paragraphs
 from .reading_order import order_boxes
-from .scripts import dominant_script
+from .script_options import reading_script
 from .tables import looks_like_grid, looks_like_prose
 
 def _furniture_kind(kind: str, box: tuple, text: str, page_h: float, cfg: OcrConfig) -> str:
@@ -223,7 +223,7 @@ def read_task_with_lines(
         ))
 
     all_text = " ".join(l.text for l in lines)
-    guess = dominant_script(all_text, cfg.scripts)
+    guess = reading_script(all_text, cfg.scripts)
     checks = [CheckResult(
         name="script", passed=True, score=guess.share, threshold=cfg.scripts.min_share,
         reason=f"expected {script or 'unknown'}; read {guess.reason}",

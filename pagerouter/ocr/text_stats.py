@@ -20,8 +20,8 @@ COMPANION_SCRIPTS: dict[str, frozenset[str]] = {
     "Greek": frozenset({"Greek", "Latin"}),
     "Cyrillic": frozenset({"Cyrillic"}),
     "Han": frozenset({"Han", KANA, "Hangul"}),
-    KANA: frozenset({KANA, "Han"}),  # triage's name for a Japanese page
-    JAPANESE: frozenset({KANA, "Han"}),  # the OCR script table's name for Kana+Han pages
+    KANA: frozenset({KANA, "Han"}),  # no page script given and kana are the most common letters
+    JAPANESE: frozenset({KANA, "Han"}),  # the page script of Kana+Han pages (triage and OCR)
     "Hangul": frozenset({"Hangul", "Han"}),
     "Arabic": frozenset({"Arabic"}),
     "Hebrew": frozenset({"Hebrew"}),
