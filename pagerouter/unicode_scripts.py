@@ -102,6 +102,26 @@ def script_of(ch: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=4096)
+def letter_script(ch: str) -> str | None:
+    """Script of a letter (`Other` for letters of scripts outside the table), or None for
+    digits, punctuation, symbols, combining marks and spaces: what the OCR checks and vote
+    count and tokenise by, where a block's digits or marks must not count as its script."""
+    if not ch.isalpha():
+        return None
+    return script_of(ch) or "Other"
+
+
+def letter_script_counts(text: str) -> Counter:
+    """Letters per `letter_script` (`Other` included)."""
+    out: Counter = Counter()
+    for ch, n in Counter(text).items():
+        s = letter_script(ch)
+        if s:
+            out[s] += n
+    return out
+
+
 def script_counts(text: str) -> Counter:
     """Characters per script (only scripts that occur). Counts distinct characters first (in C):
     a dense page holds thousands of characters but ~100 distinct ones."""

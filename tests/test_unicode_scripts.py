@@ -13,6 +13,8 @@ from pagerouter.unicode_scripts import (
     detect_script,
     dominant_script,
     engine_script_counts,
+    letter_script,
+    letter_script_counts,
     script_counts,
 )
 
@@ -26,6 +28,10 @@ def test_character_classes():
     assert char_script("€") == "Common" and char_script("\u2603") == "Common"
     assert script_counts("ＡＢ") == {"Latin": 2}  # by block: full-width Latin letters are Latin
     assert engine_script_counts("ＡＢ, ab") == {"Fullwidth": 2, "Latin": 2}  # engines: their own class
+    # letters only (the OCR checks and vote): a block's digits are no letters, unlisted scripts are Other
+    assert script_counts("٣ab") == {"Arabic": 1, "Latin": 2}
+    assert letter_script("٣") is None and letter_script("ሀ") == "Other"
+    assert letter_script_counts("٣abሀ") == {"Latin": 2, "Other": 1}
 
 
 def test_one_japanese_rule_and_one_name():
