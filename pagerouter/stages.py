@@ -22,6 +22,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 
+from .geometry import BBox
 from .model import Block, CheckResult, TriageDecision
 
 RegionKind = Literal[
@@ -51,7 +52,7 @@ class Region:
     """A layout region in page-image pixels of the (upright) task image."""
 
     kind: RegionKind
-    bbox: tuple[float, float, float, float]
+    bbox: BBox
     score: float
     order: int = 0
 

@@ -1,26 +1,30 @@
-"""Which Unicode script a character belongs to: the one table and the one classifier.
+"""Which Unicode script a character belongs to, and which script a text is written in.
 
-Triage (is a text layer language?), the OCR checks and vote (tokenising, script shares) and
-the OCR reader (which characters a page's script allows) all classify characters here and
-only add their own policy on top (letters only, `Common`/`Fullwidth`, ...). Pure stdlib.
+The one script helper: the block table, the character classifiers and the one dominant-script
+decision. Triage (is a text layer language? which script is the page in?), the OCR checks and
+vote (tokenising, script shares) and the OCR reader (which script a first reading is in, which
+characters a page's script allows) all classify here and only add their own policy on top
+(thresholds, which engine options a script calls for). Pure stdlib.
 
 Names. A *character* script is Unicode's name for the block's script: Latin, Greek,
-Cyrillic, ..., Han, Hangul, and `Kana` for hiragana + katakana. A *page* script is a key of
-the OCR script table (`config/ocr.py`, `ocr.scripts.table`), where Japanese text (Han mixed
-with kana) is `Japanese`. Triage's `detect_script` still reports such a page as `Kana` (its
-tests pin that name); `page_script_name` is the one place that maps it to `Japanese`, and
-the checks' companion table accepts both names.
+Cyrillic, ..., Han, Hangul, and `Kana` for hiragana + katakana. A *page* script is what
+`dominant_script` decides and what the OCR script table (`config/ocr.py`, `ocr.scripts.table`)
+is keyed by: the character script that dominates, except that Japanese text (Han mixed with
+kana) is `Japanese`. Triage and OCR use that one name, so a page script is never `Kana`.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 
 KANA = "Kana"
 """Character script of hiragana and katakana."""
 JAPANESE = "Japanese"
-"""Page script of Japanese text (Han + kana), as the OCR script table names it."""
+"""Page script of Japanese text (Han + kana), in triage's decisions and the OCR script table."""
 
 # (first code point, last code point, script), sorted, non-overlapping: the union of the
 # ranges the four former copies (triage, triage words, OCR scripts, OCR text stats) used.
@@ -79,8 +83,6 @@ NO_SPACE_SCRIPTS = frozenset({"Han", KANA, "Thai"})
 CJK_SCRIPTS = frozenset({"Han", KANA, "Hangul"})
 """Scripts that legitimately mix inside one word (Japanese kanji + kana, Korean hanja)."""
 
-_PAGE_NAMES = {KANA: JAPANESE}
-
 
 @lru_cache(maxsize=8192)
 def script_of(ch: str) -> str | None:
@@ -100,6 +102,26 @@ def script_of(ch: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=4096)
+def letter_script(ch: str) -> str | None:
+    """Script of a letter (`Other` for letters of scripts outside the table), or None for
+    digits, punctuation, symbols, combining marks and spaces: what the OCR checks and vote
+    count and tokenise by, where a block's digits or marks must not count as its script."""
+    if not ch.isalpha():
+        return None
+    return script_of(ch) or "Other"
+
+
+def letter_script_counts(text: str) -> Counter:
+    """Letters per `letter_script` (`Other` included)."""
+    out: Counter = Counter()
+    for ch, n in Counter(text).items():
+        s = letter_script(ch)
+        if s:
+            out[s] += n
+    return out
+
+
 def script_counts(text: str) -> Counter:
     """Characters per script (only scripts that occur). Counts distinct characters first (in C):
     a dense page holds thousands of characters but ~100 distinct ones."""
@@ -111,6 +133,93 @@ def script_counts(text: str) -> Counter:
     return out
 
 
-def page_script_name(script: str | None) -> str | None:
-    """The OCR script table's name for a detected page script (`Kana` -> `Japanese`)."""
-    return _PAGE_NAMES.get(script, script) if script is not None else None
+# --------------------------------------------------------------------------- engine classes
+
+# Characters outside every script block that still belong to the shared repertoire.
+_COMMON_EXTRA = set("€£¥°§©®±µ·×÷–—‘’“”„•…‰′″№")
+
+
+@lru_cache(maxsize=8192)
+def char_script(ch: str) -> str:
+    """Script of one character for engine decisions: a character script of `script_of`
+    (`Kana` for kana), `Common` (digits, punctuation, ASCII symbols and spaces), `Fullwidth`
+    (full-width forms and CJK punctuation: the Chinese model's output, unwanted in Latin text)
+    or `Other`. `rapidocr_allowed` lists in the OCR script table use these names."""
+    cp = ord(ch)
+    if cp < 0x80 and not ch.isalpha():
+        return "Common"
+    cat = unicodedata.category(ch)
+    if 0xFF00 <= cp <= 0xFFEF:  # full-/half-width forms: letters and punctuation, not Latin text
+        return "Fullwidth" if script_of(ch) is not None or cat[0] in "PSZN" else "Other"
+    name = script_of(ch)
+    if name is not None:
+        return name
+    if ch in _COMMON_EXTRA or (0x2000 <= cp <= 0x206F) or (0x00A0 <= cp <= 0x00BF):
+        return "Common"
+    if cat[0] in "PSZN":
+        # CJK punctuation belongs to CJK text, not to the shared repertoire.
+        return "Fullwidth" if 0x3000 <= cp <= 0x303F else "Common"
+    return "Other"
+
+
+def engine_script_counts(text: str) -> Counter:
+    """Characters per `char_script` class, without `Common` and `Other`: what the OCR route
+    decides a reading's script from. Unlike `script_counts`, full-width forms and CJK
+    punctuation count as `Fullwidth` (full-width Latin letters included): a first reading full
+    of the Chinese model's full-width output is not confidently Latin."""
+    out: Counter = Counter()
+    for ch, n in Counter(text).items():
+        s = char_script(ch)
+        if s not in ("Common", "Other"):
+            out[s] += n
+    return out
+
+
+# --------------------------------------------------------------------------- page script
+
+JAPANESE_MIN_KANA_SHARE = 0.15
+"""Kana share of kana + Han from which Han-and-kana text is Japanese (triage's rule, now the
+only one). Japanese prose writes much of every sentence in kana; Chinese text quoting a
+Japanese name, or a reading with a stray kana, has a few at most and stays `Han`."""
+
+
+@dataclass(frozen=True)
+class ScriptDecision:
+    """Which page script a text is in, and why (the reason goes into check evidence)."""
+
+    script: str | None  # page script, or None when there are too few letters or none dominates
+    share: float  # share of the counted characters in that script (0.0 when too few letters)
+    letters: int  # characters counted
+    reason: str
+
+
+def dominant_script(counts: Mapping[str, int], *, min_letters: int = 1, min_share: float = 0.0) -> ScriptDecision:
+    """The page script most of the counted characters are in (`counts`: script -> characters,
+    from `script_counts` or `engine_script_counts`).
+
+    Japanese: kana make up at least `JAPANESE_MIN_KANA_SHARE` of kana + Han and kana + Han
+    together are at least as many as any other script's; the page script is then `Japanese`,
+    counting kana and Han together. Otherwise the script with most characters (first counted
+    wins a tie). It must reach `min_letters` counted characters and a `min_share` share, else
+    the decision is None. The defaults (any letter, any share) are triage's; the OCR route
+    passes its config's `ocr.scripts.min_letters` / `min_share`."""
+    letters = sum(counts.values())
+    if not letters or letters < min_letters:
+        return ScriptDecision(None, 0.0, letters, f"{letters} letters < min_letters {min_letters}")
+    kana, han = counts.get(KANA, 0), counts.get("Han", 0)
+    others = max((v for k, v in counts.items() if k not in (KANA, "Han")), default=0)
+    if kana and kana >= JAPANESE_MIN_KANA_SHARE * (kana + han) and kana + han >= others:
+        script, n = JAPANESE, kana + han
+    else:
+        script, n = max(counts.items(), key=lambda kv: kv[1])
+    share = n / letters
+    if share < min_share:
+        return ScriptDecision(None, share, letters, f"no script dominates ({script} {share:.2f} < {min_share})")
+    return ScriptDecision(script, share, letters, f"{script}: {share:.2f} of {letters} letters")
+
+
+def detect_script(text: str) -> str | None:
+    """Page script of `text` by character blocks with triage's thresholds ("Latin", "Cyrillic",
+    "Han", "Arabic", "Greek", "Devanagari", "Hangul", "Japanese", ...), or None when it holds
+    no character of a known script."""
+    return dominant_script(script_counts(text)).script

@@ -229,7 +229,7 @@ def test_latin_page_decoding_suppresses_cjk(ocr):
     for t, (best, second) in enumerate([(a, b), (0, 0), (han, b), (han, b), (0, 0), (a, b)]):
         preds[0, t, best] = 0.7
         preds[0, t, second] += 0.2
-    from pagerouter.ocr.scripts import allowed_mask
+    from pagerouter.ocr.script_options import allowed_mask
 
     dec.mask = np.array(allowed_mask(tuple(chars), ("Latin", "Common")))
     dec.suppressed = 0

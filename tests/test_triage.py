@@ -13,7 +13,8 @@ import pytest
 from pagerouter.config.triage import TriageConfig
 from pagerouter.model import TriageDecision
 from pagerouter.pagetext import extract_textdict
-from pagerouter.triage import detect_script, triage_page
+from pagerouter.triage import triage_page
+from pagerouter.unicode_scripts import detect_script
 
 from . import triage_fixtures as fx
 
@@ -270,7 +271,7 @@ def test_thresholds_are_config_and_decide():
         (fx.AR, "Arabic"),
         ("Η επιτροπή εξέτασε τα στοιχεία", "Greek"),
         ("समिति ने तिमाही आंकड़ों की समीक्षा की", "Devanagari"),
-        ("委員会は四半期の数字を見直しました", "Kana"),
+        ("委員会は四半期の数字を見直しました", "Japanese"),
         ("위원회는 분기별 수치를 검토했습니다", "Hangul"),
         ("12345 !!! ---", None),
     ],

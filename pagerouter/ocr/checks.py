@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from ..config.checks import ChecksConfig
 from ..model import Block, CheckResult
 from ..stages import OcrTask, Reading
+from ..unicode_scripts import letter_script, letter_script_counts
 from . import text_stats as ts
 
 TEXT_ROLES_SKIPPED = frozenset({"figure", "table"})
@@ -149,7 +150,7 @@ def _repetition(text: str, cfg: ChecksConfig) -> list[CheckResult]:
     toks = ts.tokens(text)
     # Left out: single letters and punctuation, which repeat legitimately ("H H" in formulas,
     # spaced leader dots) - and leaving them out keeps "word , word , word ," a loop.
-    word_toks = [t for t in toks if ts.alnum_count(t) >= 2 or ts.script_of(t[0]) in ts.NO_SPACE_SCRIPTS]
+    word_toks = [t for t in toks if ts.alnum_count(t) >= 2 or letter_script(t[0]) in ts.NO_SPACE_SCRIPTS]
     p1, r1, s1 = ts.tandem_repeat(word_toks, 1, 1)
     out.append(CheckResult(
         name="repetition_token", passed=r1 <= cfg.max_token_repeats, score=float(r1),
@@ -217,7 +218,7 @@ def _language(text: str, expected: str | None, cfg: ChecksConfig) -> list[CheckR
             reason=f"only {n} letters/digits: too short to judge plausibility",
         )]
     out = []
-    counts = ts.script_counts(text)
+    counts = letter_script_counts(text)
     letters = sum(counts.values())
     if letters:
         main = expected if expected in ts.COMPANION_SCRIPTS else counts.most_common(1)[0][0]

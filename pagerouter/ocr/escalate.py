@@ -24,13 +24,14 @@ import time
 from dataclasses import dataclass, field
 
 from ..config.ocr import OcrConfig, RenderTargetConfig
+from ..geometry import center_inside, grow, union
 from ..model import Block, CheckResult
 from ..stages import OcrTask, Reading
 from .checks import check_reading, check_text
 from .lines import OcrLine, join_text, sort_lines
 from .regions import upright
 from .raster import render_task
-from .scripts import dominant_script, options_for
+from .script_options import options_for, reading_script
 from .vote import vote
 
 log = logging.getLogger(__name__)
@@ -212,7 +213,7 @@ class VoteEscalator:
         ink = task.ink if task.ink > 0 else page_ink(task)
         script = task.decision.script or getattr(first, "script", None)
         if script is None:
-            script = dominant_script("\n".join(b.text for b in first.blocks), self.cfg.scripts).script
+            script = reading_script("\n".join(b.text for b in first.blocks), self.cfg.scripts).script
         witnesses = self._witnesses(task, first, script)
         for w in witnesses:
             self._judge(w, ink, script)
@@ -295,8 +296,7 @@ class VoteEscalator:
         texts = [(w.name, w.text) for w in usable]
         res = vote(texts)
         boxes = [ln.bbox for w in usable for ln in w.lines] + [b.bbox for b in first.blocks if b.text.strip()]
-        bbox = (min(x[0] for x in boxes), min(x[1] for x in boxes), max(x[2] for x in boxes), max(x[3] for x in boxes)) \
-            if boxes else (0.0, 0.0, task.width, task.height)
+        bbox = union(boxes) if boxes else (0.0, 0.0, task.width, task.height)
         conf = (sum(c * w for c, w in zip(usable[0].confidences, usable[0].weights)) / max(1, sum(usable[0].weights))) \
             if single else res.agreement
         blocks = [b for b in first.blocks if b.role == "figure" or b.route == "text_layer"]
@@ -313,7 +313,7 @@ class VoteEscalator:
         if not targets:
             return None
         m = self.cfg.escalation.block_margin_pt
-        grown = [(b.bbox[0] - m, b.bbox[1] - m, b.bbox[2] + m, b.bbox[3] + m) for b in targets]
+        grown = [grow(b.bbox, m) for b in targets]
         out: dict[int, dict[str, str]] = {id(b): {} for b in targets}
         for w in usable:
             if w.name == first_name:
@@ -333,8 +333,7 @@ class VoteEscalator:
             for u in units:
                 n = len(u.text)
                 total += n
-                cx, cy = (u.bbox[0] + u.bbox[2]) / 2, (u.bbox[1] + u.bbox[3]) / 2
-                hit = next((k for k, g in enumerate(grown) if g[0] <= cx <= g[2] and g[1] <= cy <= g[3]), None)
+                hit = next((k for k, g in enumerate(grown) if center_inside(u.bbox, g)), None)
                 if hit is not None:
                     per[hit].append(u)
                     inside += n
@@ -355,9 +354,8 @@ def _rows(units: list[OcrLine]) -> list[OcrLine]:
             lines.setdefault(u.extra["line"], []).append(u)
         merged = []
         for ws in lines.values():
-            merged.append(OcrLine((min(x.bbox[0] for x in ws), min(x.bbox[1] for x in ws),
-                                   max(x.bbox[2] for x in ws), max(x.bbox[3] for x in ws)),
-                                  " ".join(x.text for x in ws), sum(x.confidence for x in ws) / len(ws)))
+            merged.append(OcrLine(union([x.bbox for x in ws]), " ".join(x.text for x in ws),
+                                  sum(x.confidence for x in ws) / len(ws)))
         return sort_lines(merged)
     return sort_lines(units)
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..geometry import BBox, union
+
 
 @dataclass
 class OcrLine:
     """One recognised line in image pixels: (x0, y0, x1, y1) axis-aligned box."""
 
-    bbox: tuple[float, float, float, float]
+    bbox: BBox
     text: str
     confidence: float
     suppressed: int = 0  # characters of a foreign script removed at decoding
@@ -53,8 +55,7 @@ def merge_rows(lines: list[OcrLine]) -> list[OcrLine]:
                 n_prev, n_ln = max(1, len(prev.text)), max(1, len(ln.text))
                 conf = (prev.confidence * n_prev + ln.confidence * n_ln) / (n_prev + n_ln)
                 out[-1] = OcrLine(
-                    (min(prev.bbox[0], ln.bbox[0]), min(prev.bbox[1], ln.bbox[1]),
-                     max(prev.bbox[2], ln.bbox[2]), max(prev.bbox[3], ln.bbox[3])),
+                    union((prev.bbox, ln.bbox)),
                     f"{prev.text} {ln.text}", conf, prev.suppressed + ln.suppressed,
                 )
                 continue

@@ -23,8 +23,9 @@ import numpy as np
 from ..config.ocr import OcrConfig
 from ..model import CheckResult
 from ..stages import LayoutResult, OcrTask, Reading
+from ..unicode_scripts import char_script
 from .lines import OcrLine
-from .scripts import OSD_SCRIPT_NAMES, allowed_mask, char_script, dominant_script, options_for
+from .script_options import OSD_SCRIPT_NAMES, allowed_mask, options_for, reading_script
 
 __all__ = ["RapidOcrReader", "OcrLine"]
 
@@ -154,7 +155,7 @@ class RapidOcrReader:
         """No script was given: if the lines are dominated by one script that has an allowed
         set, re-recognise (with the mask) only the lines holding characters outside it, e.g.
         CJK characters the Chinese+English model put into an English page."""
-        guess = dominant_script(" ".join(ln.text for ln in lines), self.cfg.scripts)
+        guess = reading_script(" ".join(ln.text for ln in lines), self.cfg.scripts)
         opts = options_for(guess.script, self.cfg.scripts) if guess.script else None
         if opts is None or not opts.rapidocr_allowed:
             return

@@ -19,11 +19,12 @@ from functools import lru_cache
 import numpy as np
 
 from ..config.ocr import OcrConfig
+from ..geometry import union
 from ..stages import OcrTask
 from .lines import OcrLine
 from .regions import upright
 from .raster import render_task
-from .scripts import options_for
+from .script_options import options_for
 
 
 class TesseractUnavailable(RuntimeError):
@@ -142,7 +143,7 @@ class TesseractReader:
             n = [max(1, len(wd["text"])) for wd in words]
             conf = sum(wd["conf"] * k for wd, k in zip(words, n)) / sum(n)
             lines.append(OcrLine(
-                (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes)),
+                union(boxes),
                 " ".join(wd["text"] for wd in words), conf, extra={"words": words, "key": key},
             ))
         return lines

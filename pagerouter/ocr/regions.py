@@ -12,11 +12,13 @@ from typing import Protocol
 import numpy as np
 
 from ..config.ocr import OcrConfig
+from ..geometry import grow, overlap_share, union
 from ..model import Block, CheckResult
 from ..stages import LayoutResult, OcrTask, Reading, Region
+from ..table_markdown import cells_to_markdown
 from .lines import OcrLine, join_text, mean_confidence, merge_rows, sort_lines, split_paragraphs
 from .reading_order import order_boxes
-from .scripts import dominant_script
+from .script_options import reading_script
 from .tables import looks_like_grid, looks_like_prose
 
 def _furniture_kind(kind: str, box: tuple, text: str, page_h: float, cfg: OcrConfig) -> str:
@@ -51,17 +53,6 @@ def upright(image: np.ndarray, rotation: int) -> np.ndarray:
     """The image turned clockwise by `rotation` degrees (0/90/180/270)."""
     k = (rotation // 90) % 4
     return np.ascontiguousarray(np.rot90(image, k=-k)) if k else image
-
-
-def _overlap_share(inner: tuple, outer: tuple) -> float:
-    ix = max(0.0, min(inner[2], outer[2]) - max(inner[0], outer[0]))
-    iy = max(0.0, min(inner[3], outer[3]) - max(inner[1], outer[1]))
-    area = max(1e-6, (inner[2] - inner[0]) * (inner[3] - inner[1]))
-    return ix * iy / area
-
-
-def _union(boxes) -> tuple[float, float, float, float]:
-    return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
 
 
 def cluster_lines(lines: list[OcrLine], gap: float) -> list[list[OcrLine]]:
@@ -99,7 +90,7 @@ def assign_lines(lines: list[OcrLine], regions: list[Region], min_overlap: float
         best, share = -1, 0.0
         pad = ln.height * 0.5  # layout boxes from a downsampled page are often a little tight
         for k, r in enumerate(regions):
-            s = _overlap_share(ln.bbox, (r.bbox[0] - pad, r.bbox[1] - pad, r.bbox[2] + pad, r.bbox[3] + pad))
+            s = overlap_share(ln.bbox, grow(r.bbox, pad))
             if s > share:
                 best, share = k, s
         if best >= 0 and share >= min_overlap:
@@ -113,16 +104,16 @@ def _text_blocks_for(kind: str, box, lines: list[OcrLine], cfg: OcrConfig) -> li
     """(kind, pixel bbox, lines) per paragraph of a text-like region."""
     if kind in ("title", "header", "footer", "figure_caption", "table_caption"):
         ordered = merge_rows(sort_lines(lines))
-        return [(kind, _union([l.bbox for l in ordered]), ordered)]
+        return [(kind, union([l.bbox for l in ordered]), ordered)]
     # A region may hold several columns (or the layout box was too coarse): cluster its lines
     # into column-aligned groups, order the groups, then split each into paragraphs.
     groups = cluster_lines(lines, cfg.small_reader.block_gap)
-    boxes = [_union([l.bbox for l in g]) for g in groups]
+    boxes = [union([l.bbox for l in g]) for g in groups]
     out = []
     for gi in order_boxes(boxes, min_gap=2.0):
         ordered = merge_rows(sort_lines(groups[gi]))
         for p in split_paragraphs(ordered, cfg.small_reader.paragraph_gap):
-            out.append((kind, _union([l.bbox for l in p]), p))
+            out.append((kind, union([l.bbox for l in p]), p))
     return out
 
 
@@ -181,13 +172,13 @@ def read_task_with_lines(
                     crop = image[y0:int(region.bbox[3]) + 1, x0:int(region.bbox[2]) + 1]
                     local = [OcrLine((l.bbox[0] - x0, l.bbox[1] - y0, l.bbox[2] - x0, l.bbox[3] - y0), l.text, l.confidence) for l in rlines]
                     table_cells[len(pieces)] = tables.read(crop, local)
-                pieces.append(("table", _union([region.bbox] + [l.bbox for l in rlines]), rlines))
+                pieces.append(("table", union([region.bbox] + [l.bbox for l in rlines]), rlines))
                 continue
             if rlines:
                 pieces.extend(_text_blocks_for(kind, region.bbox, rlines, cfg))
         for group in cluster_lines(rest, sr.block_gap):  # text the layout model missed
             if tables is not None and looks_like_grid(group, cfg.tables):
-                box = _union([l.bbox for l in group])
+                box = union([l.bbox for l in group])
                 x0, y0 = int(box[0]), int(box[1])
                 local = [OcrLine((l.bbox[0] - x0, l.bbox[1] - y0, l.bbox[2] - x0, l.bbox[3] - y0), l.text, l.confidence) for l in group]
                 table_cells[len(pieces)] = tables.read(image[y0:int(box[3]) + 1, x0:int(box[2]) + 1], local)
@@ -214,9 +205,7 @@ def read_task_with_lines(
         if kind == "table":
             got, method = table_cells.get(i, ([], "none"))
             if got:
-                from .tables import to_markdown
-
-                cells, text = got, to_markdown(got)
+                cells, text = got, cells_to_markdown(got)
             else:  # no grid recovered: keep rows visibly, say so in the text, never a flat paragraph
                 text = "\n".join(l.text for l in merge_rows(sort_lines(plines)))
         elif kind != "figure":
@@ -234,7 +223,7 @@ def read_task_with_lines(
         ))
 
     all_text = " ".join(l.text for l in lines)
-    guess = dominant_script(all_text, cfg.scripts)
+    guess = reading_script(all_text, cfg.scripts)
     checks = [CheckResult(
         name="script", passed=True, score=guess.share, threshold=cfg.scripts.min_share,
         reason=f"expected {script or 'unknown'}; read {guess.reason}",

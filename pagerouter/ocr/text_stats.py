@@ -10,18 +10,16 @@ from __future__ import annotations
 import unicodedata
 import zlib
 from collections import Counter
-from functools import lru_cache
 
-from ..unicode_scripts import KANA, JAPANESE, NO_SPACE_SCRIPTS
-from ..unicode_scripts import script_of as _block_script
+from ..unicode_scripts import JAPANESE, KANA, NO_SPACE_SCRIPTS, letter_script
 
 COMPANION_SCRIPTS: dict[str, frozenset[str]] = {
     "Latin": frozenset({"Latin", "Greek"}),  # Greek letters are normal in Latin science text (μm, α)
     "Greek": frozenset({"Greek", "Latin"}),
     "Cyrillic": frozenset({"Cyrillic"}),
     "Han": frozenset({"Han", KANA, "Hangul"}),
-    KANA: frozenset({KANA, "Han"}),  # triage's name for a Japanese page
-    JAPANESE: frozenset({KANA, "Han"}),  # the OCR script table's name for Kana+Han pages
+    KANA: frozenset({KANA, "Han"}),  # no page script given and kana are the most common letters
+    JAPANESE: frozenset({KANA, "Han"}),  # the page script of Kana+Han pages (triage and OCR)
     "Hangul": frozenset({"Hangul", "Han"}),
     "Arabic": frozenset({"Arabic"}),
     "Hebrew": frozenset({"Hebrew"}),
@@ -31,31 +29,12 @@ COMPANION_SCRIPTS: dict[str, frozenset[str]] = {
 """Scripts that normally appear together with a page's main script."""
 
 
-@lru_cache(maxsize=4096)
-def script_of(ch: str) -> str | None:
-    """The script of a letter (`Other` for letters of scripts outside the table), or None for
-    digits, punctuation, symbols, combining marks and spaces."""
-    if not ch.isalpha():
-        return None
-    return _block_script(ch) or "Other"
-
-
-def script_counts(text: str) -> Counter:
-    """Letters per script."""
-    out: Counter = Counter()
-    for ch, n in Counter(text).items():
-        s = script_of(ch)
-        if s:
-            out[s] += n
-    return out
-
-
 def alnum_count(text: str) -> int:
     return sum(ch.isalnum() for ch in text)
 
 
 def _is_no_space(ch: str) -> bool:
-    return script_of(ch) in NO_SPACE_SCRIPTS
+    return letter_script(ch) in NO_SPACE_SCRIPTS
 
 
 def tokens(text: str, keep_newlines: bool = False) -> list[str]:
@@ -188,7 +167,7 @@ def is_wordlike(token: str) -> bool:
         return False
     if all(c.isdigit() or c in ".,:/-%" for c in core):
         return any(c.isdigit() for c in core)
-    scripts = {script_of(c) for c in core if c.isalpha()}
+    scripts = {letter_script(c) for c in core if c.isalpha()}
     if len(scripts) != 1:
         return False
     inner_ok = all(

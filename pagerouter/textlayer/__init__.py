@@ -30,6 +30,7 @@ from typing import Any, Sequence
 import pymupdf
 
 from ..config.textlayer import TextLayerConfig
+from ..geometry import BBox, center_inside, overlap_share
 from ..model import Block
 from ..triage.layer import hidden_text_boxes
 from .furniture import FurnitureModel, is_page_number, normalise
@@ -38,7 +39,7 @@ from .hyphen import join_lines, page_vocabulary
 from .lines import Line, extract_lines, merge_fragments
 from .order import reading_order
 from .roles import Para, assign_roles, group_paragraphs, list_marker
-from .tables import Table, build_table, rule_candidates, text_candidates, to_markdown
+from .tables import Table, build_table, rule_candidates, text_candidates
 
 __all__ = [
     "FurnitureModel",
@@ -47,16 +48,13 @@ __all__ = [
     "list_marker",
     "is_page_number",
     "normalise",
-    "to_markdown",
 ]
-
-Rect4 = tuple[float, float, float, float]
 
 
 class _Atom:
     """A table or figure taking part in reading order as one item."""
 
-    def __init__(self, bbox: Rect4, kind: str, table: Table | None = None) -> None:
+    def __init__(self, bbox: BBox, kind: str, table: Table | None = None) -> None:
         self.x0, self.y0, self.x1, self.y1 = bbox
         self.kind = kind
         self.table = table
@@ -72,18 +70,8 @@ def _body_size(lines: list[Line]) -> float:
     return max(c.items(), key=lambda kv: kv[1])[0] if c else 10.0
 
 
-def _inside(ln: Line | Rect4, r: Rect4, tol: float = 2.0) -> bool:
-    x0, y0, x1, y1 = ln.bbox if isinstance(ln, Line) else ln
-    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
-    return r[0] - tol <= cx <= r[2] + tol and r[1] - tol <= cy <= r[3] + tol
-
-
-def _overlap_share(a: Rect4, b: Rect4) -> float:
-    """Share of a's area covered by b."""
-    w = min(a[2], b[2]) - max(a[0], b[0])
-    h = min(a[3], b[3]) - max(a[1], b[1])
-    area = max(1e-6, (a[2] - a[0]) * (a[3] - a[1]))
-    return max(0.0, w) * max(0.0, h) / area
+_TOL = 2.0
+"""Points a line's centre may lie outside a table/figure box and still belong to it."""
 
 
 def read_text_layer(
@@ -93,7 +81,7 @@ def read_text_layer(
     cfg: TextLayerConfig,
     furniture: FurnitureModel | None = None,
     *,
-    skip_regions: Sequence[Rect4] = (),
+    skip_regions: Sequence[BBox] = (),
 ) -> list[Block]:
     """Blocks of one page in reading order (`order` 0..n-1), furniture included with its role.
 
@@ -119,8 +107,8 @@ def read_text_layer(
             tab = build_table(page, region, ys, xs, cfg, em, derot, rot, ruled=True)
             if tab is not None:
                 found.append(tab)
-    in_table = [ln for ln in lines if any(_inside(ln, t.bbox) for t in found)]
-    rest = [ln for ln in lines if not any(_inside(ln, t.bbox) for t in found)]
+    in_table = [ln for ln in lines if any(center_inside(ln.bbox, t.bbox, _TOL) for t in found)]
+    rest = [ln for ln in lines if not any(center_inside(ln.bbox, t.bbox, _TOL) for t in found)]
     fm = furniture if furniture is not None else FurnitureModel()
     fm.classify(rest, H, em, cfg)
     body_size = fm.body_size or em
@@ -129,7 +117,7 @@ def read_text_layer(
     furn = [ln for ln in rest if ln.role is not None]
     if cfg.detect_tables:
         for region in text_candidates(body, cfg, em):
-            if any(_overlap_share(region, t.bbox) > 0.3 for t in found):
+            if any(overlap_share(region, t.bbox) > 0.3 for t in found):
                 continue
             tab = build_table(page, region, [], [], cfg, em, derot, rot, ruled=False)
             if tab is not None:
@@ -137,10 +125,10 @@ def read_text_layer(
     atoms: list[_Atom] = [_Atom(t.bbox, "table", t) for t in found]
     table_boxes = [t.bbox for t in found]
     if table_boxes:
-        body = [ln for ln in body if not any(_inside(ln, tb) for tb in table_boxes)]
+        body = [ln for ln in body if not any(center_inside(ln.bbox, tb, _TOL) for tb in table_boxes)]
     del in_table
 
-    figure_boxes: list[Rect4] = []
+    figure_boxes: list[BBox] = []
     min_area = cfg.min_figure_area * W * H
     for r in g.images:
         w, h = r[2] - r[0], r[3] - r[1]
@@ -148,22 +136,23 @@ def read_text_layer(
             continue
         figure_boxes.append(r)
     if cfg.vector_figures and g.shapes:
-        for r in vector_figures([s for s in g.shapes if not any(_inside(s, tb) for tb in table_boxes)], W, H, cfg):
+        free_shapes = [s for s in g.shapes if not any(center_inside(s, tb, _TOL) for tb in table_boxes)]
+        for r in vector_figures(free_shapes, W, H, cfg):
             text_area = sum(
-                (ln.x1 - ln.x0) * (ln.y1 - ln.y0) * _overlap_share(ln.bbox, r) for ln in body
+                (ln.x1 - ln.x0) * (ln.y1 - ln.y0) * overlap_share(ln.bbox, r) for ln in body
             )
             if text_area <= cfg.vector_figure_max_text_share * (r[2] - r[0]) * (r[3] - r[1]):
                 figure_boxes.append(r)
-    kept: list[Rect4] = []
+    kept: list[BBox] = []
     for r in sorted(figure_boxes, key=lambda r: -(r[2] - r[0]) * (r[3] - r[1])):
-        if any(_overlap_share(r, s) > 0.5 for s in skip_regions):
+        if any(overlap_share(r, s) > 0.5 for s in skip_regions):
             continue
-        if any(_overlap_share(r, k) > 0.8 for k in kept) or any(_overlap_share(r, tb) > 0.5 for tb in table_boxes):
+        if any(overlap_share(r, k) > 0.8 for k in kept) or any(overlap_share(r, tb) > 0.5 for tb in table_boxes):
             continue
         kept.append(r)
     # a picture under much of the page's text (a scan with its OCR layer, a slide
     # background) is not a figure *in* the flow: it would block every cut of the reading order
-    backgrounds = [r for r in kept if sum(1 for ln in body if _inside(ln, r, 0.0)) > max(5, 0.3 * len(body))]
+    backgrounds = [r for r in kept if sum(1 for ln in body if center_inside(ln.bbox, r)) > max(5, 0.3 * len(body))]
     atoms += [_Atom(r, "figure") for r in kept if r not in backgrounds]
 
     horiz = [ln for ln in body if ln.horizontal]

@@ -15,19 +15,19 @@ from scipy import ndimage
 
 from .. import pagetext
 from ..config.textlayer import TextLayerConfig
+from ..geometry import BBox
 from ..pagetext import page_images
 from ..triage.layer import IMAGE_PAINTS, paint_log
 
-Rect4 = tuple[float, float, float, float]
 _THIN = 2.5
 
 
 @dataclass
 class Graphics:
-    hrules: list[Rect4] = field(default_factory=list)
-    vrules: list[Rect4] = field(default_factory=list)
-    images: list[Rect4] = field(default_factory=list)
-    shapes: list[Rect4] = field(default_factory=list)  # non-thin paths (candidates for vector figures)
+    hrules: list[BBox] = field(default_factory=list)
+    vrules: list[BBox] = field(default_factory=list)
+    images: list[BBox] = field(default_factory=list)
+    shapes: list[BBox] = field(default_factory=list)  # non-thin paths (candidates for vector figures)
     skipped_reason: str = ""
 
 
@@ -83,7 +83,7 @@ def read_graphics(
     return g
 
 
-def vector_figures(shapes: list[Rect4], page_w: float, page_h: float, cfg: TextLayerConfig) -> list[Rect4]:
+def vector_figures(shapes: list[BBox], page_w: float, page_h: float, cfg: TextLayerConfig) -> list[BBox]:
     """Clusters of many drawn shapes covering a fair part of the page (charts, diagrams)."""
     if len(shapes) < cfg.vector_figure_min_paths:
         return []

@@ -17,6 +17,7 @@ from typing import Any, Sequence
 import pymupdf
 
 from ..config.textlayer import TextLayerConfig
+from ..geometry import BBox, center_inside
 
 # MuPDF per-character flags (span["char_flags"], PyMuPDF >= 1.25): glyph is filled/stroked
 # (render modes 3 and 7 are neither) or lies entirely outside the clip path.
@@ -48,7 +49,7 @@ class Line:
     parts: list["Line"] = field(default_factory=list, repr=False)
 
     @property
-    def bbox(self) -> tuple[float, float, float, float]:
+    def bbox(self) -> BBox:
         return (self.x0, self.y0, self.x1, self.y1)
 
     @property
@@ -104,7 +105,7 @@ def extract_lines(
     textdict: dict[str, Any],
     cfg: TextLayerConfig,
     rotation_matrix: pymupdf.Matrix | None,
-    hidden: Sequence[tuple[float, float, float, float]] = (),
+    hidden: Sequence[BBox] = (),
 ) -> list[Line]:
     """Every visible line fragment of the page (bboxes in displayed coordinates).
 
@@ -182,9 +183,9 @@ def extract_lines(
     return out
 
 
-def _in_any(bbox: tuple, boxes: Sequence[tuple[float, float, float, float]]) -> bool:
-    cx, cy = (bbox[0] + bbox[2]) / 2, (bbox[1] + bbox[3]) / 2
-    return any(b[0] - 1 <= cx <= b[2] + 1 and b[1] - 1 <= cy <= b[3] + 1 for b in boxes)
+def _in_any(bbox: Sequence[float], boxes: Sequence[Sequence[float]]) -> bool:
+    """Whether the span's centre lies in one of `boxes`, give or take 1 pt."""
+    return any(center_inside(bbox, b, 1.0) for b in boxes)
 
 
 def is_marker_only(text: str) -> bool:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import statistics
 
 from ..config.textlayer import TextLayerConfig
+from ..geometry import BBox
 from .hyphen import join_lines
 from .lines import BULLETS, Line
 
@@ -51,7 +52,7 @@ class Para:
     extra: dict = field(default_factory=dict)
 
     @property
-    def bbox(self) -> tuple[float, float, float, float]:
+    def bbox(self) -> BBox:
         return (
             min(ln.x0 for ln in self.lines),
             min(ln.y0 for ln in self.lines),

@@ -30,48 +30,32 @@ import numpy as np
 import pymupdf
 
 from ..config.textlayer import TextLayerConfig
+from ..geometry import BBox
 from ..pagetext import words_in
+from ..table_markdown import cells_to_markdown
 from .lines import Line
-
-Rect4 = tuple[float, float, float, float]
 
 
 @dataclass
 class Table:
-    bbox: Rect4
+    bbox: BBox
     cells: list[list[str]]
     confidence: float
     ruled: bool
     reasons: list[str] = field(default_factory=list)
 
     def markdown(self) -> str:
-        return to_markdown(self.cells)
-
-
-def to_markdown(cells: list[list[str]]) -> str:
-    """A Markdown (GFM) table; the first row is the header row. `|` is escaped."""
-    if not cells:
-        return ""
-    ncols = max(len(r) for r in cells)
-
-    def fmt(row: list[str]) -> str:
-        vals = [(c or "").replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").strip() for c in row]
-        vals += [""] * (ncols - len(vals))
-        return "| " + " | ".join(vals) + " |"
-
-    out = [fmt(cells[0]), "| " + " | ".join(["---"] * ncols) + " |"]
-    out += [fmt(r) for r in cells[1:]]
-    return "\n".join(out)
+        return cells_to_markdown(self.cells)
 
 
 # --------------------------------------------------------------------------- candidates
 
 
 def rule_candidates(
-    hrules: list[Rect4], vrules: list[Rect4], lines: list[Line], cfg: TextLayerConfig, page_h: float
-) -> list[tuple[Rect4, list[float], list[float]]]:
+    hrules: list[BBox], vrules: list[BBox], lines: list[Line], cfg: TextLayerConfig, page_h: float
+) -> list[tuple[BBox, list[float], list[float]]]:
     """Regions framed by stacked horizontal rules of equal extent: (bbox, row ys, column xs)."""
-    groups: list[list[Rect4]] = []
+    groups: list[list[BBox]] = []
     for r in sorted(hrules, key=lambda r: (round(r[0]), round(r[2]), r[1])):
         for g in groups:
             last = g[-1]
@@ -106,10 +90,10 @@ def rule_candidates(
     return out
 
 
-def text_candidates(lines: list[Line], cfg: TextLayerConfig, em: float) -> list[Rect4]:
+def text_candidates(lines: list[Line], cfg: TextLayerConfig, em: float) -> list[BBox]:
     """Regions where rows of short fragments line up in at least `table_min_cols` columns."""
     rows = _text_rows([ln for ln in lines if ln.horizontal and ln.role is None])
-    out: list[Rect4] = []
+    out: list[BBox] = []
     run: list[list[Line]] = []
 
     def flush() -> None:
@@ -160,7 +144,7 @@ def _prose_columns(frags: list[Line], cuts: list[float]) -> bool:
 
 def build_table(
     page: pymupdf.Page,
-    region: Rect4,
+    region: BBox,
     row_ys: list[float],
     col_xs: list[float],
     cfg: TextLayerConfig,

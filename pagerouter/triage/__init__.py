@@ -3,11 +3,11 @@
     from pagerouter.triage import triage_page
     decision = triage_page(page, extract_textdict(page), cfg.triage)
 
-See `decide.py` for the design; `detect_script` is shared with the OCR stage.
+See `decide.py` for the design. Which script a page is in is decided by
+`pagerouter.unicode_scripts.dominant_script`, shared with the OCR route.
 """
 
 from ..model import TriageDecision
 from .decide import triage_page
-from .scripts import detect_script
 
-__all__ = ["triage_page", "detect_script", "TriageDecision"]
+__all__ = ["triage_page", "TriageDecision"]

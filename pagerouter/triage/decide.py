@@ -39,6 +39,7 @@ import numpy as np
 import pymupdf
 
 from ..config.triage import TriageConfig
+from ..geometry import BBox
 from ..model import TriageDecision
 from . import ink as inkmod
 from .layer import Picture, pictures, read_layer, text_under_images_share, union_share, unmapped_font_share
@@ -309,7 +310,7 @@ def _upright(gray: np.ndarray, rotation: int) -> np.ndarray:
 
 def _text_pictures(
     renders: list[inkmod.Render], spans, pics: list[Picture], cfg: TriageConfig, rotation: int = 0
-) -> tuple[list[tuple[float, float, float, float]], str]:
+) -> tuple[list[BBox], str]:
     """Boxes of the pictures that look like they hold text the layer does not already say."""
     regions, notes = [], []
     blanked: dict[int, np.ndarray] = {}

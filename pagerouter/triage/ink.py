@@ -14,7 +14,8 @@ import cv2
 import numpy as np
 import pymupdf
 
-from .layer import Box, Span
+from ..geometry import BBox
+from .layer import Span
 
 
 @dataclass
@@ -23,7 +24,7 @@ class Render:
     scale: float  # pixels per point
     origin: tuple[float, float] = (0.0, 0.0)  # page point at pixel (0, 0)
 
-    def px(self, box: Box, pad: int = 0) -> tuple[int, int, int, int]:
+    def px(self, box: BBox, pad: int = 0) -> tuple[int, int, int, int]:
         """Pixel box (clamped to the render) of a page-point box."""
         h, w = self.gray.shape
         s = self.scale
@@ -47,7 +48,7 @@ def render_gray(page: pymupdf.Page, dpi: float, max_pixels: int) -> Render:
     return Render(gray, pix.width / r.width if r.width else scale)
 
 
-def render_clip_gray(page: pymupdf.Page, box: Box, dpi: float, max_pixels: int) -> Render:
+def render_clip_gray(page: pymupdf.Page, box: BBox, dpi: float, max_pixels: int) -> Render:
     """Render only `box` (unrotated page, points); `Render.px` then takes boxes relative to the
     page as usual because the render remembers its origin."""
     w, h = box[2] - box[0], box[3] - box[1]

@@ -14,14 +14,13 @@ from typing import Any
 import numpy as np
 import pymupdf
 
+from ..geometry import BBox, area, intersection_area
 from ..pagetext import page_images
-
-Box = tuple[float, float, float, float]
 
 
 @dataclass
 class Span:
-    bbox: Box  # displayed-page points
+    bbox: BBox  # displayed-page points
     chars: int  # non-space characters
     light: bool  # colour near white: may be invisible on a white page
 
@@ -49,7 +48,7 @@ def _nonspace(s: str) -> int:
     return len(s) - s.count(" ") - s.count("\u00a0") - s.count("\t")
 
 
-def to_display(page: pymupdf.Page, box: Any, matrix: pymupdf.Matrix | None = None) -> Box:
+def to_display(page: pymupdf.Page, box: Any, matrix: pymupdf.Matrix | None = None) -> BBox:
     """A box from PyMuPDF's unrotated page space into the displayed page (top-left origin).
     Pass `matrix` (page.rotation_matrix, or None for an unrotated page) when converting many
     boxes: asking the page for its rotation costs ~10 us a time."""
@@ -158,7 +157,7 @@ IMAGE_PAINTS = frozenset({"fill-image", "fill-imgmask"})
 
 @dataclass
 class Picture:
-    bbox: Box  # displayed-page points, clipped to the page
+    bbox: BBox  # displayed-page points, clipped to the page
     area_share: float
 
 
@@ -189,7 +188,7 @@ def pictures(page: pymupdf.Page, min_area_share: float, min_side: float) -> tupl
     return out, union_share([p.bbox for p in out], prect)
 
 
-def union_share(boxes: list[Box], prect: pymupdf.Rect, grid: int = 64) -> float:
+def union_share(boxes: list[BBox], prect: pymupdf.Rect, grid: int = 64) -> float:
     """Share of the page covered by the union of `boxes` (coarse grid: overlaps count once)."""
     if not boxes:
         return 0.0
@@ -219,7 +218,7 @@ def paint_log(page: pymupdf.Page) -> list:
     return log
 
 
-def hidden_text_boxes(page: pymupdf.Page, min_area_share: float) -> tuple[list[Box], float]:
+def hidden_text_boxes(page: pymupdf.Page, min_area_share: float) -> tuple[list[BBox], float]:
     """Boxes (unrotated page space, as in the text dict) of text that a *later* image of at least
     `min_area_share` of the page covers (>= 80% of the text box), and the total text area.
 
@@ -229,30 +228,22 @@ def hidden_text_boxes(page: pymupdf.Page, min_area_share: float) -> tuple[list[B
     prect = page.rect
     parea = prect.width * prect.height or 1.0
     # plain tuples: a pymupdf.Rect per paint operation cost more than the whole triage
-    texts: list[tuple[int, Box]] = []
-    images: list[tuple[int, Box]] = []
+    texts: list[tuple[int, BBox]] = []
+    images: list[tuple[int, BBox]] = []
     for i, (kind, box) in enumerate(paint_log(page)):
         if kind in ("fill-text", "stroke-text"):
             texts.append((i, tuple(box)))
-        elif kind in IMAGE_PAINTS and _area(box) / parea >= min_area_share:
+        elif kind in IMAGE_PAINTS and area(box) / parea >= min_area_share:
             images.append((i, tuple(box)))
-    total = sum(_area(tb) for _, tb in texts)
+    total = sum(area(tb) for _, tb in texts)
     if not texts or not images:
         return [], total
-    hidden: list[Box] = []
+    hidden: list[BBox] = []
     for i, tb in texts:
-        a = _area(tb)
-        if any(j > i and _overlap(tb, ib) >= 0.8 * a for j, ib in images):
+        a = area(tb)
+        if any(j > i and intersection_area(tb, ib) >= 0.8 * a for j, ib in images):
             hidden.append(tb)
     return hidden, total
-
-
-def _area(b) -> float:
-    return max(0.0, b[2] - b[0]) * max(0.0, b[3] - b[1])
-
-
-def _overlap(a, b) -> float:
-    return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
 
 
 def text_under_images_share(page: pymupdf.Page, min_area_share: float) -> float:

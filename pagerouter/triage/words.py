@@ -17,8 +17,8 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..unicode_scripts import CJK_SCRIPTS, SCRIPT_NAMES, script_of
-from .scripts import dominant_script, letter_cross_entropy
+from ..unicode_scripts import CJK_SCRIPTS, SCRIPT_NAMES, dominant_script, script_of
+from .letter_frequency import letter_cross_entropy
 
 _BAD_CHARS = re.compile(
     "[\ufffd\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd"  # replacement, private use
@@ -162,7 +162,7 @@ def measure_text(text: str, *, max_words: int, max_consonant_run: int, max_case_
             scripts[sc] = scripts.get(sc, 0) + n
     q.scripts = scripts
     q.letters = sum(scripts.values())
-    q.script = dominant_script(scripts)
+    q.script = dominant_script(scripts).script
     alph = max((s for s in scripts if s in ("Latin", "Cyrillic")), key=lambda s: scripts[s], default=None)
     if alph is not None:
         q.cross_entropy, q.entropy_letters = letter_cross_entropy(counts, alph)

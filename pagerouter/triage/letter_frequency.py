@@ -1,8 +1,9 @@
-"""Which writing system a text is in, and how typical its letters are for that system.
+"""How typical a text's letters are for its script: cross-entropy against letter frequencies.
 
-Characters are classified by `pagerouter.unicode_scripts` (the one script table); counting
-goes over a Counter of distinct characters (built in C), never a Python loop over a page's
-5-8k characters.
+Triage uses it to catch text layers whose font maps shift or scramble the alphabet: every
+character is a real letter of the right script, so script and bad-character counts look
+healthy, but rare letters turn common and the bits per letter climb. Characters are
+classified by `pagerouter.unicode_scripts` (the one script table).
 """
 
 from __future__ import annotations
@@ -11,27 +12,9 @@ import math
 import unicodedata
 from collections import Counter
 
-from ..unicode_scripts import CJK_SCRIPTS, KANA, script_counts, script_of
+from ..unicode_scripts import script_of
 
-__all__ = ["CJK_SCRIPTS", "script_counts", "dominant_script", "detect_script", "letter_cross_entropy"]
-
-
-def dominant_script(counts: dict[str, int]) -> str | None:
-    if not counts:
-        return None
-    # Japanese: Han plus a real share of kana, and together the largest group. Reported under
-    # the character script's name `Kana` (see unicode_scripts.page_script_name for the OCR table).
-    kana, han = counts.get(KANA, 0), counts.get("Han", 0)
-    others = max((v for k, v in counts.items() if k not in (KANA, "Han")), default=0)
-    if kana and kana >= 0.15 * (kana + han) and kana + han >= others:
-        return KANA
-    return max(counts.items(), key=lambda kv: kv[1])[0]
-
-
-def detect_script(text: str) -> str | None:
-    """Dominant script of `text` ("Latin", "Cyrillic", "Han", "Arabic", "Greek", "Devanagari",
-    "Hangul", "Kana" (Japanese), ...), or None when it holds no letters of a known script."""
-    return dominant_script(script_counts(text))
+__all__ = ["letter_cross_entropy"]
 
 
 # Approximate letter frequencies (percent), averaged by hand over the big languages that write

@@ -1,0 +1,26 @@
+"""The shared box helpers (pagerouter.geometry): the semantics the former private copies had."""
+
+from pagerouter.geometry import area, center, center_inside, grow, intersection_area, overlap_share, union
+
+
+def test_area_and_intersection():
+    assert area((0, 0, 4, 3)) == 12
+    assert area((4, 0, 0, 3)) == 0  # inverted: each side clamped at 0
+    assert intersection_area((0, 0, 4, 4), (2, 2, 6, 6)) == 4
+    assert intersection_area((0, 0, 1, 1), (2, 2, 3, 3)) == 0
+
+
+def test_overlap_share_is_share_of_the_first_box():
+    assert overlap_share((0, 0, 2, 2), (1, 0, 10, 10)) == 0.5
+    assert overlap_share((1, 0, 10, 10), (0, 0, 2, 2)) == 2 / 90
+    assert overlap_share((1, 1, 1, 5), (0, 0, 9, 9)) == 0.0  # zero-width box: floor, no division by zero
+
+
+def test_union_grow_center():
+    assert union([(1, 2, 3, 4), (0, 3, 2, 9)]) == (0, 2, 3, 9)
+    assert union(b for b in [(1, 2, 3, 4)]) == (1, 2, 3, 4)  # any iterable
+    assert grow((1, 1, 2, 2), 1) == (0, 0, 3, 3)
+    assert center((0, 0, 4, 2)) == (2, 1)
+    assert center_inside((0, 0, 4, 2), (2, 1, 5, 5))  # edges included
+    assert not center_inside((0, 0, 4, 2), (2.5, 1, 5, 5))
+    assert center_inside((0, 0, 4, 2), (2.5, 1, 5, 5), tol=0.5)
