@@ -1,0 +1,283 @@
+"""Reading order of boxes on a page: one column-aware recursive XY cut for every route.
+
+The text layer orders lines, tables and figures in points; the OCR route orders layout
+regions (pixels of the render), line groups inside a region (pixels) and the page's final
+blocks (points, with a mixed page's text-layer blocks). They all call `order_boxes` /
+`order_with_keys` here, so a page's order does not depend on its route; only the units of
+the thresholds differ (`OrderParams.for_text`).
+
+At each region, in this order:
+
+1. **Clean gutter**: a vertical strip of whitespace at least `min_gap` wide that no box
+   crosses splits the region into columns, read left to right, unless the two sides are
+   short items paired row by row (labels and values of a form: read row by row instead).
+2. **Blocked gutter**: a strip crossed only by a few boxes (a full-width title, a figure or a
+   footer spanning both columns: at most `max_blockers` of the region's boxes). The crossing
+   boxes cut the region into horizontal bands (above, the blockers, below) and each band is
+   ordered on its own. Doing this *before* any horizontal cut matters: two columns whose
+   baselines line up have whitespace between every row, and cutting there first would read
+   the page row by row across both columns.
+3. **Horizontal cut** at every vertical whitespace gap.
+4. Otherwise: rows top to bottom, left to right within a row.
+
+Each box comes back with a *column key*: the path of column/band choices that led to it.
+The text layer never continues a paragraph across a change of column key.
+
+Optional `kinds` put page furniture outside the body order: `header` boxes first, `footer` and
+`page_number` boxes last (each group cut on its own). Optional `words` (words per box, 0 =
+unknown: figures, tables, layout regions not read yet) feed the form rule; a box with 0
+words is never taken for a form label or value.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from .config.textlayer import TextLayerConfig
+
+Box = tuple[float, float, float, float]
+Key = tuple[int, ...]
+
+HEAD_KINDS = ("header",)
+FOOT_KINDS = ("footer", "page_number")
+
+
+@dataclass(frozen=True)
+class OrderParams:
+    """Thresholds of the cut, `min_gap` in the boxes' own units (points or pixels)."""
+
+    min_gap: float  # narrowest column gutter
+    max_blockers: float  # share of a region's boxes that may cross a gutter (TextLayerConfig.gutter_max_blockers)
+    form_pair_share: float  # share of left items with a right partner that makes a form
+    form_max_words: float  # median words per item at or below which items are short (labels/values)
+
+    @classmethod
+    def for_text(cls, em: float, scale: float = 1.0, cfg: TextLayerConfig | None = None) -> OrderParams:
+        """Thresholds for boxes in units of `scale` per point whose body text is `em` units.
+
+        The gutter is the text layer's: at least `min_column_gap_pt` points and
+        `min_column_gap_em` body sizes. The text layer passes its config and body font size
+        (scale 1). The OCR route has no knobs of its own for this and uses the same defaults,
+        with `em` = median OCR line height: the line box is about 1.2 font sizes, so the gap is
+        ~0.85 em, wider than word spacing (a line the detector split at a space is not two
+        columns) and narrower than any real gutter (1.5 em and up). `em` 0 (unknown: layout
+        regions come before any line is read) leaves the point floor alone.
+        """
+        c = cfg if cfg is not None else TextLayerConfig()
+        return cls(
+            min_gap=max(c.min_column_gap_pt * scale, c.min_column_gap_em * em),
+            max_blockers=c.gutter_max_blockers,
+            form_pair_share=c.form_pair_share,
+            form_max_words=c.form_max_words,
+        )
+
+
+class _It:
+    """A box taking part in the cut; `i` is its index in the caller's list."""
+
+    __slots__ = ("x0", "y0", "x1", "y1", "n", "i")
+
+    def __init__(self, box: Box, n: int, i: int) -> None:
+        self.x0, self.y0, self.x1, self.y1 = box
+        self.n = n
+        self.i = i
+
+
+def order_boxes(
+    boxes: Sequence[Box], params: OrderParams, *, words: Sequence[int] | None = None,
+    kinds: Sequence[str] | None = None,
+) -> list[int]:  # fmt: skip
+    """Indices of `boxes` in reading order."""
+    return [i for i, _key in order_with_keys(boxes, params, words=words, kinds=kinds)]
+
+
+def order_with_keys(
+    boxes: Sequence[Box], params: OrderParams, *, words: Sequence[int] | None = None,
+    kinds: Sequence[str] | None = None,
+) -> list[tuple[int, Key]]:  # fmt: skip
+    """(index, column key) of every box in reading order.
+
+    Body boxes get keys from the cut; header boxes are prefixed (-1,), footer/page-number
+    boxes (-2,), so furniture never shares a key with body text.
+    """
+    n = len(boxes)
+    counts = list(words) if words is not None else [0] * n
+    items = [_It(tuple(boxes[i]), int(counts[i]), i) for i in range(n)]
+    if kinds is None:
+        groups: list[tuple[Key, list[_It]]] = [((), items)]
+    else:
+        head = [it for it in items if kinds[it.i] in HEAD_KINDS]
+        foot = [it for it in items if kinds[it.i] in FOOT_KINDS]
+        body = [it for it in items if kinds[it.i] not in HEAD_KINDS + FOOT_KINDS]
+        groups = [((-1,), head), ((), body), ((-2,), foot)]
+    out: list[tuple[_It, Key]] = []
+    for key, group in groups:
+        if group:
+            _order(group, key, out, params, 0)
+    return [(it.i, key) for it, key in out]
+
+
+def _order(items: list[_It], key: Key, out: list[tuple[_It, Key]], p: OrderParams, depth: int) -> None:
+    if len(items) <= 1 or depth > 60:
+        out.extend((it, key) for it in _rows(items))
+        return
+    cols = _split_x(items, p.min_gap)
+    if len(cols) > 1 and not _is_form(cols, p):
+        for i, col in enumerate(cols):
+            _order(col, key + (i,), out, p, depth + 1)
+        return
+    zones = _split_blocked(items, p)
+    if zones is not None:
+        for i, zone in enumerate(zones):
+            _order(zone, key + (100 + i,), out, p, depth + 1)
+        return
+    bands = _split_y(items)
+    if len(bands) > 1:
+        for band in bands:
+            _order(band, key, out, p, depth + 1)
+        return
+    out.extend((it, key) for it in _rows(items))
+
+
+def _split_x(items: list[_It], min_gap: float) -> list[list[_It]]:
+    srt = sorted(items, key=lambda it: it.x0)
+    groups: list[list[_It]] = [[srt[0]]]
+    right = srt[0].x1
+    for it in srt[1:]:
+        if it.x0 - right >= min_gap:
+            groups.append([it])
+        else:
+            groups[-1].append(it)
+        right = max(right, it.x1)
+    return groups
+
+
+def _shrunk(it: _It) -> tuple[float, float]:
+    # lines of one paragraph may overlap by their ascenders/descenders: ignore a sliver
+    pad = 0.2 * (it.y1 - it.y0)
+    return it.y0 + pad, it.y1 - pad
+
+
+def _split_y(items: list[_It]) -> list[list[_It]]:
+    srt = sorted(items, key=lambda it: _shrunk(it)[0])
+    bands: list[list[_It]] = [[srt[0]]]
+    bottom = _shrunk(srt[0])[1]
+    for it in srt[1:]:
+        top, bot = _shrunk(it)
+        if top > bottom:
+            bands.append([it])
+        else:
+            bands[-1].append(it)
+        bottom = max(bottom, bot)
+    return bands
+
+
+def _rows(items: list[_It]) -> list[_It]:
+    """Top to bottom; items overlapping vertically form a row read left to right."""
+    out: list[_It] = []
+    for band in _split_y(items) if items else []:
+        out.extend(sorted(band, key=lambda it: (it.x0, it.y0)))
+    return out
+
+
+def _overlap_y(a: _It, b: _It) -> float:
+    return min(a.y1, b.y1) - max(a.y0, b.y0)
+
+
+def _is_form(cols: list[list[_It]], p: OrderParams) -> bool:
+    """Short items left of a gutter paired row by row with items on its right: a form/table."""
+    for left, right in zip(cols, cols[1:]):
+        if len(left) < 2 or len(right) < 2:
+            # a single label beside a single value is a row, but a single tall item (figure)
+            # beside a column of text is not: only items with words count
+            if len(left) == 1 and len(right) == 1 and left[0].n and right[0].n:
+                if _overlap_y(left[0], right[0]) > 0.5 * min(left[0].y1 - left[0].y0, right[0].y1 - right[0].y0):
+                    return True
+            continue
+        words = [it.n for it in left + right]
+        if not all(words) or statistics.median(words) > p.form_max_words:
+            continue
+        paired = sum(
+            1 for a in left if any(_overlap_y(a, b) > 0.5 * min(a.y1 - a.y0, b.y1 - b.y0) for b in right)
+        )
+        if paired >= p.form_pair_share * len(left):
+            return True
+    return False
+
+
+def _split_blocked(items: list[_It], p: OrderParams) -> list[list[_It]] | None:
+    """Bands cut around the few boxes crossing the least-crossed gutter, or None."""
+    min_gap = p.min_gap
+    n = len(items)
+    if n < 4:
+        return None
+    x0 = min(it.x0 for it in items)
+    x1 = max(it.x1 for it in items)
+    # coverage at unit resolution: a point for the text layer, a pixel for the OCR route
+    width = int(x1 - x0) + 2
+    if width < 3 * min_gap:
+        return None
+    cov = np.zeros(width + 1, dtype=np.int32)
+    for it in items:
+        a, b = int(it.x0 - x0), int(it.x1 - x0 + 0.999)
+        cov[a] += 1
+        cov[b] -= 1
+    cov = np.cumsum(cov)[:width]
+    allowed = max(1, int(p.max_blockers * n))
+    # the least-crossed gutter wins: try at most 1, 2, ... crossings and take the widest strip at
+    # the first level that has one (a wider strip at a higher level would make ordinary
+    # lines that poke into the gutter into blockers)
+    best: tuple[int, int] | None = None  # (start, width)
+    for level in range(1, allowed + 1):
+        low = cov <= level
+        i = 0
+        while i < width:
+            if not low[i]:
+                i += 1
+                continue
+            j = i
+            while j < width and low[j]:
+                j += 1
+            if i > 0 and j < width and j - i >= min_gap and (best is None or j - i > best[1]):
+                best = (i, j - i)
+            i = j
+        if best is not None:
+            break
+    if best is None:
+        return None
+    g0 = x0 + best[0]
+    g1 = g0 + best[1]
+    blockers = [it for it in items if it.x0 < g1 - 1 and it.x1 > g0 + 1]
+    if not blockers:
+        return None
+    left = sum(1 for it in items if it.x1 <= g0 + 1)
+    right = sum(1 for it in items if it.x0 >= g1 - 1)
+    if left < 2 or right < 2:
+        return None
+    # merge the blockers' vertical extents into bands and cut the region around them
+    spans = sorted((b.y0, b.y1) for b in blockers)
+    merged: list[list[float]] = [list(spans[0])]
+    for a, b in spans[1:]:
+        if a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    cuts: list[float] = []
+    for a, b in merged:
+        cuts += [a, b]
+    zones: list[list[_It]] = [[] for _ in range(len(cuts) + 1)]
+    for it in items:
+        yc = (it.y0 + it.y1) / 2
+        k = 0
+        while k < len(cuts) and yc >= cuts[k]:
+            k += 1
+        # an item whose centre falls exactly between blocker bands goes with the bands
+        zones[k].append(it)
+    zones = [z for z in zones if z]
+    if len(zones) <= 1:
+        return None
+    return zones
