@@ -76,6 +76,11 @@ class OrderParams:
         )
 
 
+def median_height(boxes: Sequence[Box]) -> float:
+    """Median height of text-line boxes: the OCR route's `em` for `OrderParams.for_text` (0: none)."""
+    return float(statistics.median(b[3] - b[1] for b in boxes)) if boxes else 0.0
+
+
 class _It:
     """A box taking part in the cut; `i` is its index in the caller's list."""
 

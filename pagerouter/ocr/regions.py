@@ -13,9 +13,9 @@ import numpy as np
 
 from ..config.ocr import OcrConfig
 from ..model import Block, CheckResult
+from ..reading_order import OrderParams, median_height, order_boxes
 from ..stages import LayoutResult, OcrTask, Reading, Region
 from .lines import OcrLine, join_text, mean_confidence, merge_rows, sort_lines, split_paragraphs
-from .reading_order import order_boxes
 from .scripts import dominant_script
 from .tables import looks_like_grid, looks_like_prose
 
@@ -119,7 +119,8 @@ def _text_blocks_for(kind: str, box, lines: list[OcrLine], cfg: OcrConfig) -> li
     groups = cluster_lines(lines, cfg.small_reader.block_gap)
     boxes = [_union([l.bbox for l in g]) for g in groups]
     out = []
-    for gi in order_boxes(boxes, min_gap=2.0):
+    words = [sum(len(l.text.split()) for l in g) for g in groups]  # the form rule reads them
+    for gi in order_boxes(boxes, OrderParams.for_text(median_height([l.bbox for l in lines])), words=words):
         ordered = merge_rows(sort_lines(groups[gi]))
         for p in split_paragraphs(ordered, cfg.small_reader.paragraph_gap):
             out.append((kind, _union([l.bbox for l in p]), p))
@@ -200,7 +201,10 @@ def read_task_with_lines(
     text_layer = list(task.text_blocks)
     boxes = [tuple(v / scale for v in p[1]) for p in pieces] + [tuple(b.bbox) for b in text_layer]
     kinds = [p[0] for p in pieces] + [b.role for b in text_layer]
-    order = order_boxes(boxes, kinds, min_gap=2.0)
+    words = [0 if p[0] in ("figure", "table") else sum(len(l.text.split()) for l in p[2]) for p in pieces]
+    words += [0 if b.role in ("figure", "table") else len(b.text.split()) for b in text_layer]
+    em = median_height([l.bbox for l in lines]) / scale  # in points, like `boxes`
+    order = order_boxes(boxes, OrderParams.for_text(em), words=words, kinds=kinds)
     blocks: list[Block] = []
     for pos, i in enumerate(order):
         if i >= len(pieces):
