@@ -4,7 +4,8 @@ The text layer orders lines, tables and figures in points; the OCR route orders 
 regions (pixels of the render), line groups inside a region (pixels) and the page's final
 blocks (points, with a mixed page's text-layer blocks). They all call `order_boxes` /
 `order_with_keys` here, so a page's order does not depend on its route; only the units of
-the thresholds differ (`OrderParams.for_text`).
+the thresholds differ, and how a band no cut splits is read (`OrderParams.for_lines` for the
+text layer, `OrderParams.for_blocks` for the OCR route).
 
 At each region, in this order:
 
@@ -18,7 +19,9 @@ At each region, in this order:
    baselines line up have whitespace between every row, and cutting there first would read
    the page row by row across both columns.
 3. **Horizontal cut** at every vertical whitespace gap.
-4. Otherwise: rows top to bottom, left to right within a row.
+4. Otherwise: rows top to bottom, left to right within a row. For blocks (OCR), a band that
+   is not one row (a tall box chaining boxes stacked beside it) first has its tallest box
+   peeled off and the rest cut again (`_peel`).
 
 Each box comes back with a *column key*: the path of column/band choices that led to it.
 The text layer never continues a paragraph across a change of column key.
@@ -54,31 +57,40 @@ class OrderParams:
     max_blockers: float  # share of a region's boxes that may cross a gutter (TextLayerConfig.gutter_max_blockers)
     form_pair_share: float  # share of left items with a right partner that makes a form
     form_max_words: float  # median words per item at or below which items are short (labels/values)
+    peel_chains: bool = False  # see _peel: True for blocks with approximate edges (OCR), False for lines
 
     @classmethod
-    def for_text(cls, em: float, scale: float = 1.0, cfg: TextLayerConfig | None = None) -> OrderParams:
-        """Thresholds for boxes in units of `scale` per point whose body text is `em` units.
+    def for_lines(cls, em: float, cfg: TextLayerConfig) -> OrderParams:
+        """The text layer's: lines (and tables, figures) in points, body font size `em`.
 
-        The gutter is the text layer's: at least `min_column_gap_pt` points and
-        `min_column_gap_em` body sizes. The text layer passes its config and body font size
-        (scale 1). The OCR route has no knobs of its own for this and uses the same defaults,
-        with `em` = median OCR line height: a detected line box is 1.15-1.3 font sizes
-        (RapidOCR on 9-14 pt scans, measured), so the gap is ~0.8-0.9 em, wider than word
-        spacing (a line the detector split at a space is not two columns) and narrower than
-        real gutters (1.5 em and up). `em` 0 (unknown: layout regions come before any line is
-        read) leaves the point floor, `min_column_gap_pt * scale`.
+        PDF coordinates are exact, so a band no cut splits is read as one row, left to right
+        (sub/superscripts, labels of a diagram; stacked lines with one left edge come out top
+        down because ties on x0 go by y0)."""
+        return cls._from(cfg, max(cfg.min_column_gap_pt, cfg.min_column_gap_em * em), peel_chains=False)
+
+    @classmethod
+    def for_blocks(cls, em: float, scale: float = 1.0, cfg: TextLayerConfig | None = None) -> OrderParams:
+        """The OCR route's: layout regions, line groups and blocks in units of `scale` per point.
+
+        The OCR config has no knobs for this; the text layer's thresholds (defaults) apply, the
+        gutter at least `min_column_gap_pt * scale` and `min_column_gap_em * em` with `em` =
+        median OCR line height: a detected line box is 1.15-1.3 font sizes (RapidOCR on 9-14 pt
+        scans, measured), so the gap is ~0.8-0.9 em, wider than word spacing (a line the
+        detector split at a space is not two columns) and narrower than real gutters (1.5 em
+        and up). `em` 0 (layout regions come before any line is read) leaves the point floor.
+        These boxes are paragraphs, figures and regions with approximate edges, so a band no
+        cut splits is not a row of text: its tallest box is peeled (`_peel`).
         """
         c = cfg if cfg is not None else TextLayerConfig()
-        return cls(
-            min_gap=max(c.min_column_gap_pt * scale, c.min_column_gap_em * em),
-            max_blockers=c.gutter_max_blockers,
-            form_pair_share=c.form_pair_share,
-            form_max_words=c.form_max_words,
-        )
+        return cls._from(c, max(c.min_column_gap_pt * scale, c.min_column_gap_em * em), peel_chains=True)
+
+    @classmethod
+    def _from(cls, cfg: TextLayerConfig, min_gap: float, peel_chains: bool) -> OrderParams:
+        return cls(min_gap, cfg.gutter_max_blockers, cfg.form_pair_share, cfg.form_max_words, peel_chains)
 
 
 def median_height(boxes: Sequence[Box]) -> float:
-    """Median height of text-line boxes: the OCR route's `em` for `OrderParams.for_text` (0: none)."""
+    """Median height of text-line boxes: the OCR route's `em` for `OrderParams.for_blocks` (0: none)."""
     return float(statistics.median(b[3] - b[1] for b in boxes)) if boxes else 0.0
 
 
@@ -141,12 +153,57 @@ def _order(items: list[_It], key: Key, out: list[tuple[_It, Key]], p: OrderParam
         for i, zone in enumerate(zones):
             _order(zone, key + (100 + i,), out, p, depth + 1)
         return
+    tall = _spanning(items) if p.peel_chains else None
+    if tall is not None:
+        _peel(items, tall, key, out, p, depth)
+        return
     bands = _split_y(items)
     if len(bands) > 1:
         for band in bands:
             _order(band, key, out, p, depth + 1)
         return
+    if p.peel_chains and not _is_row(items):
+        _peel(items, max(items, key=_height), key, out, p, depth)
+        return
     out.extend((it, key) for it in _rows(items))
+
+
+def _is_row(items: list[_It]) -> bool:
+    """One level crosses every box (intervals that pairwise overlap share a point)."""
+    spans = [_shrunk(it) for it in items]
+    return max(a for a, _b in spans) <= min(b for _a, b in spans)
+
+
+def _height(it: _It) -> float:
+    top, bot = _shrunk(it)
+    return bot - top
+
+
+def _spanning(items: list[_It]) -> _It | None:
+    """The tallest box whose height holds two boxes stacked one above the other, if any."""
+    spans = [(it, _shrunk(it)) for it in items]
+    for tall in sorted(items, key=_height, reverse=True):
+        inside = sorted(sp for it, sp in spans if it is not tall and tall.y0 <= sp[0] and sp[1] <= tall.y1)
+        bottom = inside[0][1] if inside else 0.0
+        for top, bot in inside[1:]:
+            if top > bottom:
+                return tall
+            bottom = max(bottom, bot)
+    return None
+
+
+def _peel(items: list[_It], tall: _It, key: Key, out: list[tuple[_It, Key]], p: OrderParams, depth: int) -> None:
+    """Blocks only. A tall box (a figure beside a column, a picture under the text, a region
+    the layout model drew twice) beside boxes stacked in its height chains them into one band:
+    no horizontal cut passes it, and reading the band as a row, left to right, would interleave
+    the stacked boxes by a point of x (OCR left edges wobble). Take the tall box out, order the
+    rest (which may now cut into columns and bands) and put it back where its top is."""
+    sub: list[tuple[_It, Key]] = []
+    _order([it for it in items if it is not tall], key, sub, p, depth + 1)
+    at = next((k for k, (it, _key) in enumerate(sub) if it.y0 > tall.y0), len(sub))
+    out.extend(sub[:at])
+    out.append((tall, key))
+    out.extend(sub[at:])
 
 
 def _split_x(items: list[_It], min_gap: float) -> list[list[_It]]:

@@ -23,9 +23,9 @@ SCALE = 170 / 72  # the OCR route's default render: pixels per point
 
 ROUTES = {
     # text layer: TextLayerConfig values, body size 10 pt, boxes in points
-    "text_layer": (1.0, OrderParams.for_text(10.0, cfg=TextLayerConfig())),
+    "text_layer": (1.0, OrderParams.for_lines(10.0, TextLayerConfig())),
     # OCR layout regions: pixels, no line read yet (em unknown)
-    "ocr_pixels": (SCALE, OrderParams.for_text(0.0, SCALE)),
+    "ocr_pixels": (SCALE, OrderParams.for_blocks(0.0, SCALE)),
 }
 
 
@@ -50,14 +50,17 @@ both = pytest.mark.parametrize("route", list(ROUTES))
 
 def test_gap_is_the_text_layer_gutter_in_the_callers_units():
     cfg = TextLayerConfig()
-    tl = OrderParams.for_text(10.0, cfg=cfg)
+    tl = OrderParams.for_lines(10.0, cfg)
     assert tl.min_gap == max(cfg.min_column_gap_pt, cfg.min_column_gap_em * 10.0)
     assert (tl.max_blockers, tl.form_pair_share, tl.form_max_words) == (
         cfg.gutter_max_blockers, cfg.form_pair_share, cfg.form_max_words)
-    big = OrderParams.for_text(20.0, cfg=cfg)  # large body text: the em term wins
+    big = OrderParams.for_lines(20.0, cfg)  # large body text: the em term wins
     assert big.min_gap == pytest.approx(cfg.min_column_gap_em * 20.0)
-    px = OrderParams.for_text(0.0, SCALE)  # OCR regions: the point floor in pixels
+    px = OrderParams.for_blocks(0.0, SCALE)  # OCR regions: the point floor in pixels
     assert px.min_gap == pytest.approx(cfg.min_column_gap_pt * SCALE)
+    ocr = OrderParams.for_blocks(14.0)  # OCR blocks in points, median line box 14 pt
+    assert ocr.min_gap == pytest.approx(cfg.min_column_gap_em * 14.0)
+    assert ocr.peel_chains and px.peel_chains and not tl.peel_chains
     assert median_height([(0, 0, 5, 10), (0, 0, 5, 30), (0, 0, 5, 12)]) == 12
     assert median_height([]) == 0.0
 
@@ -179,6 +182,38 @@ def test_without_word_counts_no_form_is_assumed(route):
 def test_aligned_prose_columns_are_not_a_form(route):
     left, right = _lines(50, 290, 100, 6), _lines(310, 550, 100, 6)
     assert _order(route, left + right, words=[12] * 12) == list(range(12))
+
+
+# ---- bands no cut splits -----------------------------------------------------------------
+
+
+def test_ocr_figure_close_beside_a_column_does_not_interleave_the_column():
+    """A sidebar figure 5 pt from a column (narrower than any gutter) chains the column's
+    lines into one band; OCR left edges wobble by a point or two, so reading the band left
+    to right would shuffle the lines. The figure is peeled and the lines read top down."""
+    lines = [(32 + (k * 7) % 3, 100 + 16 * k, 336, 115 + 16 * k) for k in range(18)]
+    figure = (343, 80, 578, 420)
+    boxes = [figure] + lines[::-1]
+    words = [0] + [9] * 18
+    got = [boxes[i] for i in order_boxes(boxes, OrderParams.for_blocks(14.0), words=words)]
+    assert [b for b in got if b != figure] == lines
+    assert got.index(figure) <= 3  # where the band it chains begins, near its top
+
+
+def test_ocr_picture_under_the_text_is_peeled_and_the_columns_still_cut():
+    picture = (0, 0, 612, 500)  # a background picture under two columns and a title
+    title = (60, 40, 550, 60)
+    left, right = _lines(60, 290, 80, 12, step=16, h=12), _lines(320, 550, 80, 12, step=16, h=12)
+    boxes = right + [picture] + left + [title]
+    order = order_boxes(boxes, OrderParams.for_blocks(12.0), words=[8] * 12 + [0] + [8] * 13)
+    assert [boxes[i] for i in order] == [picture, title] + left + right  # the picture where its top is
+
+
+def test_text_layer_reads_a_band_no_cut_splits_left_to_right():
+    """Lines have exact PDF coordinates: a chained band (diagram labels at staggered heights)
+    stays one row, read left to right, as the text layer always did."""
+    boxes = [(300, 104, 340, 114), (100, 100, 140, 110), (200, 108, 240, 118)]
+    assert order_boxes(boxes, ROUTES["text_layer"][1], words=[1, 1, 1]) == [1, 2, 0]
 
 
 @both

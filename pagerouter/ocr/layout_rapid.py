@@ -89,7 +89,7 @@ class RapidLayoutEngine:
                 continue
             x0, y0, x1, y1 = (float(v) / f for v in box)
             regions.append(Region(kind, (max(0.0, x0), max(0.0, y0), min(float(w), x1), min(float(h), y1)), float(score)))
-        order = order_boxes([r.bbox for r in regions], OrderParams.for_text(0.0, scale), kinds=[r.kind for r in regions])
+        order = order_boxes([r.bbox for r in regions], OrderParams.for_blocks(0.0, scale), kinds=[r.kind for r in regions])
         ordered = [regions[i] for i in order]
         for k, r in enumerate(ordered):
             r.order = k

@@ -120,7 +120,7 @@ def _text_blocks_for(kind: str, box, lines: list[OcrLine], cfg: OcrConfig) -> li
     boxes = [_union([l.bbox for l in g]) for g in groups]
     out = []
     words = [sum(len(l.text.split()) for l in g) for g in groups]  # the form rule reads them
-    for gi in order_boxes(boxes, OrderParams.for_text(median_height([l.bbox for l in lines])), words=words):
+    for gi in order_boxes(boxes, OrderParams.for_blocks(median_height([l.bbox for l in lines])), words=words):
         ordered = merge_rows(sort_lines(groups[gi]))
         for p in split_paragraphs(ordered, cfg.small_reader.paragraph_gap):
             out.append((kind, _union([l.bbox for l in p]), p))
@@ -204,7 +204,7 @@ def read_task_with_lines(
     words = [0 if p[0] in ("figure", "table") else sum(len(l.text.split()) for l in p[2]) for p in pieces]
     words += [0 if b.role in ("figure", "table") else len(b.text.split()) for b in text_layer]
     em = median_height([l.bbox for l in lines]) / scale  # in points, like `boxes`
-    order = order_boxes(boxes, OrderParams.for_text(em), words=words, kinds=kinds)
+    order = order_boxes(boxes, OrderParams.for_blocks(em), words=words, kinds=kinds)
     blocks: list[Block] = []
     for pos, i in enumerate(order):
         if i >= len(pieces):

@@ -170,7 +170,7 @@ def read_text_layer(
     horiz = [ln for ln in body if ln.horizontal]
     vertical = [ln for ln in body if not ln.horizontal]
     flow: list[Line | _Atom] = [*horiz, *atoms]
-    keyed = order_with_keys([(it.x0, it.y0, it.x1, it.y1) for it in flow], OrderParams.for_text(em, cfg=cfg),
+    keyed = order_with_keys([(it.x0, it.y0, it.x1, it.y1) for it in flow], OrderParams.for_lines(em, cfg),
                             words=[it.words() for it in flow])
     ordered = [(flow[i], key) for i, key in keyed]
 
