@@ -57,7 +57,8 @@ class OrderParams:
     max_blockers: float  # share of a region's boxes that may cross a gutter (TextLayerConfig.gutter_max_blockers)
     form_pair_share: float  # share of left items with a right partner that makes a form
     form_max_words: float  # median words per item at or below which items are short (labels/values)
-    peel_chains: bool = False  # see _peel: True for blocks with approximate edges (OCR), False for lines
+    blocks: bool = False  # boxes are blocks (OCR: paragraphs, regions, figures), not lines; see below
+    line: float = 0.0  # height of one text line in the boxes' units (blocks; 0: unknown)
 
     @classmethod
     def for_lines(cls, em: float, cfg: TextLayerConfig) -> OrderParams:
@@ -66,7 +67,7 @@ class OrderParams:
         PDF coordinates are exact, so a band no cut splits is read as one row, left to right
         (sub/superscripts, labels of a diagram; stacked lines with one left edge come out top
         down because ties on x0 go by y0)."""
-        return cls._from(cfg, max(cfg.min_column_gap_pt, cfg.min_column_gap_em * em), peel_chains=False)
+        return cls._from(cfg, max(cfg.min_column_gap_pt, cfg.min_column_gap_em * em))
 
     @classmethod
     def for_blocks(cls, em: float, scale: float = 1.0, cfg: TextLayerConfig | None = None) -> OrderParams:
@@ -78,15 +79,26 @@ class OrderParams:
         scans, measured), so the gap is ~0.8-0.9 em, wider than word spacing (a line the
         detector split at a space is not two columns) and narrower than real gutters (1.5 em
         and up). `em` 0 (layout regions come before any line is read) leaves the point floor.
-        These boxes are paragraphs, figures and regions with approximate edges, so a band no
-        cut splits is not a row of text: its tallest box is peeled (`_peel`).
+
+        Blocks hold several lines and have approximate edges, which changes three things (the
+        text layer's lines keep the plain rules, so its output does not change):
+        - the blocker share counts text lines, as the text layer's does: a box with words
+          weighs its height in lines (`line` = `em`), one without words (figure, table,
+          region) weighs one, like the text layer's tables and figures. Counted in boxes, a
+          page of twenty blocks would allow a single blocker;
+        - horizontal bands are taken one at a time from the top while the bands below do not
+          split into columns (`_order_bands`): two column headings side by side make a band of
+          their own, and cutting every band at once would read them across the columns;
+        - a box holding two stacked boxes inside it (a picture under the text) is peeled first
+          (`_container`), and a band no cut splits that is not one row has its tallest box
+          peeled (`_peel`) instead of being read left to right.
         """
         c = cfg if cfg is not None else TextLayerConfig()
-        return cls._from(c, max(c.min_column_gap_pt * scale, c.min_column_gap_em * em), peel_chains=True)
+        return cls._from(c, max(c.min_column_gap_pt * scale, c.min_column_gap_em * em), blocks=True, line=em)
 
     @classmethod
-    def _from(cls, cfg: TextLayerConfig, min_gap: float, peel_chains: bool) -> OrderParams:
-        return cls(min_gap, cfg.gutter_max_blockers, cfg.form_pair_share, cfg.form_max_words, peel_chains)
+    def _from(cls, cfg: TextLayerConfig, min_gap: float, blocks: bool = False, line: float = 0.0) -> OrderParams:
+        return cls(min_gap, cfg.gutter_max_blockers, cfg.form_pair_share, cfg.form_max_words, blocks, line)
 
 
 def median_height(boxes: Sequence[Box]) -> float:
@@ -153,19 +165,34 @@ def _order(items: list[_It], key: Key, out: list[tuple[_It, Key]], p: OrderParam
         for i, zone in enumerate(zones):
             _order(zone, key + (100 + i,), out, p, depth + 1)
         return
-    tall = _spanning(items) if p.peel_chains else None
+    tall = _container(items) if p.blocks else None
     if tall is not None:
         _peel(items, tall, key, out, p, depth)
         return
     bands = _split_y(items)
     if len(bands) > 1:
+        if p.blocks:
+            _order_bands(bands, key, out, p, depth)
+            return
         for band in bands:
             _order(band, key, out, p, depth + 1)
         return
-    if p.peel_chains and not _is_row(items):
+    if p.blocks and not _is_row(items):
         _peel(items, max(items, key=_height), key, out, p, depth)
         return
     out.extend((it, key) for it in _rows(items))
+
+
+def _order_bands(bands: list[list[_It]], key: Key, out: list[tuple[_It, Key]], p: OrderParams, depth: int) -> None:
+    """Blocks: bands top down, until the bands left split into columns; those go as one region."""
+    for k, band in enumerate(bands):
+        if 0 < k < len(bands) - 1:
+            rest = [it for b in bands[k:] for it in b]
+            cols = _split_x(rest, p.min_gap)
+            if (len(cols) > 1 and not _is_form(cols, p)) or _split_blocked(rest, p) is not None:
+                _order(rest, key, out, p, depth + 1)
+                return
+        _order(band, key, out, p, depth + 1)
 
 
 def _is_row(items: list[_It]) -> bool:
@@ -179,11 +206,19 @@ def _height(it: _It) -> float:
     return bot - top
 
 
-def _spanning(items: list[_It]) -> _It | None:
-    """The tallest box whose height holds two boxes stacked one above the other, if any."""
+def _container(items: list[_It]) -> _It | None:
+    """The tallest box that holds two boxes stacked one above the other inside its area (a
+    picture under the text, a region drawn around other regions), if any.
+
+    Only boxes inside it count (most of their width within its width): a tall paragraph of one
+    column beside stacked paragraphs of the next is no container; the columns cut those."""
     spans = [(it, _shrunk(it)) for it in items]
     for tall in sorted(items, key=_height, reverse=True):
-        inside = sorted(sp for it, sp in spans if it is not tall and tall.y0 <= sp[0] and sp[1] <= tall.y1)
+        inside = sorted(
+            sp for it, sp in spans
+            if it is not tall and tall.y0 <= sp[0] and sp[1] <= tall.y1
+            and min(it.x1, tall.x1) - max(it.x0, tall.x0) >= 0.8 * (it.x1 - it.x0)
+        )  # fmt: skip
         bottom = inside[0][1] if inside else 0.0
         for top, bot in inside[1:]:
             if top > bottom:
@@ -272,6 +307,13 @@ def _is_form(cols: list[list[_It]], p: OrderParams) -> bool:
     return False
 
 
+def _weight(it: _It, p: OrderParams) -> int:
+    """Text lines a box counts for in the blocker share: one, or a text block's height in lines."""
+    if not p.blocks or not p.line or not it.n:
+        return 1
+    return max(1, round((it.y1 - it.y0) / p.line))
+
+
 def _split_blocked(items: list[_It], p: OrderParams) -> list[list[_It]] | None:
     """Bands cut around the few boxes crossing the least-crossed gutter, or None."""
     min_gap = p.min_gap
@@ -284,18 +326,21 @@ def _split_blocked(items: list[_It], p: OrderParams) -> list[list[_It]] | None:
     width = int(x1 - x0) + 2
     if width < 3 * min_gap:
         return None
+    weights = [_weight(it, p) for it in items]
     cov = np.zeros(width + 1, dtype=np.int32)
-    for it in items:
+    for it, w in zip(items, weights):
         a, b = int(it.x0 - x0), int(it.x1 - x0 + 0.999)
-        cov[a] += 1
-        cov[b] -= 1
+        cov[a] += w
+        cov[b] -= w
     cov = np.cumsum(cov)[:width]
-    allowed = max(1, int(p.max_blockers * n))
+    allowed = max(1, int(p.max_blockers * sum(weights)))
     # the least-crossed gutter wins: try at most 1, 2, ... crossings and take the widest strip at
     # the first level that has one (a wider strip at a higher level would make ordinary
-    # lines that poke into the gutter into blockers)
+    # lines that poke into the gutter into blockers); levels between two coverage values
+    # find the same strips, so only the values that occur are tried
+    levels = [1] + sorted(v for v in set(cov.tolist()) if 1 < v <= allowed)
     best: tuple[int, int] | None = None  # (start, width)
-    for level in range(1, allowed + 1):
+    for level in levels:
         low = cov <= level
         i = 0
         while i < width:

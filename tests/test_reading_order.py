@@ -60,7 +60,8 @@ def test_gap_is_the_text_layer_gutter_in_the_callers_units():
     assert px.min_gap == pytest.approx(cfg.min_column_gap_pt * SCALE)
     ocr = OrderParams.for_blocks(14.0)  # OCR blocks in points, median line box 14 pt
     assert ocr.min_gap == pytest.approx(cfg.min_column_gap_em * 14.0)
-    assert ocr.peel_chains and px.peel_chains and not tl.peel_chains
+    assert ocr.blocks and px.blocks and not tl.blocks
+    assert (ocr.line, px.line, tl.line) == (14.0, 0.0, 0.0)
     assert median_height([(0, 0, 5, 10), (0, 0, 5, 30), (0, 0, 5, 12)]) == 12
     assert median_height([]) == 0.0
 
@@ -207,6 +208,24 @@ def test_ocr_picture_under_the_text_is_peeled_and_the_columns_still_cut():
     boxes = right + [picture] + left + [title]
     order = order_boxes(boxes, OrderParams.for_blocks(12.0), words=[8] * 12 + [0] + [8] * 13)
     assert [boxes[i] for i in order] == [picture, title] + left + right  # the picture where its top is
+
+
+def test_ocr_tall_paragraph_beside_stacked_ones_is_a_column_not_a_container():
+    """dolma-page-1's blocks (points): a paper's first page, title and author lines crossing
+    the gutter, then two columns. The tall abstract beside the stacked introduction paragraphs
+    must not be peeled out of its column."""
+    head = [(140, 78, 458, 116), (85, 135, 159, 147), (188, 134, 271, 148), (297, 133, 380, 147),
+            (406, 135, 492, 147), (115, 156, 469, 177), (84, 170, 504, 268), (175, 251, 447, 280),
+            (266, 289, 311, 304), (82, 310, 523, 359)]
+    left = [(156, 384, 204, 396), (85, 409, 275, 706), (92, 716, 258, 741), (91, 767, 291, 777)]
+    right = [(304, 384, 390, 396), (304, 404, 527, 593), (307, 603, 527, 708), (307, 717, 526, 729),
+             (304, 736, 527, 777)]
+    foot = [(284, 782, 314, 795), (50, 797, 545, 820)]
+    boxes = head + right + left + foot
+    words = [6, 2, 2, 2, 2, 9, 30, 8, 2, 20] + [2, 160, 120, 7, 40] + [1, 150, 3, 8] + [1, 12]
+    got = [boxes[i] for i in order_boxes(boxes, OrderParams.for_blocks(12.3), words=words)]
+    assert got[len(head):len(head) + 9] == left + right
+    assert got[-2:] == foot
 
 
 def test_text_layer_reads_a_band_no_cut_splits_left_to_right():
