@@ -82,10 +82,11 @@ class OrderParams:
 
         Blocks hold several lines and have approximate edges, which changes three things (the
         text layer's lines keep the plain rules, so its output does not change):
-        - the blocker share counts text lines, as the text layer's does: a box with words
-          weighs its height in lines (`line` = `em`), one without words (figure, table,
-          region) weighs one, like the text layer's tables and figures. Counted in boxes, a
-          page of twenty blocks would allow a single blocker;
+        - the blocker share and the form rule count text lines, as the text layer's do: a box
+          with words weighs its height in lines (`line` = `em`) and brings its words per line,
+          one without words (figure, table, region) weighs one, like the text layer's tables
+          and figures. Counted in boxes, a page of twenty blocks would allow a single blocker,
+          and a column of headings and short list items beside paragraphs would be a form;
         - horizontal bands are taken one at a time from the top while the bands below do not
           split into columns (`_order_bands`): two column headings side by side make a band of
           their own, and cutting every band at once would read them across the columns;
@@ -296,19 +297,22 @@ def _is_form(cols: list[list[_It]], p: OrderParams) -> bool:
                 if _overlap_y(left[0], right[0]) > 0.5 * min(left[0].y1 - left[0].y0, right[0].y1 - right[0].y0):
                     return True
             continue
-        words = [it.n for it in left + right]
+        # counted per text line, as the text layer's lines are: a block weighs its lines and
+        # brings its words per line (a paragraph beside short items is not a label)
+        weights = {id(it): _weight(it, p) for it in left + right}
+        words = [it.n / weights[id(it)] for it in left + right for _ in range(weights[id(it)])]
         if not all(words) or statistics.median(words) > p.form_max_words:
             continue
         paired = sum(
-            1 for a in left if any(_overlap_y(a, b) > 0.5 * min(a.y1 - a.y0, b.y1 - b.y0) for b in right)
+            weights[id(a)] for a in left if any(_overlap_y(a, b) > 0.5 * min(a.y1 - a.y0, b.y1 - b.y0) for b in right)
         )
-        if paired >= p.form_pair_share * len(left):
+        if paired >= p.form_pair_share * sum(weights[id(a)] for a in left):
             return True
     return False
 
 
 def _weight(it: _It, p: OrderParams) -> int:
-    """Text lines a box counts for in the blocker share: one, or a text block's height in lines."""
+    """Text lines a box counts for (blocker share, form rule): one, or a text block's height in lines."""
     if not p.blocks or not p.line or not it.n:
         return 1
     return max(1, round((it.y1 - it.y0) / p.line))

@@ -235,6 +235,26 @@ def test_text_layer_reads_a_band_no_cut_splits_left_to_right():
     assert order_boxes(boxes, ROUTES["text_layer"][1], words=[1, 1, 1]) == [1, 2, 0]
 
 
+def test_ocr_columns_of_headings_list_items_and_paragraphs_are_not_a_form():
+    """slideshow_mostly_images p34's blocks (points): two columns of prescribing-information
+    highlights, many 'Text (4)' items and headings of 1-4 words beside each other. Counted in
+    blocks the median is 2-3 words and most have a partner at the same height: a form. Counted
+    in lines, as the text layer counts, the paragraphs weigh in and it is two columns."""
+    left = [((15, 100, 246, 111), 4), ((13, 112, 335, 147), 23), ((13, 158, 336, 183), 12), ((14, 183, 150, 196), 4),
+            ((27, 210, 327, 234), 12), ((23, 243, 66, 259), 2), ((24, 258, 74, 271), 2), ((108, 295, 251, 307), 3),
+            ((13, 307, 338, 332), 12), ((111, 342, 247, 354), 3), ((14, 353, 321, 379), 15), ((14, 390, 140, 403), 5),
+            ((22, 414, 262, 440), 5), ((23, 438, 72, 452), 2)]
+    right = [((385, 99, 636, 125), 8), ((489, 136, 604, 146), 1), ((394, 146, 435, 162), 2), ((394, 160, 434, 174), 2),
+             ((465, 185, 629, 195), 3), ((395, 195, 442, 210), 2), ((395, 208, 442, 222), 2), ((487, 233, 606, 244), 2),
+             ((384, 243, 675, 257), 10), ((384, 268, 698, 304), 19), ((486, 315, 601, 327), 2), ((394, 327, 442, 341), 2),
+             ((395, 340, 442, 354), 2), ((471, 363, 638, 375), 4), ((395, 376, 442, 390), 2), ((394, 389, 442, 403), 2),
+             ((384, 414, 667, 438), 14), ((620, 447, 704, 461), 2)]
+    items = sorted(left + right, key=lambda bw: bw[0][1])  # top down, as rows
+    boxes, words = [b for b, _w in items], [w for _b, w in items]
+    got = [boxes[i] for i in order_boxes(boxes, OrderParams.for_blocks(13.55), words=words)]
+    assert got == [b for b, _w in left] + [b for b, _w in right]
+
+
 @both
 def test_overlapping_boxes_fall_back_to_top_down(route):
     boxes = [(50, 60, 300, 120), (40, 50, 310, 110)]
