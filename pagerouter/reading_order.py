@@ -185,15 +185,25 @@ def _order(items: list[_It], key: Key, out: list[tuple[_It, Key]], p: OrderParam
 
 
 def _order_bands(bands: list[list[_It]], key: Key, out: list[tuple[_It, Key]], p: OrderParams, depth: int) -> None:
-    """Blocks: bands top down, until the bands left split into columns; those go as one region."""
-    for k, band in enumerate(bands):
-        if 0 < k < len(bands) - 1:
-            rest = [it for b in bands[k:] for it in b]
-            cols = _split_x(rest, p.min_gap)
-            if (len(cols) > 1 and not _is_form(cols, p)) or _split_blocked(rest, p) is not None:
-                _order(rest, key, out, p, depth + 1)
-                return
-        _order(band, key, out, p, depth + 1)
+    """Blocks: bands top down, but a band of several pieces (a row across columns: two column
+    headings, the two groups of a dialog) opens the longest run of bands from it that splits
+    into columns, and that run is ordered as one region. Only such bands open a search, so a
+    page of one column costs one cut per band."""
+    k = 0
+    while k < len(bands):
+        end = k + 1
+        if k + 1 < len(bands) and len(_split_x(bands[k], p.min_gap)) > 1:
+            for j in range(len(bands), k + 1, -1):
+                if (k, j) != (0, len(bands)) and _has_columns([it for b in bands[k:j] for it in b], p):
+                    end = j
+                    break
+        _order([it for b in bands[k:end] for it in b], key, out, p, depth + 1)
+        k = end
+
+
+def _has_columns(items: list[_It], p: OrderParams) -> bool:
+    cols = _split_x(items, p.min_gap)
+    return (len(cols) > 1 and not _is_form(cols, p)) or _split_blocked(items, p) is not None
 
 
 def _is_row(items: list[_It]) -> bool:
@@ -213,18 +223,27 @@ def _container(items: list[_It]) -> _It | None:
 
     Only boxes inside it count (most of their width within its width): a tall paragraph of one
     column beside stacked paragraphs of the next is no container; the columns cut those."""
-    spans = [(it, _shrunk(it)) for it in items]
-    for tall in sorted(items, key=_height, reverse=True):
-        inside = sorted(
-            sp for it, sp in spans
-            if it is not tall and tall.y0 <= sp[0] and sp[1] <= tall.y1
-            and min(it.x1, tall.x1) - max(it.x0, tall.x0) >= 0.8 * (it.x1 - it.x0)
-        )  # fmt: skip
-        bottom = inside[0][1] if inside else 0.0
-        for top, bot in inside[1:]:
-            if top > bottom:
-                return tall
-            bottom = max(bottom, bot)
+    n = len(items)
+    if n < 3:
+        return None
+    x0 = np.array([it.x0 for it in items])
+    x1 = np.array([it.x1 for it in items])
+    spans = np.array([_shrunk(it) for it in items])
+    top, bot = spans[:, 0], spans[:, 1]
+    # inside[c, i]: box i lies in the height of box c and mostly within its width
+    overlap = np.minimum(x1[None, :], x1[:, None]) - np.maximum(x0[None, :], x0[:, None])
+    inside = (top[None, :] >= np.array([it.y0 for it in items])[:, None]) & (
+        bot[None, :] <= np.array([it.y1 for it in items])[:, None]) & (overlap >= 0.8 * (x1 - x0)[None, :])
+    np.fill_diagonal(inside, False)
+    counts = inside.sum(axis=1)
+    for c in sorted(range(n), key=lambda i: bot[i] - top[i], reverse=True):
+        if counts[c] < 2:
+            continue
+        idx = np.flatnonzero(inside[c])
+        srt = np.lexsort((bot[idx], top[idx]))  # by top, then bottom
+        tops, reach = top[idx][srt], np.maximum.accumulate(bot[idx][srt])
+        if np.any(tops[1:] > reach[:-1]):  # one starts below all before it: stacked
+            return items[c]
     return None
 
 
@@ -345,19 +364,14 @@ def _split_blocked(items: list[_It], p: OrderParams) -> list[list[_It]] | None:
     levels = [1] + sorted(v for v in set(cov.tolist()) if 1 < v <= allowed)
     best: tuple[int, int] | None = None  # (start, width)
     for level in levels:
-        low = cov <= level
-        i = 0
-        while i < width:
-            if not low[i]:
-                i += 1
-                continue
-            j = i
-            while j < width and low[j]:
-                j += 1
-            if i > 0 and j < width and j - i >= min_gap and (best is None or j - i > best[1]):
-                best = (i, j - i)
-            i = j
-        if best is not None:
+        # runs of low coverage: starts where it turns low, ends where it turns high again
+        edges = np.diff(np.concatenate(([0], (cov <= level).astype(np.int8), [0])))
+        starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+        ok = (starts > 0) & (ends < width) & (ends - starts >= min_gap)
+        if ok.any():
+            lengths = np.where(ok, ends - starts, -1)
+            k = int(np.argmax(lengths))  # the widest; the first of equals, left to right
+            best = (int(starts[k]), int(lengths[k]))
             break
     if best is None:
         return None
