@@ -45,6 +45,7 @@ from .config.textlayer import TextLayerConfig
 Box = tuple[float, float, float, float]
 Key = tuple[int, ...]
 
+LINE_BOX_EM = 1.25  # an OCR line box's height in font sizes (1.15-1.3 measured, RapidOCR 9-14 pt)
 HEAD_KINDS = ("header",)
 FOOT_KINDS = ("footer", "page_number")
 
@@ -70,32 +71,36 @@ class OrderParams:
         return cls._from(cfg, max(cfg.min_column_gap_pt, cfg.min_column_gap_em * em))
 
     @classmethod
-    def for_blocks(cls, em: float, scale: float = 1.0, cfg: TextLayerConfig | None = None) -> OrderParams:
-        """The OCR route's: layout regions, line groups and blocks in units of `scale` per point.
+    def for_blocks(cls, line: float, scale: float = 1.0, cfg: TextLayerConfig | None = None) -> OrderParams:
+        """The OCR route's: layout regions, line groups and blocks in units of `scale` per point,
+        `line` the median height of the page's OCR line boxes in those units (0: unknown).
 
         The OCR config has no knobs for this; the text layer's thresholds (defaults) apply, the
-        gutter at least `min_column_gap_pt * scale` and `min_column_gap_em * em` with `em` =
-        median OCR line height: a detected line box is 1.15-1.3 font sizes (RapidOCR on 9-14 pt
-        scans, measured), so the gap is ~0.8-0.9 em, wider than word spacing (a line the
-        detector split at a space is not two columns) and narrower than real gutters (1.5 em
-        and up). `em` 0 (layout regions come before any line is read) leaves the point floor.
+        gutter at least `min_column_gap_pt * scale` and `min_column_gap_em` font sizes. A
+        detected line box is 1.15-1.3 font sizes (RapidOCR on 9-14 pt scans, measured), so the
+        font size is taken as `line / LINE_BOX_EM`: the same gutter the text layer would use
+        for that text, wider than word spacing (a line the detector split at a space is not two
+        columns) and narrower than real gutters (1.5 font sizes and up). With `line` 0 (layout
+        regions come before any line is read) the point floor stands alone.
 
         Blocks hold several lines and have approximate edges, which changes three things (the
         text layer's lines keep the plain rules, so its output does not change):
         - the blocker share and the form rule count text lines, as the text layer's do: a box
-          with words weighs its height in lines (`line` = `em`) and brings its words per line,
-          one without words (figure, table, region) weighs one, like the text layer's tables
-          and figures. Counted in boxes, a page of twenty blocks would allow a single blocker,
+          with words weighs its height in lines (`line`) and brings its words per line, one
+          without words (figure, table, region) weighs one, like the text layer's tables and
+          figures. Counted in boxes, a page of twenty blocks would allow a single blocker,
           and a column of headings and short list items beside paragraphs would be a form;
-        - horizontal bands are taken one at a time from the top while the bands below do not
-          split into columns (`_order_bands`): two column headings side by side make a band of
-          their own, and cutting every band at once would read them across the columns;
+        - a band of several pieces (two column headings side by side, the two groups of a
+          dialog) opens the longest run of bands from it that splits into columns, ordered as
+          one region (`_order_bands`); cutting every band at once would read such a band, and
+          every band below it, across the columns;
         - a box holding two stacked boxes inside it (a picture under the text) is peeled first
           (`_container`), and a band no cut splits that is not one row has its tallest box
           peeled (`_peel`) instead of being read left to right.
         """
         c = cfg if cfg is not None else TextLayerConfig()
-        return cls._from(c, max(c.min_column_gap_pt * scale, c.min_column_gap_em * em), blocks=True, line=em)
+        gap = max(c.min_column_gap_pt * scale, c.min_column_gap_em * line / LINE_BOX_EM)
+        return cls._from(c, gap, blocks=True, line=line)
 
     @classmethod
     def _from(cls, cfg: TextLayerConfig, min_gap: float, blocks: bool = False, line: float = 0.0) -> OrderParams:
@@ -103,7 +108,7 @@ class OrderParams:
 
 
 def median_height(boxes: Sequence[Box]) -> float:
-    """Median height of text-line boxes: the OCR route's `em` for `OrderParams.for_blocks` (0: none)."""
+    """Median height of text-line boxes: the OCR route's `line` for `OrderParams.for_blocks` (0: none)."""
     return float(statistics.median(b[3] - b[1] for b in boxes)) if boxes else 0.0
 
 
@@ -202,8 +207,16 @@ def _order_bands(bands: list[list[_It]], key: Key, out: list[tuple[_It, Key]], p
 
 
 def _has_columns(items: list[_It], p: OrderParams) -> bool:
+    """Columns, cleanly or around blockers, at least two of them with boxes stacked one above
+    the other: a row of buttons over a caption over a list item splits at gaps, but is no
+    pair of columns to read one after the other."""
+    zones = _split_blocked(items, p) or []
+    return any(_stacked_columns(region, p) for region in [items, *zones])
+
+
+def _stacked_columns(items: list[_It], p: OrderParams) -> bool:
     cols = _split_x(items, p.min_gap)
-    return (len(cols) > 1 and not _is_form(cols, p)) or _split_blocked(items, p) is not None
+    return len(cols) > 1 and not _is_form(cols, p) and sum(len(_split_y(c)) > 1 for c in cols) >= 2
 
 
 def _is_row(items: list[_It]) -> bool:

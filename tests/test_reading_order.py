@@ -16,7 +16,7 @@ from pagerouter.config.textlayer import TextLayerConfig
 from pagerouter.model import TriageDecision
 from pagerouter.ocr.lines import OcrLine
 from pagerouter.ocr.regions import read_task_with_lines
-from pagerouter.reading_order import OrderParams, median_height, order_boxes, order_with_keys
+from pagerouter.reading_order import LINE_BOX_EM, OrderParams, median_height, order_boxes, order_with_keys
 from pagerouter.stages import LayoutResult, OcrTask
 
 SCALE = 170 / 72  # the OCR route's default render: pixels per point
@@ -58,8 +58,8 @@ def test_gap_is_the_text_layer_gutter_in_the_callers_units():
     assert big.min_gap == pytest.approx(cfg.min_column_gap_em * 20.0)
     px = OrderParams.for_blocks(0.0, SCALE)  # OCR regions: the point floor in pixels
     assert px.min_gap == pytest.approx(cfg.min_column_gap_pt * SCALE)
-    ocr = OrderParams.for_blocks(14.0)  # OCR blocks in points, median line box 14 pt
-    assert ocr.min_gap == pytest.approx(cfg.min_column_gap_em * 14.0)
+    ocr = OrderParams.for_blocks(14.0)  # OCR blocks in points, median line box 14 pt: 11.2 pt text
+    assert ocr.min_gap == pytest.approx(cfg.min_column_gap_em * 14.0 / LINE_BOX_EM)
     assert ocr.blocks and px.blocks and not tl.blocks
     assert (ocr.line, px.line, tl.line) == (14.0, 0.0, 0.0)
     assert median_height([(0, 0, 5, 10), (0, 0, 5, 30), (0, 0, 5, 12)]) == 12

@@ -203,8 +203,9 @@ def read_task_with_lines(
     kinds = [p[0] for p in pieces] + [b.role for b in text_layer]
     words = [0 if p[0] in ("figure", "table") else sum(len(l.text.split()) for l in p[2]) for p in pieces]
     words += [0 if b.role in ("figure", "table") else len(b.text.split()) for b in text_layer]
-    em = median_height([l.bbox for l in lines]) / scale  # in points, like `boxes`
-    order = order_boxes(boxes, OrderParams.for_blocks(em), words=words, kinds=kinds)
+    # OCR line height in points, like `boxes`; a mixed page's OCR lines are a picture's, not its text's
+    line = 0.0 if text_layer else median_height([l.bbox for l in lines]) / scale
+    order = order_boxes(boxes, OrderParams.for_blocks(line), words=words, kinds=kinds)
     blocks: list[Block] = []
     for pos, i in enumerate(order):
         if i >= len(pieces):
