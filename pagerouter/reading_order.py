@@ -207,11 +207,11 @@ def _order_bands(bands: list[list[_It]], key: Key, out: list[tuple[_It, Key]], p
 
 
 def _has_columns(items: list[_It], p: OrderParams) -> bool:
-    """Columns, cleanly or around blockers, at least two of them with boxes stacked one above
-    the other: a row of buttons over a caption over a list item splits at gaps, but is no
-    pair of columns to read one after the other."""
+    """Columns from the run's top, cleanly or in the first zone around blockers, at least two of
+    them with boxes stacked one above the other: a row of buttons over a caption over a list
+    item splits at gaps, but is no pair of columns to read one after the other."""
     zones = _split_blocked(items, p) or []
-    return any(_stacked_columns(region, p) for region in [items, *zones])
+    return any(_stacked_columns(region, p) for region in [items, *zones[:1]])
 
 
 def _stacked_columns(items: list[_It], p: OrderParams) -> bool:
