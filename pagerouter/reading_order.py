@@ -208,15 +208,16 @@ def _order_bands(bands: list[list[_It]], key: Key, out: list[tuple[_It, Key]], p
 
 def _has_columns(items: list[_It], p: OrderParams) -> bool:
     """Columns from the run's top, cleanly or in the first zone around blockers, at least two of
-    them with boxes stacked one above the other: a row of buttons over a caption over a list
-    item splits at gaps, but is no pair of columns to read one after the other."""
+    them stacks of three boxes or more: a row of buttons over a caption over a list item, or
+    a dialog's Cancel button over the next dialog's close box, splits at gaps, but is no pair
+    of columns to read one after the other."""
     zones = _split_blocked(items, p) or []
     return any(_stacked_columns(region, p) for region in [items, *zones[:1]])
 
 
 def _stacked_columns(items: list[_It], p: OrderParams) -> bool:
     cols = _split_x(items, p.min_gap)
-    return len(cols) > 1 and not _is_form(cols, p) and sum(len(_split_y(c)) > 1 for c in cols) >= 2
+    return len(cols) > 1 and not _is_form(cols, p) and sum(len(_split_y(c)) > 2 for c in cols) >= 2
 
 
 def _is_row(items: list[_It]) -> bool:
