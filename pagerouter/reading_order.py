@@ -191,28 +191,33 @@ def _order(items: list[_It], key: Key, out: list[tuple[_It, Key]], p: OrderParam
 
 def _order_bands(bands: list[list[_It]], key: Key, out: list[tuple[_It, Key]], p: OrderParams, depth: int) -> None:
     """Blocks: bands top down, but a band of several pieces (a row across columns: two column
-    headings, the two groups of a dialog) opens the longest run of bands from it that splits
-    into columns, and that run is ordered as one region. Only such bands open a search, so a
-    page of one column costs one cut per band."""
+    headings, the two groups of a dialog) opens the longest run of bands from it whose top
+    splits into columns, and the bands of those columns are ordered as one region. Only such
+    bands open a search, so a page of one column costs one cut per band."""
     k = 0
     while k < len(bands):
         end = k + 1
         if k + 1 < len(bands) and len(_split_x(bands[k], p.min_gap)) > 1:
             for j in range(len(bands), k + 1, -1):
-                if (k, j) != (0, len(bands)) and _has_columns([it for b in bands[k:j] for it in b], p):
-                    end = j
+                region = _columns_at_top([it for b in bands[k:j] for it in b], p) if (k, j) != (0, len(bands)) else None
+                if region is not None:
+                    # the run ends with the columns: bands below the first blockers go on alone
+                    inside = {id(it) for it in region}
+                    end = k + 1
+                    while end < j and all(id(it) in inside for it in bands[end]):
+                        end += 1
                     break
         _order([it for b in bands[k:end] for it in b], key, out, p, depth + 1)
         k = end
 
 
-def _has_columns(items: list[_It], p: OrderParams) -> bool:
-    """Columns from the run's top, cleanly or in the first zone around blockers, at least two of
-    them stacks of three boxes or more: a row of buttons over a caption over a list item, or
-    a dialog's Cancel button over the next dialog's close box, splits at gaps, but is no pair
-    of columns to read one after the other."""
+def _columns_at_top(items: list[_It], p: OrderParams) -> list[_It] | None:
+    """The boxes of the columns at the run's top, cleanly or in the first zone around blockers,
+    if at least two of them are stacks of three boxes or more: a row of buttons over a caption
+    over a list item, or a dialog's Cancel button over the next dialog's close box, splits at
+    gaps, but is no pair of columns to read one after the other."""
     zones = _split_blocked(items, p) or []
-    return any(_stacked_columns(region, p) for region in [items, *zones[:1]])
+    return next((region for region in [items, *zones[:1]] if _stacked_columns(region, p)), None)
 
 
 def _stacked_columns(items: list[_It], p: OrderParams) -> bool:
