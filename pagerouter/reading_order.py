@@ -71,9 +71,13 @@ class OrderParams:
         return cls._from(cfg, max(cfg.min_column_gap_pt, cfg.min_column_gap_em * em))
 
     @classmethod
-    def for_blocks(cls, line: float, scale: float = 1.0, cfg: TextLayerConfig | None = None) -> OrderParams:
+    def for_blocks(
+        cls, line: float, scale: float = 1.0, cfg: TextLayerConfig | None = None, *, line_sets_gap: bool = True
+    ) -> OrderParams:
         """The OCR route's: layout regions, line groups and blocks in units of `scale` per point,
         `line` the median height of the page's OCR line boxes in those units (0: unknown).
+        `line_sets_gap` False: the lines are not the page's text (a mixed page's OCR lines are
+        a picture's labels): they still weigh blocks in lines, but the gutter is the floor.
 
         The OCR config has no knobs for this; the text layer's thresholds (defaults) apply, the
         gutter at least `min_column_gap_pt * scale` and `min_column_gap_em` font sizes. A
@@ -99,7 +103,7 @@ class OrderParams:
           peeled (`_peel`) instead of being read left to right.
         """
         c = cfg if cfg is not None else TextLayerConfig()
-        gap = max(c.min_column_gap_pt * scale, c.min_column_gap_em * line / LINE_BOX_EM)
+        gap = max(c.min_column_gap_pt * scale, c.min_column_gap_em * line / LINE_BOX_EM if line_sets_gap else 0.0)
         return cls._from(c, gap, blocks=True, line=line)
 
     @classmethod

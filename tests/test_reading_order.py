@@ -60,6 +60,8 @@ def test_gap_is_the_text_layer_gutter_in_the_callers_units():
     assert px.min_gap == pytest.approx(cfg.min_column_gap_pt * SCALE)
     ocr = OrderParams.for_blocks(14.0)  # OCR blocks in points, median line box 14 pt: 11.2 pt text
     assert ocr.min_gap == pytest.approx(cfg.min_column_gap_em * 14.0 / LINE_BOX_EM)
+    mixed = OrderParams.for_blocks(20.0, line_sets_gap=False)  # a mixed page: OCR lines are a picture's
+    assert mixed.min_gap == cfg.min_column_gap_pt and mixed.line == 20.0
     assert ocr.blocks and px.blocks and not tl.blocks
     assert (ocr.line, px.line, tl.line) == (14.0, 0.0, 0.0)
     assert median_height([(0, 0, 5, 10), (0, 0, 5, 30), (0, 0, 5, 12)]) == 12

@@ -204,8 +204,8 @@ def read_task_with_lines(
     words = [0 if p[0] in ("figure", "table") else sum(len(l.text.split()) for l in p[2]) for p in pieces]
     words += [0 if b.role in ("figure", "table") else len(b.text.split()) for b in text_layer]
     # OCR line height in points, like `boxes`; a mixed page's OCR lines are a picture's, not its text's
-    line = 0.0 if text_layer else median_height([l.bbox for l in lines]) / scale
-    order = order_boxes(boxes, OrderParams.for_blocks(line), words=words, kinds=kinds)
+    params = OrderParams.for_blocks(median_height([l.bbox for l in lines]) / scale, line_sets_gap=not text_layer)
+    order = order_boxes(boxes, params, words=words, kinds=kinds)
     blocks: list[Block] = []
     for pos, i in enumerate(order):
         if i >= len(pieces):
