@@ -3,9 +3,10 @@
 The text layer orders lines, tables and figures in points; the OCR route orders layout
 regions (pixels of the render), line groups inside a region (pixels) and the page's final
 blocks (points, with a mixed page's text-layer blocks). They all call `order_boxes` /
-`order_with_keys` here, so a page's order does not depend on its route; only the units of
-the thresholds differ, and how a band no cut splits is read (`OrderParams.for_lines` for the
-text layer, `OrderParams.for_blocks` for the OCR route).
+`order_with_keys` here, so a page's order does not depend on its route. The thresholds come
+in the caller's units (`OrderParams.for_lines`: the text layer's lines, in points, exactly its
+former cut; `OrderParams.for_blocks`: the OCR route's blocks and regions, whose several lines
+per box and approximate edges add a few rules, all listed there and marked "blocks" below).
 
 At each region, in this order:
 
@@ -18,10 +19,11 @@ At each region, in this order:
    ordered on its own. Doing this *before* any horizontal cut matters: two columns whose
    baselines line up have whitespace between every row, and cutting there first would read
    the page row by row across both columns.
-3. **Horizontal cut** at every vertical whitespace gap.
-4. Otherwise: rows top to bottom, left to right within a row. For blocks (OCR), a band that
-   is not one row (a tall box chaining boxes stacked beside it) first has its tallest box
-   peeled off and the rest cut again (`_peel`).
+3. **Horizontal cut** at every vertical whitespace gap (blocks: a box holding stacked boxes
+   inside it is peeled first, and a band of several pieces may open a run of bands that is
+   cut into columns as one region, `_order_bands`).
+4. Otherwise: rows top to bottom, left to right within a row (blocks: a band that is not one
+   row has its tallest box peeled and the rest cut again, `_peel`).
 
 Each box comes back with a *column key*: the path of column/band choices that led to it.
 The text layer never continues a paragraph across a change of column key.
