@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Sequence
 
 import numpy as np
@@ -374,29 +375,34 @@ def _split_blocked(items: list[_It], p: OrderParams) -> list[list[_It]] | None:
     width = int(x1 - x0) + 2
     if width < 3 * min_gap:
         return None
-    weights = [_weight(it, p) for it in items]
-    cov = np.zeros(width + 1, dtype=np.int32)
+    # text lines weigh one each (the text layer's hot path: no per-item call); OCR blocks their lines
+    weights = [_weight(it, p) for it in items] if p.blocks else [1] * n
+    cov = [0] * (width + 1)
     for it, w in zip(items, weights):
-        a, b = int(it.x0 - x0), int(it.x1 - x0 + 0.999)
-        cov[a] += w
-        cov[b] -= w
-    cov = np.cumsum(cov)[:width]
+        cov[int(it.x0 - x0)] += w
+        cov[int(it.x1 - x0 + 0.999)] -= w
+    cov = list(accumulate(cov[:width]))
     allowed = max(1, int(p.max_blockers * sum(weights)))
     # the least-crossed gutter wins: try at most 1, 2, ... crossings and take the widest strip at
     # the first level that has one (a wider strip at a higher level would make ordinary
     # lines that poke into the gutter into blockers); levels between two coverage values
-    # find the same strips, so only the values that occur are tried
-    levels = [1] + sorted(v for v in set(cov.tolist()) if 1 < v <= allowed)
+    # find the same strips, so only the values that occur are tried. Plain Python: a region
+    # is a few hundred units wide, where numpy's per-call cost outweighs the loop.
+    levels = [1] + sorted(v for v in set(cov) if 1 < v <= allowed)
     best: tuple[int, int] | None = None  # (start, width)
     for level in levels:
-        # runs of low coverage: starts where it turns low, ends where it turns high again
-        edges = np.diff(np.concatenate(([0], (cov <= level).astype(np.int8), [0])))
-        starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
-        ok = (starts > 0) & (ends < width) & (ends - starts >= min_gap)
-        if ok.any():
-            lengths = np.where(ok, ends - starts, -1)
-            k = int(np.argmax(lengths))  # the widest; the first of equals, left to right
-            best = (int(starts[k]), int(lengths[k]))
+        i = 0
+        while i < width:
+            if cov[i] > level:
+                i += 1
+                continue
+            j = i
+            while j < width and cov[j] <= level:
+                j += 1
+            if i > 0 and j < width and j - i >= min_gap and (best is None or j - i > best[1]):
+                best = (i, j - i)  # the widest; the first of equals, left to right
+            i = j
+        if best is not None:
             break
     if best is None:
         return None
