@@ -37,7 +37,7 @@ class LargeReader:
             reading = await asyncio.to_thread(engine.escalate, task, first)
         finally:
             release_free_memory()  # see pagerouter.memory: keeps replica RSS flat
-        return reading, {engine.name: engine.version}
+        return reading, self.engines.version_of("escalation")
 
     def stats(self) -> dict:
         return {"calls": self.calls}
