@@ -109,6 +109,25 @@ class Block(_Model):
     )
 
 
+class Attempt(_Model):
+    """One try of a VLM tier at a page or region (the retry ladder records every one)."""
+
+    tier: str = Field(description="Which tier tried: `small_reader` or `escalation`.")
+    engine: str = Field(description="Engine and model that generated, e.g. `vllm 0.32.0 / olmOCR-2-7B`.")
+    number: int = Field(description="1-based attempt number on this page (or region).")
+    region: int | None = Field(default=None, description="Layout region index for a per-region tier; null for a page.")
+    temperature: float = Field(description="Sampling temperature of this attempt.")
+    rotation: int = Field(default=0, description="Clockwise degrees the image was rotated for this attempt.")
+    finish_reason: str = Field(description="Why generation ended: stop, length (hit max tokens), error, abort.")
+    prompt_tokens: int = Field(default=0, description="Tokens in the prompt (text and image).")
+    completion_tokens: int = Field(default=0, description="Tokens generated.")
+    seconds: float = Field(default=0.0, description="Wall time of the attempt.")
+    accepted: bool = Field(description="True for the attempt whose output was used.")
+    rejected_because: list[str] = Field(
+        default_factory=list, description="Checks this output failed, e.g. `vlm_truncated: hit max_tokens 4096`."
+    )
+
+
 class Page(_Model):
     number: int = Field(description="1-based page number in the source.")
     status: PageStatus = Field(description="ok, flagged (needs a look or a better reader) or failed.")
@@ -125,6 +144,9 @@ class Page(_Model):
     error: str | None = Field(default=None, description="For failed pages: what went wrong.")
     timings: dict[str, float] = Field(default_factory=dict, description="Seconds spent per stage.")
     language: str | None = Field(default=None, description="Detected script/language of the page.")
+    attempts: list[Attempt] = Field(
+        default_factory=list, description="Every VLM attempt at this page, accepted or rejected, in order."
+    )
 
 
 class Document(_Model):

@@ -210,6 +210,7 @@ async def ocr_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> Rea
     if not second.checks:
         second.checks = check_reading(task, second, cfg.ocr.checks)
     second.rotation = second.rotation or first.rotation
+    second.attempts = list(first.attempts) + [a for a in second.attempts if a not in first.attempts]
     second.timings = {**first.timings, **second.timings, "escalate": time.perf_counter() - t2}
     return second
 
@@ -219,6 +220,7 @@ def finish_ocr_page(page: Page, reading: Reading) -> Page:
     page.rotation = reading.rotation
     page.checks.extend(reading.checks)
     page.timings.update(reading.timings)
+    page.attempts.extend(reading.attempts)
     failed = [c for c in reading.checks if not c.passed]
     if failed:
         page.status = "flagged"

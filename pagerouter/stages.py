@@ -23,7 +23,7 @@ from typing import Literal, Protocol, runtime_checkable
 import numpy as np
 
 from .geometry import BBox
-from .model import Block, CheckResult, TriageDecision
+from .model import Attempt, Block, CheckResult, TriageDecision
 
 RegionKind = Literal[
     "text", "title", "figure", "figure_caption", "table", "table_caption", "header", "footer", "reference", "equation"
@@ -75,6 +75,7 @@ class Reading:
     engine: str = ""
     timings: dict[str, float] = field(default_factory=dict)
     script: str | None = None  # script the reader found/assumed (Latin, Cyrillic, Han, ...)
+    attempts: list[Attempt] = field(default_factory=list)  # VLM tries, accepted and rejected
 
     @property
     def flagged(self) -> bool:
