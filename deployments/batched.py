@@ -55,6 +55,10 @@ def batched_deployment(name: str, role: Role, stage: str):
                 release_free_memory()  # see pagerouter.memory: keeps replica RSS flat
 
         async def run(self, *args: Any) -> Any:
+            if getattr(self.engines.get(role), "batches_itself", False):
+                # A vLLM engine batches continuously across concurrent calls: a Serve batch queue
+                # in front of it would only add waiting. Each call goes straight through.
+                return raise_if_error((await asyncio.to_thread(self._run, *[[a] for a in args]))[0])
             return raise_if_error(await self._run_batch(*args))
 
         @serve.batch(max_batch_size=4, batch_wait_timeout_s=0.02)
@@ -66,7 +70,9 @@ def batched_deployment(name: str, role: Role, stage: str):
 
         def stats(self) -> dict:
             """Engine calls by batch size (tests and the benchmark read it)."""
-            return {"batch_sizes": dict(self.batch_sizes)}
+            engine = self.engines.get(role)
+            inner = getattr(getattr(engine, "engine", None), "stats", None)  # a VLM reader's engine-side figures
+            return {"batch_sizes": dict(self.batch_sizes), **({"engine": inner()} if callable(inner) else {})}
 
     BatchedStage.__name__ = BatchedStage.__qualname__ = name
     return serve.deployment(name=name)(BatchedStage)

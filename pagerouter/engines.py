@@ -4,8 +4,8 @@ Every engine implements one small Protocol of `pagerouter.stages` and lives in o
 
     role           config field                 Protocol        kinds
     layout         ocr.layout.kind              LayoutEngine    rapid_layout, none
-    small_reader   ocr.small_reader.kind        SmallReader     rapidocr
-    escalation     ocr.escalation.kind          Escalator       vote
+    small_reader   ocr.small_reader.kind        SmallReader     rapidocr, vlm (region VLM)
+    escalation     ocr.escalation.kind          Escalator       vote, vlm (page VLM)
 
 Adding an engine is adding its file, a line in `ENGINE_KINDS` and the kind in its config
 `Literal`: no runner changes. The same `build_engine` is what the Serve deployments call, so
@@ -32,9 +32,11 @@ ENGINE_KINDS: dict[str, dict[str, str]] = {
     },
     "small_reader": {
         "rapidocr": "pagerouter.ocr.reader_rapidocr:RapidOcrReader",
+        "vlm": "pagerouter.vlm.reader_region:VlmRegionReader",
     },
     "escalation": {
         "vote": "pagerouter.ocr.escalate:VoteEscalator",
+        "vlm": "pagerouter.vlm.escalator_page:VlmPageEscalator",
     },
 }
 """role -> kind -> `module:class`; each class is built as `cls(ocr_config)`."""

@@ -3,6 +3,7 @@ from typing import Literal
 from pydantic import Field
 
 from .base import StrictModel
+from .vlm import VlmTierConfig
 
 
 class ChecksConfig(StrictModel):
@@ -121,9 +122,18 @@ class EscalationConfig(StrictModel):
     """
 
     enabled: bool = Field(default=True, description="Re-read flagged pages; if false they stay flagged as read.")
-    kind: Literal["vote"] = Field(
+    kind: Literal["vote", "vlm"] = Field(
         default="vote",
-        description="Escalation engine: `vote` = independent CPU engines (RapidOCR hi-res, Tesseract) vote token by token.",
+        description="Escalation engine: `vote` = independent CPU engines (RapidOCR hi-res, Tesseract) vote token by "
+        "token; `vlm` = a large page VLM (olmOCR-class under vLLM, see `vlm`) with a retry ladder.",
+    )
+    vlm: VlmTierConfig = Field(
+        default_factory=VlmTierConfig, description="The large page VLM tier (used when kind is `vlm`)."
+    )
+    vlm_agreement_min: float = Field(
+        default=0.8, ge=0, le=1,
+        description="When the large VLM's reading and a first reading that passed its own checks agree on less than "
+        "this share of tokens, a third engine (the CPU vote) is read as witness and the token vote decides.",
     )
     engine_order: list[str] = Field(
         default_factory=lambda: ["rapidocr_hires", "tesseract", "rapidocr"],

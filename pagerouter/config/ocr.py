@@ -14,6 +14,7 @@ from pydantic import Field, field_validator, model_validator
 
 from .base import StrictModel
 from .checks import ChecksConfig, EscalationConfig
+from .vlm import LadderConfig, VlmTierConfig
 
 
 class RenderTargetConfig(StrictModel):
@@ -87,10 +88,22 @@ class OrientationConfig(StrictModel):
     )
 
 
-class SmallReaderConfig(StrictModel):
-    """The CPU small reader (RapidOCR: PP-OCRv6 det/rec + direction classifier, onnxruntime)."""
+def _region_tier() -> VlmTierConfig:
+    # Regions are short: a small output budget, and only two tries before the page escalates.
+    return VlmTierConfig(profile="paddleocr_vl", max_new_tokens=1024, anchor_text=False, ladder=LadderConfig(max_attempts=2))
 
-    kind: Literal["rapidocr"] = Field(default="rapidocr", description="Small reader engine.")
+
+class SmallReaderConfig(StrictModel):
+    """The small reader: RapidOCR on CPU (PP-OCRv6 det/rec + direction classifier, onnxruntime),
+    or a small document VLM per layout region (`vlm`, PaddleOCR-VL-class under vLLM)."""
+
+    kind: Literal["rapidocr", "vlm"] = Field(
+        default="rapidocr", description="Small reader engine: `rapidocr` (CPU) or `vlm` (a region VLM, see `vlm`)."
+    )
+    vlm: VlmTierConfig = Field(
+        default_factory=_region_tier,
+        description="The region VLM tier (used when kind is `vlm`); the page image size is `render_engine`'s.",
+    )
     render_engine: str = Field(default="rapidocr", description="Key in `render_targets` for the page image size.")
     text_score: float = Field(default=0.5, ge=0, le=1, description="Drop recognised lines scoring below this.")
     det_limit_type: Literal["max", "min"] = Field(

@@ -74,3 +74,19 @@ class VlmEngine(Protocol):
     def close(self) -> None:
         """Stop the engine and free its memory."""
         ...
+
+
+def to_pil(image: np.ndarray):
+    """A PIL image of an RGB uint8 array (what vLLM's multimodal input takes)."""
+    from PIL import Image
+
+    return Image.fromarray(np.ascontiguousarray(image))
+
+
+def png_bytes(image: np.ndarray) -> bytes:
+    """PNG encoding of an RGB image (for engines that send images over the wire)."""
+    import io
+
+    buf = io.BytesIO()
+    to_pil(image).save(buf, format="PNG")
+    return buf.getvalue()

@@ -1,0 +1,62 @@
+"""An asyncio event loop in a daemon thread, for engines whose client is async (vLLM's
+AsyncLLM, an httpx client) but whose callers are synchronous stage methods in worker threads.
+All of an engine's requests share the one loop, so requests from many threads are in flight
+together (that is what lets the engine batch them)."""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from concurrent.futures import Future
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+class BackgroundLoop:
+    def __init__(self, name: str):
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name=name, daemon=True)
+        self._thread.start()
+
+    def call(self, coro: Awaitable[T], timeout: float | None = None) -> T:
+        """Run `coro` on the loop and wait for its result from this (other) thread."""
+        fut: Future = asyncio.run_coroutine_threadsafe(coro, self.loop)  # type: ignore[arg-type]
+        try:
+            return fut.result(timeout=timeout)
+        except BaseException:
+            fut.cancel()
+            raise
+
+    def iterate(self, agen_factory: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
+        """Items of an async iterator made on the loop, handed over one by one through a queue;
+        stopping early cancels it (so the engine aborts the request)."""
+        q: queue.Queue = queue.Queue()
+        done = object()
+
+        async def pump():
+            try:
+                async for item in agen_factory():
+                    q.put(item)
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the consumer's thread
+                q.put(exc)
+            finally:
+                q.put(done)
+
+        fut = asyncio.run_coroutine_threadsafe(pump(), self.loop)
+        try:
+            while True:
+                item = q.get()
+                if item is done:
+                    return
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            fut.cancel()
+
+    def stop(self) -> None:
+        if self.loop.is_running():
+            self.loop.call_soon_threadsafe(self.loop.stop)
