@@ -188,7 +188,8 @@ def tail_repeats(text: str, max_period: int) -> list[TailRepeat]:
 
 def _tail_loop(text: str, tier: VlmTierConfig) -> CheckResult:
     t_rep, t_chars, t_words = tier.tail_loop_min_repeats, tier.tail_loop_min_chars, tier.tail_loop_min_unit_words
-    rule = f"a loop needs >= {t_rep} copies holding >= {t_chars} letters/digits, of a unit with >= {t_words} distinct words"
+    rule = (f"a loop needs >= {t_rep} copies holding >= {t_chars} letters/digits, "
+            f"of a unit with >= {t_words} distinct words")
     # Units without enough distinct words are legit layout (dot leaders, `| 0` cells) or
     # another check's business (one token repeated), so they never count.
     cands = [c for c in tail_repeats(text, tier.tail_loop_max_period) if c.words >= t_words]
