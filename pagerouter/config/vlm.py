@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+import re
+
+from pydantic import Field, field_validator, model_validator
 
 from .base import StrictModel
 
@@ -130,8 +132,38 @@ class VlmTierConfig(StrictModel):
         default=0.0, ge=0, le=1,
         description="Reject an output whose exp(mean token log-probability) is below this (0 = off).",
     )
+    # -- tail loop (pagerouter.vlm.detectors) ------------------------------------------------
+    # A model that degenerates repeats its last n-gram (or line) until it stops or hits
+    # max_new_tokens; legit repetition (column headers, short list items) is rarely this long.
+    tail_loop_max_period: int = Field(
+        default=30, ge=1, le=200,
+        description="Longest repeated unit, in tokens, looked for at the end of an output (tail loop).",
+    )
+    tail_loop_min_repeats: int = Field(
+        default=8, ge=2,
+        description="A tail loop is this many back-to-back copies (or more) of one unit or one line at the end of the output...",
+    )
+    tail_loop_min_chars: int = Field(
+        default=60, ge=1, description="...whose copies hold at least this many letters/digits together..."
+    )
+    tail_loop_min_unit_words: int = Field(
+        default=2, ge=1,
+        description="...and whose unit holds at least this many distinct word tokens (2+ letters/digits, or a CJK "
+        "character): one repeated cell like `| 0.00` is a table, and single-token loops are `repetition_token`'s.",
+    )
     region_pad_px: int = Field(default=4, ge=0, description="Region profile: pixels of margin around a region crop.")
     min_region_px: int = Field(default=8, ge=1, description="Region profile: regions thinner than this are skipped.")
+
+    @field_validator("leak_patterns")
+    @classmethod
+    def _patterns_compile(cls, v: list[str]) -> list[str]:
+        # A typo in a pattern should fail at config load, not on the first page.
+        for p in v:
+            try:
+                re.compile(p)
+            except re.error as exc:
+                raise ValueError(f"leak pattern {p!r} is not a valid regular expression: {exc}") from exc
+        return v
 
     def render_key(self) -> str:
         return self.render_engine or self.profile
