@@ -220,3 +220,46 @@ def request_builder(img: np.ndarray, max_tokens: int = 600) -> Callable[[float, 
 
     return build
 
+
+
+class PromptRoutedFakeVlmEngine:
+    """FAKE VlmEngine whose answer depends on the prompt (for per-region readers, whose requests
+    arrive concurrently in no fixed order): `answers` maps a prompt prefix to a list of outputs
+    replayed in turn for that prefix (the last one repeats)."""
+
+    name = "routed-fake"
+    version = "routed-fake 0 / no model"
+
+    def __init__(self, answers: dict[str, list[ScriptedOutput]]):
+        import threading
+
+        self.answers = {k: list(v) for k, v in answers.items()}
+        self.requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+
+    def generate(self, requests: list[VlmRequest]) -> list[Generation]:
+        out = []
+        for req in requests:
+            with self._lock:
+                self.requests.append(RecordedRequest(
+                    temperature=req.temperature, max_tokens=req.max_tokens, prompt=req.prompt,
+                    image_shape=None if req.image is None else tuple(req.image.shape), image=None))
+                key = next((k for k in self.answers if req.prompt.startswith(k)), None)
+                if key is None:
+                    raise AssertionError(f"no scripted answer for prompt {req.prompt[:40]!r}")
+                queue = self.answers[key]
+                s = queue.pop(0) if len(queue) > 1 else queue[0]
+            n = s.completion_tokens if s.completion_tokens is not None else len(s.text.split())
+            out.append(Generation(text=s.text, finish_reason=s.finish_reason, prompt_tokens=s.prompt_tokens,
+                                  completion_tokens=n, seconds=s.seconds, mean_logprob=s.mean_logprob, error=s.error))
+        return out
+
+    def stream(self, request: VlmRequest) -> Iterator[str]:
+        (gen,) = self.generate([request])
+        yield from gen.text.split(" ")
+
+    def stats(self) -> dict:
+        return {"requests": len(self.requests)}
+
+    def close(self) -> None:
+        pass

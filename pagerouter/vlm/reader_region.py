@@ -47,6 +47,8 @@ class VlmRegionReader:
         self.tier = cfg.small_reader.vlm
         self.engine = engine if engine is not None else build_vlm_engine(self.tier.engine)
         self.version = self.engine.version
+        # A region may rightly hold one word, a page number or a short formula: "empty" means nothing at all.
+        self.region_checks = cfg.checks.model_copy(update={"min_chars_on_inked_page": 1})
 
     def close(self) -> None:
         self.engine.close()
@@ -69,7 +71,7 @@ class VlmRegionReader:
 
     # -- one region -----------------------------------------------------------------------------
     def _regions(self, task: OcrTask, layout: LayoutResult):
-        """(kind, pixel box in the upright image, crop) of every region to read, in reading order;
+        """(kind, region box in upright-image pixels, padded crop) of every region to read, in reading order;
         a mixed page reads only the pictures whose text the text layer lacks."""
         image = upright(task.image, layout.rotation)
         h, w = image.shape[:2]
@@ -88,7 +90,9 @@ class VlmRegionReader:
                               min(w, int(r.bbox[2]) + pad + 1), min(h, int(r.bbox[3]) + pad + 1))
             if min(x1 - x0, y1 - y0) < self.tier.min_region_px:
                 continue
-            out.append((r.kind, (x0, y0, x1, y1), image[y0:y1, x0:x1]))
+            # the block keeps the region's own box; only the crop gets the margin
+            box = (max(0.0, r.bbox[0]), max(0.0, r.bbox[1]), min(float(w), r.bbox[2]), min(float(h), r.bbox[3]))
+            out.append((r.kind, box, image[y0:y1, x0:x1]))
         return out
 
     def _read_region(self, index: int, kind: str, task: OcrTask, crop: np.ndarray) -> LadderOutcome | None:
@@ -108,9 +112,9 @@ class VlmRegionReader:
             except ProfileParseError as exc:
                 return Judged(parsed=None, checks=[CheckResult(name="vlm_parse", passed=False, reason=str(exc))]
                               + judge_output(gen, gen.text, ink=ink, expected_script=task.decision.script,
-                                             tier=tier, checks=self.cfg.checks))
+                                             tier=tier, checks=self.region_checks))
             return Judged(parsed=parsed, checks=judge_output(
-                gen, parsed.text, ink=ink, expected_script=task.decision.script, tier=tier, checks=self.cfg.checks))
+                gen, parsed.text, ink=ink, expected_script=task.decision.script, tier=tier, checks=self.region_checks))
 
         return run_ladder(self.engine, build, judge, tier.ladder, tier="small_reader",
                           engine_label=self.version, region=index)

@@ -1,0 +1,185 @@
+"""The VLM tiers wired into the page graph, with FAKE engines (random-weight models read nothing,
+so outputs are scripted): the region reader's prompts and parsers, the page escalator's ladder,
+rotation feedback, fallback and the vote with a real third engine, attempts in the page JSON.
+
+Layout, RapidOCR and Tesseract run for real; only the VLM's answers are scripted.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pymupdf
+import pytest
+
+from pagerouter import synth
+from pagerouter.config import PagerouterConfig
+from pagerouter.converter import Converter
+from pagerouter.engines import EngineSet
+from pagerouter.model import TriageDecision
+from pagerouter.ocr.text_stats import char_error_rate as cer
+from pagerouter.output import to_json
+from pagerouter.stages import LayoutResult, OcrTask, Region
+from pagerouter.vlm.escalator_page import VlmPageEscalator
+from pagerouter.vlm.reader_region import VlmRegionReader
+from tests.vlm_fakes import (
+    PromptRoutedFakeVlmEngine, ScriptedFakeVlmEngine, ScriptedOutput, engine_failure, front_matter, loop_to_limit,
+    truncated, wrong_rotation,
+)
+
+TRUTH = "Invoice number 4711\nTotal due 99 EUR"
+
+
+@pytest.fixture(scope="module")
+def scanned_pdf(tmp_path_factory):
+    path = tmp_path_factory.mktemp("vlm") / "scan.pdf"
+    doc = pymupdf.open()
+    synth.add_scanned_page(doc, TRUTH.splitlines(), size=(320, 220), fontsize=14)
+    doc.save(path)
+    doc.close()
+    return path
+
+
+def converter(cfg: PagerouterConfig, **prebuilt) -> Converter:
+    conv = Converter(cfg)
+    conv.engines = EngineSet(cfg.ocr, prebuilt=prebuilt)
+    return conv
+
+
+def escalating_cfg(**escalation) -> PagerouterConfig:
+    """Small reader RapidOCR (real); escalation the page VLM. The confidence bar is set above
+    what any OCR line scores, so the page always escalates (the fake forces the failure)."""
+    return PagerouterConfig.model_validate({"ocr": {
+        "checks": {"min_mean_confidence": 1.0},
+        "escalation": {"kind": "vlm", **escalation},
+    }})
+
+
+def page_text(page) -> str:
+    return "\n".join(b.text for b in page.blocks if b.text.strip())
+
+
+# -- the region reader ---------------------------------------------------------------------------
+
+
+def test_region_reader_reads_each_region_with_its_task_prompt():
+    cfg = PagerouterConfig()
+    table_html = "<table><tr><td>Item</td><td>Qty</td></tr><tr><td>Bolts</td><td>40</td></tr></table>"
+    fake = PromptRoutedFakeVlmEngine({
+        "OCR:": [ScriptedOutput("Quarterly report", mean_logprob=-0.02)],
+        "Table Recognition:": [ScriptedOutput(table_html, mean_logprob=-0.05)],
+        "Formula Recognition:": [ScriptedOutput("$$E = mc^2$$", mean_logprob=-0.1)],
+    })
+    reader = VlmRegionReader(cfg.ocr, engine=fake)
+    img = np.full((400, 300, 3), 255, np.uint8)
+    img[20:380, 20:280] = 0  # ink everywhere the regions are
+    task = OcrTask(source="t.pdf", number=3, width=150, height=200, decision=TriageDecision(route="ocr"),
+                   image=img, scale=2.0, page_bytes=b"", ink=0.5)
+    layout = LayoutResult(rotation=0, regions=[
+        Region("title", (20, 20, 280, 60), 0.9, 0), Region("table", (20, 80, 280, 200), 0.9, 1),
+        Region("figure", (20, 210, 280, 300), 0.9, 2), Region("equation", (20, 310, 280, 380), 0.9, 3),
+    ])
+    (reading,) = reader.read_batch([task], [layout])
+    roles = [(b.role, (b.text.splitlines() or [""])[0]) for b in reading.blocks]
+    assert roles[0] == ("heading", "Quarterly report")
+    assert roles[1][0] == "table" and reading.blocks[1].cells == [["Item", "Qty"], ["Bolts", "40"]]
+    assert roles[2] == ("figure", "")
+    assert reading.blocks[3].role == "formula" and "E = mc^2" in reading.blocks[3].text
+    # provenance: page points (pixels / scale), engine, route, confidence from the log-probabilities
+    assert reading.blocks[1].bbox == (10.0, 40.0, 140.0, 100.0)
+    assert all(b.page == 3 and b.route == "ocr" and b.engine == "vlm_region" for b in reading.blocks)
+    assert reading.blocks[0].confidence == pytest.approx(np.exp(-0.02), abs=1e-3)
+    # the figure was not sent; three prompts, one per readable region
+    assert sorted(r.prompt for r in fake.requests) == ["Formula Recognition:", "OCR:", "Table Recognition:"]
+    assert [a.accepted for a in reading.attempts] == [True, True, True]
+    assert not reading.flagged
+
+
+def test_region_reader_retries_a_truncated_region_then_flags_the_page():
+    cfg = PagerouterConfig()
+    fake = PromptRoutedFakeVlmEngine({"OCR:": [truncated(max_tokens=40)]})
+    reader = VlmRegionReader(cfg.ocr, engine=fake)
+    img = np.zeros((200, 300, 3), np.uint8)
+    task = OcrTask(source="t.pdf", number=1, width=150, height=100, decision=TriageDecision(route="ocr"),
+                   image=img, scale=2.0, page_bytes=b"", ink=0.5)
+    (reading,) = reader.read_batch([task], [LayoutResult(rotation=0, regions=[Region("text", (0, 0, 300, 200), 0.9)])])
+    assert [a.temperature for a in reading.attempts] == [0.1, 0.1]  # the small tier's two tries
+    assert all(not a.accepted and any(r.startswith("vlm_truncated") for r in a.rejected_because) for a in reading.attempts)
+    failed = {c.name: c for c in reading.checks if not c.passed}
+    assert "vlm_regions" in failed and "region 0 (text)" in failed["vlm_regions"].reason
+    # the least-bad text is kept as a low-confidence witness, never lost and never trusted
+    assert reading.blocks and reading.blocks[0].confidence <= 0.3
+
+
+# -- the page escalator ----------------------------------------------------------------------------
+
+
+def test_escalation_ladder_rotation_feedback_and_attempts_in_json(scanned_pdf):
+    good = ScriptedOutput(front_matter() + TRUTH.replace("\n", "\n\n"), mean_logprob=-0.01)
+    fake = ScriptedFakeVlmEngine([wrong_rotation(90), truncated(max_tokens=20), good])
+    cfg = escalating_cfg()
+    doc = converter(cfg, escalation=VlmPageEscalator(cfg.ocr, engine=fake)).convert(scanned_pdf)
+    page = doc.pages[0]
+    attempts = [a for a in page.attempts if a.tier == "escalation"]
+    assert [(a.number, a.temperature, a.rotation, a.accepted) for a in attempts] == [
+        (1, 0.1, 0, False), (2, 0.1, 90, False), (3, 0.2, 90, True)]
+    assert any(r.startswith("rotation_invalid") for r in attempts[0].rejected_because)
+    assert any(r.startswith("vlm_truncated") for r in attempts[1].rejected_because)
+    # the re-render was turned a quarter: width and height swapped
+    h, w = fake.requests[0].image_shape[:2]
+    assert fake.requests[1].image_shape[:2] == (w, h)
+    assert page.rotation == 90
+    assert cer(TRUTH, page_text(page)) == 0
+    assert {b.engine for b in page.blocks} == {"vlm_page"} and {b.route for b in page.blocks} == {"escalation"}
+    # every attempt is in the JSON a user gets back
+    data = json.loads(to_json(doc))
+    assert [a["finish_reason"] for a in data["pages"][0]["attempts"] if a["tier"] == "escalation"] == ["stop", "length", "stop"]
+
+
+def test_agreeing_vlm_reading_is_taken_and_placed_on_the_small_readers_boxes(scanned_pdf):
+    fake = ScriptedFakeVlmEngine([ScriptedOutput(front_matter() + TRUTH.replace("\n", "\n\n"))])
+    cfg = escalating_cfg()
+    page = converter(cfg, escalation=VlmPageEscalator(cfg.ocr, engine=fake)).convert(scanned_pdf).pages[0]
+    assert cer(TRUTH, page_text(page)) == 0 and page.blocks[0].engine == "vlm_page"
+    # boxes come from the first reading's matching lines, not the whole page
+    assert all(b.bbox != (0.0, 0.0, page.width, page.height) for b in page.blocks)
+    for b in page.blocks:
+        x0, y0, x1, y1 = b.bbox
+        assert 0 <= x0 < x1 <= page.width and 0 <= y0 < y1 <= page.height
+        assert (x1 - x0) * (y1 - y0) < 0.5 * page.width * page.height
+
+
+def test_disagreeing_readings_are_decided_by_a_real_third_engine(scanned_pdf):
+    """The VLM invents digits; RapidOCR's first reading passed its own checks (only its
+    confidence was low). The CPU vote (RapidOCR hi-res + Tesseract) is the witness."""
+    lie = ScriptedOutput(front_matter() + "Invoice number 4117\n\nTotal due 66 EUR")
+    fake = ScriptedFakeVlmEngine([lie])
+    cfg = escalating_cfg()
+    page = converter(cfg, escalation=VlmPageEscalator(cfg.ocr, engine=fake)).convert(scanned_pdf).pages[0]
+    vote_check = next(c for c in page.checks if c.name == "vlm_vote")
+    assert "kept the first reading" in vote_check.reason, vote_check.reason
+    assert cer(TRUTH, page_text(page)) < 0.1
+    assert "4117" not in page_text(page)
+
+
+def test_every_attempt_failing_keeps_the_first_reading_flagged(scanned_pdf):
+    fake = ScriptedFakeVlmEngine([loop_to_limit(max_tokens=300)] * 6 + [engine_failure()] * 2)
+    cfg = escalating_cfg()
+    page = converter(cfg, escalation=VlmPageEscalator(cfg.ocr, engine=fake)).convert(scanned_pdf).pages[0]
+    attempts = [a for a in page.attempts if a.tier == "escalation"]
+    assert [a.temperature for a in attempts] == [0.1, 0.1, 0.2, 0.3, 0.5, 0.8, 0.9, 1.0]
+    assert not any(a.accepted for a in attempts)
+    assert attempts[-1].finish_reason == "error" and "CUDA out of memory" in attempts[-1].rejected_because[0]
+    assert page.status == "flagged" and "vlm_ladder_exhausted" in page.flags
+    exhausted = next(c for c in page.checks if c.name == "vlm_ladder_exhausted")
+    assert "kept the first reading" in exhausted.reason
+    assert cer(TRUTH, page_text(page)) < 0.1  # the small reader's text survives
+
+
+def test_tier_config_errors_are_clear():
+    with pytest.raises(ValueError, match="openai_server needs base_url"):
+        PagerouterConfig.model_validate({"ocr": {"escalation": {"kind": "vlm", "vlm": {"engine": {"kind": "openai_server"}}}}})
+    with pytest.raises(ValueError, match="needs `model`"):
+        cfg = PagerouterConfig.model_validate({"ocr": {"escalation": {"kind": "vlm"}}})
+        EngineSet(cfg.ocr).get("escalation")
