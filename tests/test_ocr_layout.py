@@ -134,3 +134,95 @@ def test_render_targets_merge_with_defaults_and_typos_fail():
         load_config(overrides={"ocr": {"small_reader": {"kind": "paddle"}}})
     with pytest.raises(ValidationError):
         load_config(overrides={"ocr": {"scripts": {"table": {"Latin": {"tesseract_langs": "eng", "rapidocr": True, "typo": 1}}}}})
+
+
+# ---- device (onnxruntime execution provider) -----------------------------------------------
+# This machine's onnxruntime has no CUDA provider, so only the CPU side and the decision logic
+# run here; that `cuda` gives the same regions on a GPU is NOT tested here (needs a GPU box).
+
+
+def _device_cfg(device: str) -> OcrConfig:
+    c = OcrConfig()
+    c.layout.device = device
+    return c
+
+
+def test_layout_device_cpu_and_auto_give_identical_regions_on_a_cpu_only_machine(cfg):
+    import onnxruntime as ort
+
+    assert "CUDAExecutionProvider" not in ort.get_available_providers(), "this test expects a CPU-only onnxruntime"
+    doc = pymupdf.open()
+    synth.add_text_page(doc, [synth.LOREM] * 3, title="Device check", columns=2)
+    task = task_for(doc, cfg)
+    results = {}
+    for device in ("cpu", "auto"):
+        eng = build_engine("layout", _device_cfg(device))
+        assert eng.provider == "CPUExecutionProvider" and eng.version.endswith("on CPUExecutionProvider")
+        results[device] = [(r.kind, r.bbox, r.score, r.order) for r in eng.detect_batch([task])[0].regions]
+    assert results["cpu"], "no regions on a page full of text"
+    assert results["cpu"] == results["auto"]
+
+
+def test_layout_device_cuda_without_the_cuda_provider_fails_naming_the_providers():
+    import onnxruntime as ort
+
+    with pytest.raises(RuntimeError) as err:
+        build_engine("layout", _device_cfg("cuda"))
+    msg = str(err.value)
+    assert "CUDAExecutionProvider" in msg and "onnxruntime-gpu" in msg
+    assert str(list(ort.get_available_providers())) in msg
+
+
+def test_layout_device_is_validated():
+    from pydantic import ValidationError
+
+    from pagerouter.config import load_config
+
+    assert load_config(overrides={"ocr": {"layout": {"device": "auto"}}}).ocr.layout.device == "auto"
+    with pytest.raises(ValidationError):
+        load_config(overrides={"ocr": {"layout": {"device": "gpu"}}})
+
+
+class _FakeSession:
+    def __init__(self, providers):
+        self._providers = providers
+
+    def get_providers(self):
+        return self._providers
+
+
+def _fake_rapid_layout(monkeypatch, seen: list, session_providers: list[str]):
+    """Replace rapid_layout.RapidLayout by a stub recording its engine_cfg, whose ORT session
+    reports `session_providers`."""
+    import types
+
+    import rapid_layout
+
+    class FakeRapidLayout:
+        def __init__(self, **kw):
+            seen.append(kw["engine_cfg"])
+            self.session = types.SimpleNamespace(session=_FakeSession(session_providers))
+
+    monkeypatch.setattr(rapid_layout, "RapidLayout", FakeRapidLayout)
+
+
+def test_layout_device_asks_rapid_layout_for_cuda_only_when_onnxruntime_offers_it(monkeypatch):
+    import onnxruntime as ort
+
+    seen: list = []
+    cuda_and_cpu = ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    # an onnxruntime-gpu install whose CUDA provider starts
+    monkeypatch.setattr(ort, "get_available_providers", lambda: cuda_and_cpu)
+    _fake_rapid_layout(monkeypatch, seen, cuda_and_cpu)
+    for device in ("auto", "cuda"):
+        eng = build_engine("layout", _device_cfg(device))
+        assert eng.provider == "CUDAExecutionProvider" and eng.version.endswith("on CUDAExecutionProvider")
+    eng = build_engine("layout", _device_cfg("cpu"))
+    assert seen == [{"use_cuda": True}, {"use_cuda": True}, {"use_cuda": False}]  # use_cuda always explicit
+
+    # onnxruntime lists CUDA but the session falls back to CPU (CUDA/cuDNN libraries missing)
+    seen.clear()
+    _fake_rapid_layout(monkeypatch, seen, ["CPUExecutionProvider"])
+    assert build_engine("layout", _device_cfg("auto")).provider == "CPUExecutionProvider"  # auto accepts it
+    with pytest.raises(RuntimeError, match=r"runs on \['CPUExecutionProvider'\].*failed to start"):
+        build_engine("layout", _device_cfg("cuda"))

