@@ -10,6 +10,9 @@ from pathlib import Path
 
 from pagerouter.cli import EXIT_OK, EXIT_PAGES_FAILED, load_cli_config, usage_error
 
+DEFAULT_TIMEOUT_S = 600.0
+BULK_TIMEOUT_S = 3600.0  # a bulk request may hold pages for the tier's bulk bound (default 900 s) each
+
 
 def add_command(sub) -> None:
     c = sub.add_parser("client", help="talk to a running pagerouter server")
@@ -25,7 +28,20 @@ def add_command(sub) -> None:
     cc.add_argument("--config", type=Path, help="config whose `output` section shapes the Markdown")
     cc.add_argument("--page-markers", action="store_true", help="mark page boundaries in the Markdown")
     cc.add_argument("--stream", action="store_true", help="use the streaming API (pages arrive as they finish)")
-    cc.add_argument("--timeout", type=float, default=600.0, help="seconds before the request is abandoned")
+    cc.add_argument(
+        "--wait", choices=["interactive", "bulk"], default=None,
+        help="how long flagged pages wait for the escalation tier to wake and answer: interactive (the server's "
+        "default, serve.escalation_timeout_s) or bulk (serve.escalation_timeout_bulk_s)",
+    )
+    cc.add_argument(
+        "--escalation-wait-s", type=float, metavar="SECONDS",
+        help="wait at most this long for the escalation tier (capped by the server at the --wait mode's bound)",
+    )
+    cc.add_argument(
+        "--timeout", type=float, default=None,
+        help=f"seconds before the request is abandoned (default {DEFAULT_TIMEOUT_S:g}, "
+        f"{BULK_TIMEOUT_S:g} with --wait bulk)",
+    )
     cc.add_argument("--application", default="pagerouter", help="Serve application name (gRPC routing)")
     cc.set_defaults(func=cmd_client_convert)
 
@@ -37,17 +53,21 @@ def cmd_client_convert(args) -> int:
     cfg = load_cli_config(args.config, args.page_markers)
     if not args.input.is_file():
         return usage_error(f"{args.input}: no such file")
-    kw = {"filename": str(args.input), "pages": args.pages, "password": args.password}
+    if args.escalation_wait_s is not None and not args.escalation_wait_s > 0:
+        return usage_error(f"--escalation-wait-s must be a positive number of seconds, not {args.escalation_wait_s:g}")
+    timeout = args.timeout if args.timeout is not None else BULK_TIMEOUT_S if args.wait == "bulk" else DEFAULT_TIMEOUT_S
+    kw = {"filename": str(args.input), "pages": args.pages, "password": args.password, "wait": args.wait,
+          "escalation_wait_s": args.escalation_wait_s}
     try:
         if args.url:
             from clients.http_client import PagerouterHttpClient
 
-            with PagerouterHttpClient(args.url, timeout=args.timeout) as client:
+            with PagerouterHttpClient(args.url, timeout=timeout) as client:
                 doc = client.convert_streamed(args.input, **kw) if args.stream else client.convert(args.input, **kw)
         else:
             from clients.grpc_client import PagerouterGrpcClient
 
-            with PagerouterGrpcClient(args.grpc, timeout=args.timeout, application=args.application) as client:
+            with PagerouterGrpcClient(args.grpc, timeout=timeout, application=args.application) as client:
                 doc = client.convert_streamed(args.input, **kw) if args.stream else client.convert(args.input, **kw)
     except PagerouterClientError as exc:
         return usage_error(exc.message if exc.code in ("bad_input", "bad_pages") else str(exc))

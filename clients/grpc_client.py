@@ -4,6 +4,7 @@
         doc = c.convert("paper.pdf")
         for item in c.stream("paper.pdf"): ...       # Page ... then the Document summary
         page = c.convert_page("paper.pdf", page=3)
+        doc = c.convert("scan.pdf", wait="bulk")     # flagged pages may wait for a cold escalation tier
 
 Calls carry the `application` metadata (Serve routes by it when several apps run) and a
 deadline; failures raise PagerouterClientError (code from the `error-code` trailer).
@@ -42,14 +43,24 @@ def _error(exc: grpc.RpcError) -> PagerouterClientError:
     return PagerouterClientError(status.name if status else "UNKNOWN", code, details or "", rid)
 
 
-def _request(file, filename, pages, password) -> pb.ConvertRequest:
-    data, name = read_input(file, filename)
-    return pb.ConvertRequest(data=data, filename=name, pages=pages or "", password=password or "")
+def _wait(wait: str | None, escalation_wait_s: float | None) -> dict:
+    """The request's wait fields; an unset escalation_wait_s stays unset (proto3 `optional`)."""
+    out: dict = {"wait": wait or ""}
+    if escalation_wait_s is not None:
+        out["escalation_wait_s"] = escalation_wait_s
+    return out
 
 
-def _page_request(file, filename, page, password) -> pb.PageRequest:
+def _request(file, filename, pages, password, wait=None, escalation_wait_s=None) -> pb.ConvertRequest:
     data, name = read_input(file, filename)
-    return pb.PageRequest(data=data, filename=name, page=page, password=password or "")
+    return pb.ConvertRequest(data=data, filename=name, pages=pages or "", password=password or "",
+                             **_wait(wait, escalation_wait_s))
+
+
+def _page_request(file, filename, page, password, wait=None, escalation_wait_s=None) -> pb.PageRequest:
+    data, name = read_input(file, filename)
+    return pb.PageRequest(data=data, filename=name, page=page, password=password or "",
+                          **_wait(wait, escalation_wait_s))
 
 
 def _item(reply: pb.StreamReply) -> Page | Document:
@@ -76,10 +87,12 @@ class PagerouterGrpcClient:
         self._channel.close()
 
     def convert(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
-                password: str | None = None) -> Document:
+                password: str | None = None, wait: str | None = None,
+                escalation_wait_s: float | None = None) -> Document:
         try:
             reply = self._stub.ConvertDocument(
-                _request(file, filename, pages, password), timeout=self.timeout, metadata=self.metadata
+                _request(file, filename, pages, password, wait, escalation_wait_s),
+                timeout=self.timeout, metadata=self.metadata,
             )
         except grpc.RpcError as exc:
             raise _error(exc) from None
@@ -87,9 +100,11 @@ class PagerouterGrpcClient:
         return proto_model.document_from_proto(reply.document)
 
     def stream(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
-               password: str | None = None) -> Iterator[Page | Document]:
+               password: str | None = None, wait: str | None = None,
+               escalation_wait_s: float | None = None) -> Iterator[Page | Document]:
         call = self._stub.StreamDocument(
-            _request(file, filename, pages, password), timeout=self.timeout, metadata=self.metadata
+            _request(file, filename, pages, password, wait, escalation_wait_s),
+            timeout=self.timeout, metadata=self.metadata,
         )
         try:
             for reply in call:
@@ -103,10 +118,12 @@ class PagerouterGrpcClient:
         return assemble(list(self.stream(file, **kw)))
 
     def convert_page(self, file: str | Path | bytes, page: int = 1, *, filename: str | None = None,
-                     password: str | None = None) -> Page:
+                     password: str | None = None, wait: str | None = None,
+                     escalation_wait_s: float | None = None) -> Page:
         try:
             reply = self._stub.ConvertPage(
-                _page_request(file, filename, page, password), timeout=self.timeout, metadata=self.metadata
+                _page_request(file, filename, page, password, wait, escalation_wait_s),
+                timeout=self.timeout, metadata=self.metadata,
             )
         except grpc.RpcError as exc:
             raise _error(exc) from None
@@ -132,10 +149,12 @@ class AsyncPagerouterGrpcClient:
         await self._channel.close()
 
     async def convert(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
-                      password: str | None = None) -> Document:
+                      password: str | None = None, wait: str | None = None,
+                      escalation_wait_s: float | None = None) -> Document:
         try:
             reply = await self._stub.ConvertDocument(
-                _request(file, filename, pages, password), timeout=self.timeout, metadata=self.metadata
+                _request(file, filename, pages, password, wait, escalation_wait_s),
+                timeout=self.timeout, metadata=self.metadata,
             )
         except grpc.RpcError as exc:
             raise _error(exc) from None
@@ -143,9 +162,11 @@ class AsyncPagerouterGrpcClient:
         return proto_model.document_from_proto(reply.document)
 
     async def stream(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
-                     password: str | None = None) -> AsyncIterator[Page | Document]:
+                     password: str | None = None, wait: str | None = None,
+                     escalation_wait_s: float | None = None) -> AsyncIterator[Page | Document]:
         call = self._stub.StreamDocument(
-            _request(file, filename, pages, password), timeout=self.timeout, metadata=self.metadata
+            _request(file, filename, pages, password, wait, escalation_wait_s),
+            timeout=self.timeout, metadata=self.metadata,
         )
         try:
             async for reply in call:
@@ -159,10 +180,12 @@ class AsyncPagerouterGrpcClient:
         return assemble([item async for item in self.stream(file, **kw)])
 
     async def convert_page(self, file: str | Path | bytes, page: int = 1, *, filename: str | None = None,
-                           password: str | None = None) -> Page:
+                           password: str | None = None, wait: str | None = None,
+                           escalation_wait_s: float | None = None) -> Page:
         try:
             reply = await self._stub.ConvertPage(
-                _page_request(file, filename, page, password), timeout=self.timeout, metadata=self.metadata
+                _page_request(file, filename, page, password, wait, escalation_wait_s),
+                timeout=self.timeout, metadata=self.metadata,
             )
         except grpc.RpcError as exc:
             raise _error(exc) from None

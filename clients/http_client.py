@@ -4,6 +4,7 @@
         doc = c.convert("paper.pdf")                 # Document
         for item in c.stream("paper.pdf"): ...       # Page ... then the Document summary
         page = c.convert_page("paper.pdf", page=3)   # Page
+        doc = c.convert("scan.pdf", wait="bulk")     # flagged pages may wait for a cold escalation tier
 
 Every call has a timeout; failures raise PagerouterClientError with the server's code.
 """
@@ -92,19 +93,25 @@ class PagerouterHttpClient:
         return resp
 
     def convert(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
-                password: str | None = None) -> Document:
-        resp = self._post("/v1/convert", file, filename, pages=pages, password=password)
+                password: str | None = None, wait: str | None = None,
+                escalation_wait_s: float | None = None) -> Document:
+        resp = self._post("/v1/convert", file, filename, pages=pages, password=password, wait=wait,
+                          escalation_wait_s=escalation_wait_s)
         return Document.model_validate_json(resp.content)
 
     def convert_markdown(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
-                         password: str | None = None) -> str:
-        return self._post("/v1/convert", file, filename, pages=pages, password=password, format="md").text
+                         password: str | None = None, wait: str | None = None,
+                         escalation_wait_s: float | None = None) -> str:
+        return self._post("/v1/convert", file, filename, pages=pages, password=password, format="md",
+                          wait=wait, escalation_wait_s=escalation_wait_s).text
 
     def stream(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
-               password: str | None = None) -> Iterator[Page | Document]:
+               password: str | None = None, wait: str | None = None,
+               escalation_wait_s: float | None = None) -> Iterator[Page | Document]:
         """Pages in page order as they finish, then the Document summary (without pages)."""
         data, name = read_input(file, filename)
-        params = _params(name, pages=pages, password=password, stream=True)
+        params = _params(name, pages=pages, password=password, stream=True, wait=wait,
+                         escalation_wait_s=escalation_wait_s)
         with self._http.stream(
             "POST", "/v1/convert", content=data, params=params, headers={"content-type": "application/octet-stream"}
         ) as resp:
@@ -120,8 +127,10 @@ class PagerouterHttpClient:
         return assemble(list(self.stream(file, **kw)))
 
     def convert_page(self, file: str | Path | bytes, page: int = 1, *, filename: str | None = None,
-                     password: str | None = None) -> Page:
-        resp = self._post("/v1/pages", file, filename, page=page, password=password)
+                     password: str | None = None, wait: str | None = None,
+                     escalation_wait_s: float | None = None) -> Page:
+        resp = self._post("/v1/pages", file, filename, page=page, password=password, wait=wait,
+                          escalation_wait_s=escalation_wait_s)
         return Page.model_validate_json(resp.content)
 
     def health(self) -> dict:
@@ -159,14 +168,18 @@ class AsyncPagerouterHttpClient:
         return resp
 
     async def convert(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
-                      password: str | None = None) -> Document:
-        resp = await self._post("/v1/convert", file, filename, pages=pages, password=password)
+                      password: str | None = None, wait: str | None = None,
+                      escalation_wait_s: float | None = None) -> Document:
+        resp = await self._post("/v1/convert", file, filename, pages=pages, password=password, wait=wait,
+                                escalation_wait_s=escalation_wait_s)
         return Document.model_validate_json(resp.content)
 
     async def stream(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
-                     password: str | None = None) -> AsyncIterator[Page | Document]:
+                     password: str | None = None, wait: str | None = None,
+                     escalation_wait_s: float | None = None) -> AsyncIterator[Page | Document]:
         data, name = read_input(file, filename)
-        params = _params(name, pages=pages, password=password, stream=True)
+        params = _params(name, pages=pages, password=password, stream=True, wait=wait,
+                         escalation_wait_s=escalation_wait_s)
         async with self._http.stream(
             "POST", "/v1/convert", content=data, params=params, headers={"content-type": "application/octet-stream"}
         ) as resp:
@@ -182,8 +195,10 @@ class AsyncPagerouterHttpClient:
         return assemble([item async for item in self.stream(file, **kw)])
 
     async def convert_page(self, file: str | Path | bytes, page: int = 1, *, filename: str | None = None,
-                           password: str | None = None) -> Page:
-        resp = await self._post("/v1/pages", file, filename, page=page, password=password)
+                           password: str | None = None, wait: str | None = None,
+                           escalation_wait_s: float | None = None) -> Page:
+        resp = await self._post("/v1/pages", file, filename, page=page, password=password, wait=wait,
+                                escalation_wait_s=escalation_wait_s)
         return Page.model_validate_json(resp.content)
 
     async def health(self) -> dict:

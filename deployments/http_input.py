@@ -104,6 +104,24 @@ def query_bool(fields: dict[str, str], key: str) -> bool:
     raise ApiError(400, "bad_request", f"{key} must be true or false, not {raw!r}")
 
 
+def wait_fields(fields: dict[str, str]) -> tuple[str | None, float | None]:
+    """(wait, escalation_wait_s) from the query or form fields `wait=interactive|bulk` and
+    `escalation_wait_s=<seconds>`; a bad value is a 400 `bad_request`. The wait is capped at
+    the mode's configured bound later (`pagerouter.escalation_wait`)."""
+    from pagerouter.escalation_wait import WAIT_MODES, parse_wait_seconds
+
+    mode = (fields.get("wait") or "").strip().lower() or None
+    if mode is not None and mode not in WAIT_MODES:
+        raise ApiError(400, "bad_request", f"wait must be interactive or bulk, not {mode!r}")
+    try:
+        seconds = parse_wait_seconds(fields.get("escalation_wait_s"))
+    except ValueError as exc:
+        raise ApiError(400, "bad_request", str(exc)) from None
+    if seconds is not None and not (seconds > 0 and seconds != float("inf")):
+        raise ApiError(400, "bad_request", f"escalation_wait_s must be a positive number of seconds, not {seconds:g}")
+    return mode, seconds
+
+
 def public_config(cfg: PagerouterConfig) -> dict[str, Any]:
     """The effective config with anything secret-looking redacted."""
 

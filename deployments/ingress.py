@@ -22,6 +22,7 @@ from ray import serve
 from ray.serve.handle import DeploymentHandle
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from pagerouter.escalation_wait import EscalationWait, resolve_escalation_wait
 from pagerouter.model import Document, Page
 from pagerouter.output import to_markdown
 from pagerouter.pipeline import TriageOutcome, convert_pages
@@ -31,7 +32,7 @@ from pagerouter.wire.items import DocumentHead, DocumentTail, InputProblem
 from pagerouter.wire.protos import pagerouter_pb2 as pb
 
 from .common import load_cfg
-from .http_input import ApiError, error_body, internal_message, parse_upload, public_config, query_bool
+from .http_input import ApiError, error_body, internal_message, parse_upload, public_config, query_bool, wait_fields
 from .observe import GraphMetrics, current_request_id, stage_span
 
 def _version() -> str:
@@ -64,6 +65,10 @@ def _single_page_problem(number: int, name: str) -> InputProblem | None:
     detail = f"page {number} requested; pages are numbered from 1"
     return InputProblem("bad_pages", f"{name}: {detail}", name, None, detail)
 
+def _grpc_wait(request) -> tuple[str | None, float | None]:
+    """(wait, escalation_wait_s) of a ConvertRequest or PageRequest ("" and unset = defaults)."""
+    return request.wait or None, request.escalation_wait_s if request.HasField("escalation_wait_s") else None
+
 # Module helpers used by Ingress methods are defined above the class: Serve's ingress wrapper
 # resolves them when the class is built.
 
@@ -87,9 +92,19 @@ class IngressCore:
 
     # ------------------------------------------------------------------ the one conversion path
     async def convert_items(
-        self, data: bytes, name: str, password: str | None, pages: str | None
+        self, data: bytes, name: str, password: str | None, pages: str | None,
+        wait: str | None = None, escalation_wait_s: float | None = None,
     ) -> AsyncIterator[DocumentHead | InputProblem | Page | DocumentTail]:
-        """DocumentHead (or InputProblem and stop), every Page in page order, DocumentTail."""
+        """DocumentHead (or InputProblem and stop), every Page in page order, DocumentTail.
+
+        `wait` (interactive | bulk) and `escalation_wait_s` set how long this request's flagged
+        pages wait for the escalation tier (capped at the mode's configured bound); a bad value
+        is an InputProblem `bad_request` before any work starts."""
+        try:
+            escalation = resolve_escalation_wait(self.cfg.serve, wait, escalation_wait_s)
+        except ValueError as exc:
+            yield InputProblem("bad_request", f"{name}: {exc}", name, None, str(exc))
+            return
         stream = self.triage.outcomes.options(stream=True).remote(data, name, password, pages)
         finished = False
         try:
@@ -106,7 +121,7 @@ class IngressCore:
                     yield outcome
                 finished = True
 
-            calls = self._ocr_calls(used)
+            calls = self._ocr_calls(used, escalation)
             converted = convert_pages(outcomes(), name, self.cfg, calls, concurrency=self.concurrency)
             async with aclosing(converted):  # closing it cancels the page OCR still running
                 async for page in converted:
@@ -119,7 +134,7 @@ class IngressCore:
             if not finished:
                 stream.cancel()
 
-    def _ocr_calls(self, used: dict[str, str]) -> OcrCalls | None:
+    def _ocr_calls(self, used: dict[str, str], wait: EscalationWait | None = None) -> OcrCalls | None:
         """The OCR stage calls of one request, as deployment-handle calls with a span each."""
         if not self.cfg.ocr.enabled:
             return None
@@ -137,23 +152,30 @@ class IngressCore:
             return reading
 
         async def escalate(task: OcrTask, first: Reading) -> Reading:
-            # ocr_flow bounds this with serve.escalation_timeout_s; cancelling the await
+            # ocr_flow bounds this with the request's wait (serve.escalation_timeout_s or
+            # escalation_timeout_bulk_s, or less if asked); cancelling the await
             # cancels the queued or running request, so a sleeping tier never hangs a page.
             with stage_span("escalate", task.number, task.decision.route):
                 reading, versions = await self.large_reader.escalate.remote(task, first)
             used.update(versions)
             return reading
 
-        return OcrCalls(layout=layout, read=read, escalate=escalate if self.cfg.ocr.escalation.enabled else None)
+        return OcrCalls(
+            layout=layout, read=read, escalate=escalate if self.cfg.ocr.escalation.enabled else None,
+            escalation_timeout_s=wait.seconds if wait else None, escalation_wait=wait.why if wait else "",
+        )
 
     async def _engine_versions(self, key: str, handle: DeploymentHandle) -> dict[str, str]:
         if key not in self._versions:
             self._versions[key] = await handle.describe.remote()
         return self._versions[key]
 
-    async def collect(self, data: bytes, name: str, password: str | None, pages: str | None) -> Document | InputProblem:
+    async def collect(
+        self, data: bytes, name: str, password: str | None, pages: str | None,
+        wait: str | None = None, escalation_wait_s: float | None = None,
+    ) -> Document | InputProblem:
         doc: Document | None = None
-        async with aclosing(self.convert_items(data, name, password, pages)) as items:
+        async with aclosing(self.convert_items(data, name, password, pages, wait, escalation_wait_s)) as items:
             async for item in items:
                 if isinstance(item, InputProblem):
                     return item
@@ -181,9 +203,10 @@ class IngressCore:
         stream = query_bool(fields, "stream")
         password = fields.get("password") or None
         pages = fields.get("pages") or None
+        wait = wait_fields(fields)
         if stream:
-            return await self._stream_http(data, name, password, pages, rid)
-        result = await self.collect(data, name, password, pages)
+            return await self._stream_http(data, name, password, pages, rid, wait)
+        result = await self.collect(data, name, password, pages, *wait)
         if isinstance(result, InputProblem):
             raise ApiError(_PROBLEM_STATUS.get(result.code, 400), result.code, result.message)
         # Rendering a large document takes a while: in a thread, so the ingress loop keeps serving.
@@ -192,8 +215,11 @@ class IngressCore:
             return PlainTextResponse(text, media_type="text/markdown")
         return Response(await asyncio.to_thread(result.model_dump_json), media_type="application/json")
 
-    async def _stream_http(self, data: bytes, name: str, password: str | None, pages: str | None, rid: str):
-        items = self.convert_items(data, name, password, pages)
+    async def _stream_http(
+        self, data: bytes, name: str, password: str | None, pages: str | None, rid: str,
+        wait: tuple[str | None, float | None] = (None, None),
+    ):
+        items = self.convert_items(data, name, password, pages, *wait)
         head = await items.__anext__()  # bad input must be a 4xx, not a 200 stream with an error
         if isinstance(head, InputProblem):
             await items.aclose()
@@ -228,7 +254,7 @@ class IngressCore:
         problem = _single_page_problem(number, name)
         if problem is not None:
             raise ApiError(_PROBLEM_STATUS[problem.code], problem.code, problem.message)
-        result = await self.collect(data, name, fields.get("password") or None, str(number))
+        result = await self.collect(data, name, fields.get("password") or None, str(number), *wait_fields(fields))
         if isinstance(result, InputProblem):
             raise ApiError(_PROBLEM_STATUS.get(result.code, 400), result.code, result.message)
         return Response(result.pages[0].model_dump_json(), media_type="application/json")
@@ -237,7 +263,8 @@ class IngressCore:
     async def ConvertDocument(self, request: pb.ConvertRequest, grpc_context=None) -> pb.DocumentReply:
         rid = current_request_id()
         result = await self.collect(
-            request.data, request.filename or "-", request.password or None, request.pages or None
+            request.data, request.filename or "-", request.password or None, request.pages or None,
+            *_grpc_wait(request),
         )
         if isinstance(result, InputProblem):
             _grpc_problem(grpc_context, result)
@@ -248,7 +275,10 @@ class IngressCore:
     async def StreamDocument(self, request: pb.ConvertRequest, grpc_context=None) -> AsyncIterator[pb.StreamReply]:
         rid = current_request_id()
         document: Document | None = None
-        items = self.convert_items(request.data, request.filename or "-", request.password or None, request.pages or None)
+        items = self.convert_items(
+            request.data, request.filename or "-", request.password or None, request.pages or None,
+            *_grpc_wait(request),
+        )
         async with aclosing(items):  # a cancelled call (client gone) closes it, which cancels Triage
             async for item in items:
                 if isinstance(item, InputProblem):
@@ -273,7 +303,7 @@ class IngressCore:
         if problem is not None:
             _grpc_problem(grpc_context, problem)
             return pb.PageReply(request_id=rid)
-        result = await self.collect(request.data, name, request.password or None, str(number))
+        result = await self.collect(request.data, name, request.password or None, str(number), *_grpc_wait(request))
         if isinstance(result, InputProblem):
             _grpc_problem(grpc_context, result)
             return pb.PageReply(request_id=rid)

@@ -2,7 +2,8 @@
 
 Configured with `min_replicas: 0` it sleeps when idle and wakes on the next escalation (calls
 to a zero-replica deployment queue until a replica is up). Callers always bound the wait
-(`serve.escalation_timeout_s`, enforced in pagerouter.pipeline.ocr_flow): if it cannot come
+(the request's wait: `serve.escalation_timeout_s` for interactive requests,
+`serve.escalation_timeout_bulk_s` for bulk ones, enforced in pagerouter.pipeline.ocr_flow): if it cannot come
 up (e.g. it asks for a GPU the cluster lacks) the page keeps its first reading, flagged.
 Its engine is `ocr.escalation.kind`'s, from the same `EngineSet` the Converter uses.
 """

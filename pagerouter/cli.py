@@ -38,6 +38,15 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--images", type=Path, metavar="DIR", help="save figures as PNG files here, linked from the Markdown")
     c.add_argument("--page-markers", action="store_true", help="mark page boundaries in the Markdown")
     c.add_argument("--quiet", "-q", action="store_true", help="no route summary and no progress")
+    c.add_argument(
+        "--wait", choices=["interactive", "bulk"], default="interactive",
+        help="how long flagged pages wait for the escalation tier: interactive (default, "
+        "serve.escalation_timeout_s) or bulk (serve.escalation_timeout_bulk_s); pass --wait bulk for batch runs",
+    )
+    c.add_argument(
+        "--escalation-wait-s", type=float, metavar="SECONDS",
+        help="wait at most this long for the escalation tier (capped at the --wait mode's bound)",
+    )
     _add_common(c)
 
     t = sub.add_parser("triage", help="print each page's route decision, scores and reasons")
@@ -161,12 +170,17 @@ def cmd_convert(args) -> int:
         except OSError as exc:
             return usage_error(f"{args.outdir}: cannot create output directory: {exc.strerror or exc}")
     converter = Converter(cfg)
+    try:
+        escalation = converter.escalation_wait(args.wait, args.escalation_wait_s)
+    except ValueError as exc:
+        return usage_error(str(exc).replace("escalation_wait_s", "--escalation-wait-s"))
     docs, code = [], EXIT_OK
     for path in args.inputs:
         bar = ProgressBar(path.name, not args.quiet)
         try:
             doc = converter.convert(
-                path, pages=args.pages, password=args.password, images_dir=args.images, progress=bar
+                path, pages=args.pages, password=args.password, images_dir=args.images, progress=bar,
+                wait=escalation.mode, escalation_wait_s=args.escalation_wait_s,
             )
         except InputError as exc:
             print(f"pagerouter: error: {exc}", file=sys.stderr)

@@ -2,6 +2,7 @@
 
     conv = Converter(cfg)                        # engines are built lazily, once per converter
     doc = conv.convert("in.pdf", pages="1-3", progress=lambda page, done, total: ...)
+    doc = conv.convert("archive.pdf", wait="bulk")   # flagged pages wait longer for escalation
     for page in conv.iter_pages("in.pdf"):       # pages stream in page order
         ...
 
@@ -22,6 +23,7 @@ import pymupdf
 
 from .config import PagerouterConfig
 from .engines import EngineSet
+from .escalation_wait import EscalationWait, resolve_escalation_wait
 from .inputs import SourceDocument, open_source, parse_pages
 from .memory import release_free_memory
 from .model import CheckResult, Document, Page
@@ -52,12 +54,21 @@ class Converter:
         return open_source(source, name=name, password=password)
 
     # ------------------------------------------------------------------ streaming
+    def escalation_wait(self, wait: str | None = None, escalation_wait_s: float | None = None) -> EscalationWait:
+        """The escalation wait of `wait` (interactive | bulk) and an optional explicit wait, capped
+        at the mode's configured bound; raises ValueError for bad values."""
+        return resolve_escalation_wait(self.cfg.serve, wait, escalation_wait_s)
+
     async def stream(
-        self, src: SourceDocument, numbers: list[int], *, used: dict[str, str] | None = None
+        self, src: SourceDocument, numbers: list[int], *, used: dict[str, str] | None = None,
+        wait: EscalationWait | None = None,
     ) -> AsyncIterator[Page]:
         """Each page of `numbers`, in page order, as soon as it and the pages before it are done.
-        `used` collects {engine: version} of the OCR engines that ran."""
+        `used` collects {engine: version} of the OCR engines that ran; `wait` bounds how long
+        flagged pages wait for escalation (default: the interactive bound)."""
         calls = self.engines.calls(used)
+        if calls is not None and wait is not None:
+            calls.escalation_timeout_s, calls.escalation_wait = wait.seconds, wait.why
         outcomes = triage_outcomes(src, numbers, self.cfg)
         in_flight = self.cfg.ocr.pages_in_flight_for(served=False)
         async with aclosing(convert_pages(outcomes, src.name, self.cfg, calls, concurrency=in_flight)) as pages:
@@ -73,16 +84,21 @@ class Converter:
         password: str | None = None,
         images_dir: Path | None = None,
         progress: Progress | None = None,
+        wait: str | None = None,
+        escalation_wait_s: float | None = None,
     ) -> Document:
         """Convert one input. `pages` is a selection like "1-3,7"; `images_dir` saves figure
-        blocks as PNG files; `progress` is called after each page. Raises `InputError`."""
+        blocks as PNG files; `progress` is called after each page; `wait` (interactive, the
+        default, or bulk) and `escalation_wait_s` bound how long flagged pages wait for the
+        escalation tier. Raises `InputError`, or ValueError for a bad wait."""
+        escalation = self.escalation_wait(wait, escalation_wait_s)
         owned = not isinstance(source, SourceDocument)
         src = self.open(source, name=name, password=password)
         try:
             numbers = parse_pages(pages, src.page_count, src.name)
             doc = new_document(src)
             used: dict[str, str] = {}
-            async for page in self.stream(src, numbers, used=used):
+            async for page in self.stream(src, numbers, used=used, wait=escalation):
                 if images_dir is not None and page.status != "failed":
                     save_figures(src, page, Path(images_dir))
                 doc.pages.append(page)
@@ -100,16 +116,17 @@ class Converter:
 
     def iter_pages(
         self, source: Source | SourceDocument, *, name: str | None = None, pages: str | None = None,
-        password: str | None = None,
+        password: str | None = None, wait: str | None = None, escalation_wait_s: float | None = None,
     ) -> Iterator[Page]:
         """Pages one by one, in page order, without an event loop of the caller's. Closing the
         iterator early stops the conversion (pending OCR is cancelled)."""
+        escalation = self.escalation_wait(wait, escalation_wait_s)
         owned = not isinstance(source, SourceDocument)
         src = self.open(source, name=name, password=password)
         loop = asyncio.new_event_loop()
         agen = None
         try:
-            agen = self.stream(src, parse_pages(pages, src.page_count, src.name))
+            agen = self.stream(src, parse_pages(pages, src.page_count, src.name), wait=escalation)
             while True:
                 try:
                     yield loop.run_until_complete(agen.__anext__())
@@ -126,16 +143,15 @@ class Converter:
     # ------------------------------------------------------------------ one OCR task
     def read_task(self, task: OcrTask, *, escalation_timeout_s: float | None = None) -> Reading:
         """One OCR task through the pipeline's own `ocr_flow` (layout, read, checks, escalation),
-        so tests and benchmarks of the OCR path exercise exactly what a conversion runs."""
-        cfg = self.cfg
-        if escalation_timeout_s is not None:
-            cfg = cfg.model_copy(deep=True)
-            cfg.serve.escalation_timeout_s = escalation_timeout_s
+        so tests and benchmarks of the OCR path exercise exactly what a conversion runs.
+        `escalation_timeout_s` overrides the escalation wait as is (not capped: a test knob)."""
         calls = self.engines.calls()
         if calls is None:
             raise ValueError("the OCR path is disabled in config (ocr.enabled: false)")
+        if escalation_timeout_s is not None:
+            calls.escalation_timeout_s, calls.escalation_wait = escalation_timeout_s, "read_task override"
         try:
-            return asyncio.run(ocr_flow(task, calls, cfg))
+            return asyncio.run(ocr_flow(task, calls, self.cfg))
         finally:
             release_free_memory()
 

@@ -188,7 +188,10 @@ async def ocr_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> Rea
     if not first.flagged or calls.escalate is None or not cfg.ocr.escalation.enabled:
         return first
     t2 = time.perf_counter()
-    timeout = cfg.serve.escalation_timeout_s
+    if calls.escalation_timeout_s is not None:
+        timeout, why = calls.escalation_timeout_s, calls.escalation_wait or "requested wait"
+    else:
+        timeout, why = cfg.serve.escalation_timeout_s, "interactive wait"
     try:
         second = await asyncio.wait_for(calls.escalate(task, first), timeout=timeout)
     except (asyncio.TimeoutError, TimeoutError):
@@ -198,7 +201,7 @@ async def ocr_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> Rea
                 passed=False,
                 score=timeout,
                 threshold=timeout,
-                reason=f"escalation did not answer within {timeout:g} s; kept the small reader's reading",
+                reason=f"escalation did not answer within {timeout:g} s ({why}); kept the small reader's reading",
             )
         )
         first.timings["escalate"] = time.perf_counter() - t2

@@ -116,8 +116,12 @@ class Escalator(Protocol):
 class OcrCalls:
     """The OCR-path stage calls the orchestration awaits; async so they can be local engines
     (run in worker threads) or Serve deployment handles. `escalate` is None when the
-    escalation tier is off."""
+    escalation tier is off. `escalation_timeout_s` is this request's wait for the escalation
+    tier (see `escalation_wait`; None = the config's interactive `serve.escalation_timeout_s`),
+    `escalation_wait` says how it was chosen, for the timeout check's reason."""
 
     layout: Callable[[OcrTask], Awaitable[LayoutResult]]
     read: Callable[[OcrTask, LayoutResult], Awaitable[Reading]]
     escalate: Callable[[OcrTask, Reading], Awaitable[Reading]] | None = None
+    escalation_timeout_s: float | None = None
+    escalation_wait: str = ""

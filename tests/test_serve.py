@@ -178,7 +178,9 @@ def test_large_reader_wakes_from_zero_and_sleeps_again(serve_session, docs, http
 
 def test_unschedulable_large_reader_falls_back_flagged(serve_session, docs):
     """The `gpu` app's LargeReader asks for a GPU: escalations time out, the page keeps its
-    first reading, flagged; other pages are unaffected and stream out before it (HTTP, gRPC)."""
+    first reading, flagged; other pages are unaffected and stream out before it (HTTP, gRPC).
+    The wait fields travel: over HTTP an explicit 60 s is capped at the interactive bound; over
+    gRPC a bulk request asks for a shorter explicit wait, which is used."""
     from pagerouter.model import Page
 
     def arrivals(items) -> tuple[list, dict[int, float]]:
@@ -190,23 +192,25 @@ def test_unschedulable_large_reader_falls_back_flagged(serve_session, docs):
         return got, when
 
     with PagerouterHttpClient(serve_session.gpu_http_url, timeout=CALL_TIMEOUT_S) as c:
-        http_items, http_when = arrivals(c.stream(docs["escalating"]))
+        http_items, http_when = arrivals(c.stream(docs["escalating"], escalation_wait_s=60))
+    grpc_wait_s = GPU_ESCALATION_TIMEOUT_S - 1
     with PagerouterGrpcClient(serve_session.grpc_target, timeout=CALL_TIMEOUT_S, application="gpu") as g:
-        grpc_items, grpc_when = arrivals(g.stream(docs["escalating"]))
+        grpc_items, grpc_when = arrivals(g.stream(docs["escalating"], wait="bulk", escalation_wait_s=grpc_wait_s))
     from clients.http_client import assemble
 
-    for items, when in ((http_items, http_when), (grpc_items, grpc_when)):
+    for items, when, bound, why in ((http_items, http_when, GPU_ESCALATION_TIMEOUT_S, "capped at the interactive"),
+                                    (grpc_items, grpc_when, grpc_wait_s, "requested wait, bulk bound 900 s")):
         p1, p2, p3 = assemble(items).pages
         assert p2.status == "flagged" and "escalation_timeout" in p2.flags, p2.flags
         timeout_check = next(c for c in p2.checks if c.name == "escalation_timeout")
-        assert timeout_check.threshold == GPU_ESCALATION_TIMEOUT_S
-        assert p2.timings["escalate"] >= GPU_ESCALATION_TIMEOUT_S * 0.9
+        assert timeout_check.threshold == bound and why in timeout_check.reason, timeout_check
+        assert p2.timings["escalate"] >= bound * 0.9
         assert p2.blocks, "the small reader's reading is kept"
         assert p1.status == "ok" and p1.route == "text_layer" and not p1.flags
         assert p3.status == "ok" and not p3.flags, (p3.error, p3.flags)
         # streamed as finished: page 1 is out long before page 2's escalation gives up
-        assert when[1] < when[2] - GPU_ESCALATION_TIMEOUT_S * 0.5, when
-        assert when[2] < GPU_ESCALATION_TIMEOUT_S + 60
+        assert when[1] < when[2] - bound * 0.5, when
+        assert when[2] < bound + 60
     assert serve_session.replicas("LargeReader", app="gpu") == 0
 
 
@@ -227,6 +231,7 @@ def _error_of(resp: httpx.Response) -> dict:
         ("/v1/convert?pages=9-12", {"file": "mixed"}, 400, "bad_pages"),
         ("/v1/convert?format=docx", {"file": "mixed"}, 400, "bad_request"),
         ("/v1/convert?stream=maybe", {"file": "mixed"}, 400, "bad_request"),
+        ("/v1/convert?wait=forever", {"file": "mixed"}, 400, "bad_request"),
         ("/v1/convert?stream=true", {"content": b"GIF89a not really"}, 422, "bad_input"),
         ("/v1/pages?page=0", {"file": "mixed"}, 400, "bad_pages"),
         ("/v1/pages?page=-3", {"file": "mixed"}, 400, "bad_pages"),
@@ -278,6 +283,7 @@ def test_health_and_effective_config(serve_session):
     cfg = httpx.get(serve_session.http_url + "/v1/config", timeout=30).json()
     assert cfg["ocr"]["pages_in_flight"] == 8
     assert cfg["serve"]["escalation_timeout_s"] == 90
+    assert cfg["serve"]["escalation_timeout_bulk_s"] == 900
     gpu_cfg = httpx.get(serve_session.gpu_http_url + "/v1/config", timeout=30).json()
     assert gpu_cfg["serve"]["escalation_timeout_s"] == GPU_ESCALATION_TIMEOUT_S
 

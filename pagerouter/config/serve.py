@@ -119,13 +119,22 @@ class ServeConfig(StrictModel):
     escalation_timeout_s: float = Field(
         default=120.0,
         gt=0,
-        description="Seconds to wait for the escalation tier before keeping the small reader's reading, flagged.",
+        description="Interactive bound: seconds a page waits for the escalation tier (including its wake-up "
+        "from zero replicas) before keeping the small reader's reading, flagged `escalation_timeout`. "
+        "Applies to requests with wait `interactive` (the default).",
     )
-    page_timeout_s: float = Field(
+    escalation_timeout_bulk_s: float = Field(
         default=900.0,
         gt=0,
+        description="Bulk bound: the same wait for requests with wait `bulk` (batch jobs that would rather wait "
+        "for a cold GPU tier than keep a flagged reading). Must be >= escalation_timeout_s. A caller's explicit "
+        "escalation_wait_s is capped at the bound of its mode.",
+    )
+    page_timeout_s: float = Field(
+        default=1200.0,
+        gt=0,
         description="Seconds one OCR page (layout, read, checks, escalation) may take before it is marked "
-        "failed with what it already has (keep above escalation_timeout_s).",
+        "failed with what it already has; must exceed both escalation bounds.",
     )
     app_name: str = Field(default="pagerouter", description="Serve application name (gRPC `application` metadata).")
     route_prefix: str = Field(default="/", description="HTTP route prefix of the application.")
@@ -150,3 +159,22 @@ class ServeConfig(StrictModel):
     large_reader: DeploymentSettings = Field(
         default_factory=_large, description="The escalation tier; min_replicas 0 lets it sleep when idle."
     )
+
+    @model_validator(mode="after")
+    def _timeouts_consistent(self):
+        if self.escalation_timeout_bulk_s < self.escalation_timeout_s:
+            raise ValueError(
+                f"escalation_timeout_bulk_s ({self.escalation_timeout_bulk_s:g}) must be >= "
+                f"escalation_timeout_s ({self.escalation_timeout_s:g}): bulk callers wait at least as long"
+            )
+        if self.page_timeout_s <= self.escalation_timeout_bulk_s:
+            raise ValueError(
+                f"page_timeout_s ({self.page_timeout_s:g}) must exceed the largest escalation bound "
+                f"(escalation_timeout_bulk_s = {self.escalation_timeout_bulk_s:g}), or a waiting page fails "
+                "instead of falling back"
+            )
+        return self
+
+    def escalation_bound(self, mode: str) -> float:
+        """The configured escalation wait of a wait mode (`interactive` or `bulk`)."""
+        return self.escalation_timeout_bulk_s if mode == "bulk" else self.escalation_timeout_s

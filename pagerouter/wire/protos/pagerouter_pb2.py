@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\'pagerouter/wire/protos/pagerouter.proto\x12\rpagerouter.v1\"Q\n\x0e\x43onvertRequest\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\x12\x10\n\x08\x66ilename\x18\x02 \x01(\t\x12\r\n\x05pages\x18\x03 \x01(\t\x12\x10\n\x08password\x18\x04 \x01(\t\"M\n\x0bPageRequest\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\x12\x10\n\x08\x66ilename\x18\x02 \x01(\t\x12\x0c\n\x04page\x18\x03 \x01(\x05\x12\x10\n\x08password\x18\x04 \x01(\t\"N\n\rDocumentReply\x12)\n\x08\x64ocument\x18\x01 \x01(\x0b\x32\x17.pagerouter.v1.Document\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"B\n\tPageReply\x12!\n\x04page\x18\x01 \x01(\x0b\x32\x13.pagerouter.v1.Page\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"z\n\x0bStreamReply\x12#\n\x04page\x18\x01 \x01(\x0b\x32\x13.pagerouter.v1.PageH\x00\x12*\n\x07summary\x18\x02 \x01(\x0b\x32\x17.pagerouter.v1.DocumentH\x00\x12\x12\n\nrequest_id\x18\x03 \x01(\tB\x06\n\x04item\"6\n\x04\x42\x42ox\x12\n\n\x02x0\x18\x01 \x01(\x01\x12\n\n\x02y0\x18\x02 \x01(\x01\x12\n\n\x02x1\x18\x03 \x01(\x01\x12\n\n\x02y1\x18\x04 \x01(\x01\"\x14\n\x03Row\x12\r\n\x05\x63\x65lls\x18\x01 \x03(\t\"\xe4\x01\n\x0eTriageDecision\x12\x39\n\x06scores\x18\x01 \x03(\x0b\x32).pagerouter.v1.TriageDecision.ScoresEntry\x12\x0f\n\x07reasons\x18\x02 \x03(\t\x12\r\n\x05route\x18\x03 \x01(\t\x12\x13\n\x06script\x18\x04 \x01(\tH\x00\x88\x01\x01\x12(\n\x0bocr_regions\x18\x05 \x03(\x0b\x32\x13.pagerouter.v1.BBox\x1a-\n\x0bScoresEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\x42\t\n\x07_script\"p\n\x0b\x43heckResult\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06passed\x18\x02 \x01(\x08\x12\r\n\x05score\x18\x03 \x01(\x01\x12\x16\n\tthreshold\x18\x04 \x01(\x01H\x00\x88\x01\x01\x12\x0e\n\x06reason\x18\x05 \x01(\tB\x0c\n\n_threshold\"\xb3\x02\n\x05\x42lock\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x0c\n\x04role\x18\x02 \x01(\t\x12!\n\x04\x62\x62ox\x18\x03 \x01(\x0b\x32\x13.pagerouter.v1.BBox\x12\x0c\n\x04page\x18\x04 \x01(\x05\x12\x0e\n\x06\x65ngine\x18\x05 \x01(\t\x12\x16\n\x0e\x65ngine_version\x18\x06 \x01(\t\x12\r\n\x05route\x18\x07 \x01(\t\x12\x12\n\nconfidence\x18\x08 \x01(\x01\x12\r\n\x05order\x18\t \x01(\x05\x12\x12\n\x05level\x18\n \x01(\x05H\x00\x88\x01\x01\x12!\n\x05\x63\x65lls\x18\x0b \x03(\x0b\x32\x12.pagerouter.v1.Row\x12\x11\n\thas_cells\x18\x0c \x01(\x08\x12\x12\n\x05image\x18\r \x01(\tH\x01\x88\x01\x01\x12\x11\n\twitnesses\x18\x0e \x03(\tB\x08\n\x06_levelB\x08\n\x06_image\"\xaa\x03\n\x04Page\x12\x0e\n\x06number\x18\x01 \x01(\x05\x12\x0e\n\x06status\x18\x02 \x01(\t\x12\x12\n\x05route\x18\x03 \x01(\tH\x00\x88\x01\x01\x12-\n\x06triage\x18\x04 \x01(\x0b\x32\x1d.pagerouter.v1.TriageDecision\x12\x10\n\x08rotation\x18\x05 \x01(\x05\x12\r\n\x05width\x18\x06 \x01(\x01\x12\x0e\n\x06height\x18\x07 \x01(\x01\x12$\n\x06\x62locks\x18\x08 \x03(\x0b\x32\x14.pagerouter.v1.Block\x12*\n\x06\x63hecks\x18\t \x03(\x0b\x32\x1a.pagerouter.v1.CheckResult\x12\r\n\x05\x66lags\x18\n \x03(\t\x12\x12\n\x05\x65rror\x18\x0b \x01(\tH\x01\x88\x01\x01\x12\x31\n\x07timings\x18\x0c \x03(\x0b\x32 .pagerouter.v1.Page.TimingsEntry\x12\x15\n\x08language\x18\r \x01(\tH\x02\x88\x01\x01\x1a.\n\x0cTimingsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\x42\x08\n\x06_routeB\x08\n\x06_errorB\x0b\n\t_language\"\xec\x01\n\x08\x44ocument\x12\x16\n\x0eschema_version\x18\x01 \x01(\t\x12\x0e\n\x06source\x18\x02 \x01(\t\x12\x12\n\npage_count\x18\x03 \x01(\x05\x12\"\n\x05pages\x18\x04 \x03(\x0b\x32\x13.pagerouter.v1.Page\x12\x19\n\x11\x63oordinate_origin\x18\x05 \x01(\t\x12\x35\n\x07\x65ngines\x18\x06 \x03(\x0b\x32$.pagerouter.v1.Document.EnginesEntry\x1a.\n\x0c\x45nginesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x32\xf0\x01\n\nPageRouter\x12N\n\x0f\x43onvertDocument\x12\x1d.pagerouter.v1.ConvertRequest\x1a\x1c.pagerouter.v1.DocumentReply\x12M\n\x0eStreamDocument\x12\x1d.pagerouter.v1.ConvertRequest\x1a\x1a.pagerouter.v1.StreamReply0\x01\x12\x43\n\x0b\x43onvertPage\x12\x1a.pagerouter.v1.PageRequest\x1a\x18.pagerouter.v1.PageReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\'pagerouter/wire/protos/pagerouter.proto\x12\rpagerouter.v1\"\x95\x01\n\x0e\x43onvertRequest\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\x12\x10\n\x08\x66ilename\x18\x02 \x01(\t\x12\r\n\x05pages\x18\x03 \x01(\t\x12\x10\n\x08password\x18\x04 \x01(\t\x12\x0c\n\x04wait\x18\x05 \x01(\t\x12\x1e\n\x11\x65scalation_wait_s\x18\x06 \x01(\x01H\x00\x88\x01\x01\x42\x14\n\x12_escalation_wait_s\"\x91\x01\n\x0bPageRequest\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\x12\x10\n\x08\x66ilename\x18\x02 \x01(\t\x12\x0c\n\x04page\x18\x03 \x01(\x05\x12\x10\n\x08password\x18\x04 \x01(\t\x12\x0c\n\x04wait\x18\x05 \x01(\t\x12\x1e\n\x11\x65scalation_wait_s\x18\x06 \x01(\x01H\x00\x88\x01\x01\x42\x14\n\x12_escalation_wait_s\"N\n\rDocumentReply\x12)\n\x08\x64ocument\x18\x01 \x01(\x0b\x32\x17.pagerouter.v1.Document\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"B\n\tPageReply\x12!\n\x04page\x18\x01 \x01(\x0b\x32\x13.pagerouter.v1.Page\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"z\n\x0bStreamReply\x12#\n\x04page\x18\x01 \x01(\x0b\x32\x13.pagerouter.v1.PageH\x00\x12*\n\x07summary\x18\x02 \x01(\x0b\x32\x17.pagerouter.v1.DocumentH\x00\x12\x12\n\nrequest_id\x18\x03 \x01(\tB\x06\n\x04item\"6\n\x04\x42\x42ox\x12\n\n\x02x0\x18\x01 \x01(\x01\x12\n\n\x02y0\x18\x02 \x01(\x01\x12\n\n\x02x1\x18\x03 \x01(\x01\x12\n\n\x02y1\x18\x04 \x01(\x01\"\x14\n\x03Row\x12\r\n\x05\x63\x65lls\x18\x01 \x03(\t\"\xe4\x01\n\x0eTriageDecision\x12\x39\n\x06scores\x18\x01 \x03(\x0b\x32).pagerouter.v1.TriageDecision.ScoresEntry\x12\x0f\n\x07reasons\x18\x02 \x03(\t\x12\r\n\x05route\x18\x03 \x01(\t\x12\x13\n\x06script\x18\x04 \x01(\tH\x00\x88\x01\x01\x12(\n\x0bocr_regions\x18\x05 \x03(\x0b\x32\x13.pagerouter.v1.BBox\x1a-\n\x0bScoresEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\x42\t\n\x07_script\"p\n\x0b\x43heckResult\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06passed\x18\x02 \x01(\x08\x12\r\n\x05score\x18\x03 \x01(\x01\x12\x16\n\tthreshold\x18\x04 \x01(\x01H\x00\x88\x01\x01\x12\x0e\n\x06reason\x18\x05 \x01(\tB\x0c\n\n_threshold\"\xb3\x02\n\x05\x42lock\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x0c\n\x04role\x18\x02 \x01(\t\x12!\n\x04\x62\x62ox\x18\x03 \x01(\x0b\x32\x13.pagerouter.v1.BBox\x12\x0c\n\x04page\x18\x04 \x01(\x05\x12\x0e\n\x06\x65ngine\x18\x05 \x01(\t\x12\x16\n\x0e\x65ngine_version\x18\x06 \x01(\t\x12\r\n\x05route\x18\x07 \x01(\t\x12\x12\n\nconfidence\x18\x08 \x01(\x01\x12\r\n\x05order\x18\t \x01(\x05\x12\x12\n\x05level\x18\n \x01(\x05H\x00\x88\x01\x01\x12!\n\x05\x63\x65lls\x18\x0b \x03(\x0b\x32\x12.pagerouter.v1.Row\x12\x11\n\thas_cells\x18\x0c \x01(\x08\x12\x12\n\x05image\x18\r \x01(\tH\x01\x88\x01\x01\x12\x11\n\twitnesses\x18\x0e \x03(\tB\x08\n\x06_levelB\x08\n\x06_image\"\xaa\x03\n\x04Page\x12\x0e\n\x06number\x18\x01 \x01(\x05\x12\x0e\n\x06status\x18\x02 \x01(\t\x12\x12\n\x05route\x18\x03 \x01(\tH\x00\x88\x01\x01\x12-\n\x06triage\x18\x04 \x01(\x0b\x32\x1d.pagerouter.v1.TriageDecision\x12\x10\n\x08rotation\x18\x05 \x01(\x05\x12\r\n\x05width\x18\x06 \x01(\x01\x12\x0e\n\x06height\x18\x07 \x01(\x01\x12$\n\x06\x62locks\x18\x08 \x03(\x0b\x32\x14.pagerouter.v1.Block\x12*\n\x06\x63hecks\x18\t \x03(\x0b\x32\x1a.pagerouter.v1.CheckResult\x12\r\n\x05\x66lags\x18\n \x03(\t\x12\x12\n\x05\x65rror\x18\x0b \x01(\tH\x01\x88\x01\x01\x12\x31\n\x07timings\x18\x0c \x03(\x0b\x32 .pagerouter.v1.Page.TimingsEntry\x12\x15\n\x08language\x18\r \x01(\tH\x02\x88\x01\x01\x1a.\n\x0cTimingsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\x42\x08\n\x06_routeB\x08\n\x06_errorB\x0b\n\t_language\"\xec\x01\n\x08\x44ocument\x12\x16\n\x0eschema_version\x18\x01 \x01(\t\x12\x0e\n\x06source\x18\x02 \x01(\t\x12\x12\n\npage_count\x18\x03 \x01(\x05\x12\"\n\x05pages\x18\x04 \x03(\x0b\x32\x13.pagerouter.v1.Page\x12\x19\n\x11\x63oordinate_origin\x18\x05 \x01(\t\x12\x35\n\x07\x65ngines\x18\x06 \x03(\x0b\x32$.pagerouter.v1.Document.EnginesEntry\x1a.\n\x0c\x45nginesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x32\xf0\x01\n\nPageRouter\x12N\n\x0f\x43onvertDocument\x12\x1d.pagerouter.v1.ConvertRequest\x1a\x1c.pagerouter.v1.DocumentReply\x12M\n\x0eStreamDocument\x12\x1d.pagerouter.v1.ConvertRequest\x1a\x1a.pagerouter.v1.StreamReply0\x01\x12\x43\n\x0b\x43onvertPage\x12\x1a.pagerouter.v1.PageRequest\x1a\x18.pagerouter.v1.PageReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,36 +37,36 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_PAGE_TIMINGSENTRY']._serialized_options = b'8\001'
   _globals['_DOCUMENT_ENGINESENTRY']._loaded_options = None
   _globals['_DOCUMENT_ENGINESENTRY']._serialized_options = b'8\001'
-  _globals['_CONVERTREQUEST']._serialized_start=58
-  _globals['_CONVERTREQUEST']._serialized_end=139
-  _globals['_PAGEREQUEST']._serialized_start=141
-  _globals['_PAGEREQUEST']._serialized_end=218
-  _globals['_DOCUMENTREPLY']._serialized_start=220
-  _globals['_DOCUMENTREPLY']._serialized_end=298
-  _globals['_PAGEREPLY']._serialized_start=300
-  _globals['_PAGEREPLY']._serialized_end=366
-  _globals['_STREAMREPLY']._serialized_start=368
-  _globals['_STREAMREPLY']._serialized_end=490
-  _globals['_BBOX']._serialized_start=492
-  _globals['_BBOX']._serialized_end=546
-  _globals['_ROW']._serialized_start=548
-  _globals['_ROW']._serialized_end=568
-  _globals['_TRIAGEDECISION']._serialized_start=571
-  _globals['_TRIAGEDECISION']._serialized_end=799
-  _globals['_TRIAGEDECISION_SCORESENTRY']._serialized_start=743
-  _globals['_TRIAGEDECISION_SCORESENTRY']._serialized_end=788
-  _globals['_CHECKRESULT']._serialized_start=801
-  _globals['_CHECKRESULT']._serialized_end=913
-  _globals['_BLOCK']._serialized_start=916
-  _globals['_BLOCK']._serialized_end=1223
-  _globals['_PAGE']._serialized_start=1226
-  _globals['_PAGE']._serialized_end=1652
-  _globals['_PAGE_TIMINGSENTRY']._serialized_start=1573
-  _globals['_PAGE_TIMINGSENTRY']._serialized_end=1619
-  _globals['_DOCUMENT']._serialized_start=1655
-  _globals['_DOCUMENT']._serialized_end=1891
-  _globals['_DOCUMENT_ENGINESENTRY']._serialized_start=1845
-  _globals['_DOCUMENT_ENGINESENTRY']._serialized_end=1891
-  _globals['_PAGEROUTER']._serialized_start=1894
-  _globals['_PAGEROUTER']._serialized_end=2134
+  _globals['_CONVERTREQUEST']._serialized_start=59
+  _globals['_CONVERTREQUEST']._serialized_end=208
+  _globals['_PAGEREQUEST']._serialized_start=211
+  _globals['_PAGEREQUEST']._serialized_end=356
+  _globals['_DOCUMENTREPLY']._serialized_start=358
+  _globals['_DOCUMENTREPLY']._serialized_end=436
+  _globals['_PAGEREPLY']._serialized_start=438
+  _globals['_PAGEREPLY']._serialized_end=504
+  _globals['_STREAMREPLY']._serialized_start=506
+  _globals['_STREAMREPLY']._serialized_end=628
+  _globals['_BBOX']._serialized_start=630
+  _globals['_BBOX']._serialized_end=684
+  _globals['_ROW']._serialized_start=686
+  _globals['_ROW']._serialized_end=706
+  _globals['_TRIAGEDECISION']._serialized_start=709
+  _globals['_TRIAGEDECISION']._serialized_end=937
+  _globals['_TRIAGEDECISION_SCORESENTRY']._serialized_start=881
+  _globals['_TRIAGEDECISION_SCORESENTRY']._serialized_end=926
+  _globals['_CHECKRESULT']._serialized_start=939
+  _globals['_CHECKRESULT']._serialized_end=1051
+  _globals['_BLOCK']._serialized_start=1054
+  _globals['_BLOCK']._serialized_end=1361
+  _globals['_PAGE']._serialized_start=1364
+  _globals['_PAGE']._serialized_end=1790
+  _globals['_PAGE_TIMINGSENTRY']._serialized_start=1711
+  _globals['_PAGE_TIMINGSENTRY']._serialized_end=1757
+  _globals['_DOCUMENT']._serialized_start=1793
+  _globals['_DOCUMENT']._serialized_end=2029
+  _globals['_DOCUMENT_ENGINESENTRY']._serialized_start=1983
+  _globals['_DOCUMENT_ENGINESENTRY']._serialized_end=2029
+  _globals['_PAGEROUTER']._serialized_start=2032
+  _globals['_PAGEROUTER']._serialized_end=2272
 # @@protoc_insertion_point(module_scope)

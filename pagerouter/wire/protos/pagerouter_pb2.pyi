@@ -7,28 +7,36 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class ConvertRequest(_message.Message):
-    __slots__ = ("data", "filename", "pages", "password")
+    __slots__ = ("data", "filename", "pages", "password", "wait", "escalation_wait_s")
     DATA_FIELD_NUMBER: _ClassVar[int]
     FILENAME_FIELD_NUMBER: _ClassVar[int]
     PAGES_FIELD_NUMBER: _ClassVar[int]
     PASSWORD_FIELD_NUMBER: _ClassVar[int]
+    WAIT_FIELD_NUMBER: _ClassVar[int]
+    ESCALATION_WAIT_S_FIELD_NUMBER: _ClassVar[int]
     data: bytes
     filename: str
     pages: str
     password: str
-    def __init__(self, data: _Optional[bytes] = ..., filename: _Optional[str] = ..., pages: _Optional[str] = ..., password: _Optional[str] = ...) -> None: ...
+    wait: str
+    escalation_wait_s: float
+    def __init__(self, data: _Optional[bytes] = ..., filename: _Optional[str] = ..., pages: _Optional[str] = ..., password: _Optional[str] = ..., wait: _Optional[str] = ..., escalation_wait_s: _Optional[float] = ...) -> None: ...
 
 class PageRequest(_message.Message):
-    __slots__ = ("data", "filename", "page", "password")
+    __slots__ = ("data", "filename", "page", "password", "wait", "escalation_wait_s")
     DATA_FIELD_NUMBER: _ClassVar[int]
     FILENAME_FIELD_NUMBER: _ClassVar[int]
     PAGE_FIELD_NUMBER: _ClassVar[int]
     PASSWORD_FIELD_NUMBER: _ClassVar[int]
+    WAIT_FIELD_NUMBER: _ClassVar[int]
+    ESCALATION_WAIT_S_FIELD_NUMBER: _ClassVar[int]
     data: bytes
     filename: str
     page: int
     password: str
-    def __init__(self, data: _Optional[bytes] = ..., filename: _Optional[str] = ..., page: _Optional[int] = ..., password: _Optional[str] = ...) -> None: ...
+    wait: str
+    escalation_wait_s: float
+    def __init__(self, data: _Optional[bytes] = ..., filename: _Optional[str] = ..., page: _Optional[int] = ..., password: _Optional[str] = ..., wait: _Optional[str] = ..., escalation_wait_s: _Optional[float] = ...) -> None: ...
 
 class DocumentReply(_message.Message):
     __slots__ = ("document", "request_id")
