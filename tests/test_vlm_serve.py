@@ -41,7 +41,7 @@ def vlm_app(serve_session, tiny_vlm_dir):
     eng = tiny_engine_config(tiny_vlm_dir)
     cfg = PagerouterConfig.model_validate({
         "serve": {
-            "app_name": APP, "escalation_timeout_s": 400, "page_timeout_s": 900,
+            "app_name": APP, "escalation_timeout_s": 400,
             "ingress": {"num_cpus": 0.1}, "triage": {"num_cpus": 0.1}, "layout": {"num_cpus": 0.25},
             # the engine batches itself: many requests in flight, no Serve batch queue in front
             "small_reader": {"num_cpus": 1, "max_ongoing_requests": 64, "max_batch_size": 1},

@@ -59,10 +59,6 @@ class VlmEngineConfig(StrictModel):
     engine_kwargs: dict[str, Any] = Field(
         default_factory=dict, description="Further vLLM engine arguments, passed through as given."
     )
-    multiprocessing: bool = Field(
-        default=True,
-        description="Run vLLM's engine core in its own process (vLLM's default; required by its async engine).",
-    )
     # -- openai_server ----------------------------------------------------------------------
     base_url: str | None = Field(default=None, description="OpenAI server root, e.g. http://vlm:8000/v1 (openai_server).")
     api_key_env: str = Field(

@@ -37,8 +37,6 @@ from .profiles import ProfileParseError, page_prompt, parse_page
 
 log = logging.getLogger(__name__)
 
-IGNORED_FIRST_CHECKS = frozenset({"low_confidence", "vlm_regions"})
-
 
 class VlmPageEscalator:
     """Implements stages.Escalator with a VLM engine (`ocr.escalation.vlm`)."""
@@ -148,7 +146,9 @@ class VlmPageEscalator:
 
     def _maybe_vote(self, task: OcrTask, first: Reading, vlm: Reading) -> Reading:
         """Two readings that both pass their checks but disagree: a third engine decides."""
-        first_ok = all(c.passed or c.name in IGNORED_FIRST_CHECKS for c in first.checks)
+        # "Passed its own checks": failing only advisory checks (low confidence by default) still counts.
+        advisory = set(self.cfg.escalation.witness_ignore_checks)
+        first_ok = all(c.passed or c.name in advisory for c in first.checks)
         first_text = _text(first.blocks)
         vlm_text = _text(vlm.blocks)
         if not first_ok or not first_text.strip() or not vlm_text.strip():
