@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import os
 import threading
 import time
 import uuid
@@ -85,6 +86,9 @@ class VllmEngine:
     def __init__(self, cfg: VlmEngineConfig):
         if not cfg.model:
             raise ValueError("vlm engine kind vllm needs `model` (a model directory or hub name)")
+        # vLLM logs to stdout by default (its engine processes inherit this): stdout is where
+        # `pagerouter convert` prints the Markdown, so vLLM's lines go to stderr, set before import.
+        os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
         self.cfg = cfg
         self._stats = _EngineStats()
         self.started_s = 0.0
