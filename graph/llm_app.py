@@ -25,6 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
+from graph.builder import deployment_options
 from pagerouter.config import PagerouterConfig, load_config
 from pagerouter.config.serve import DeploymentSettings
 from pagerouter.config.vlm import VlmTierConfig
@@ -67,20 +68,11 @@ def llm_config_for(tier: VlmTierConfig, settings: DeploymentSettings):
         if e.cpu_kv_cache_gib:
             env["VLLM_CPU_KVCACHE_SPACE"] = str(max(1, round(e.cpu_kv_cache_gib)))
     engine_kwargs.update(e.engine_kwargs)
-    autoscaling: dict[str, Any] = {
-        "min_replicas": settings.min_replicas, "max_replicas": settings.max_replicas,
-        "target_ongoing_requests": settings.target_ongoing_requests,
-        "upscale_delay_s": settings.upscale_delay_s, "downscale_delay_s": settings.downscale_delay_s,
-        "look_back_period_s": settings.look_back_period_s, "metrics_interval_s": settings.metrics_interval_s,
-    }
-    if settings.initial_replicas is not None:
-        autoscaling["initial_replicas"] = settings.initial_replicas
-    if settings.downscale_to_zero_delay_s is not None:
-        autoscaling["downscale_to_zero_delay_s"] = settings.downscale_to_zero_delay_s
+    serve_opts = deployment_options(settings)  # the same autoscaling numbers as our own deployments
     return LLMConfig(
         model_loading_config={"model_id": e.model_name(), "model_source": e.model},
         engine_kwargs=engine_kwargs,
-        deployment_config={"autoscaling_config": autoscaling, "max_ongoing_requests": settings.max_ongoing_requests},
+        deployment_config={k: serve_opts[k] for k in ("autoscaling_config", "max_ongoing_requests", "max_queued_requests")},
         runtime_env={"env_vars": env} if env else None,
         **accelerator,
     )

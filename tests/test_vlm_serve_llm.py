@@ -74,3 +74,29 @@ def test_serve_llm_tier_wakes_from_zero_and_reads_a_flagged_page(llm_app, tmp_pa
     assert page.status == "flagged" and "vlm_ladder_exhausted" in page.flags
     assert "Invoice" in "\n".join(b.text for b in page.blocks)  # the small reader's reading is kept
     wait_for(lambda: llm_replicas() == 0, 120, "the LLM deployment back at zero")
+
+
+def test_llm_config_follows_the_tier_and_its_deployment_settings():
+    from graph.llm_app import llm_config_for
+
+    def cfg(**serve):
+        return PagerouterConfig.model_validate({
+            "serve": {"large_reader": {"min_replicas": 0, **serve}},
+            "ocr": {"escalation": {"kind": "vlm", "vlm": {"engine": {
+                "model": "/models/olmocr", "served_model_name": "olmocr", "quantization": "fp8", "max_model_len": 16384,
+                "gpu_memory_utilization": 0.6, "cpu_kv_cache_gib": 2, "engine_kwargs": {"max_num_batched_tokens": 8192}}}}},
+        })
+
+    gpu = cfg(num_gpus=0.6)
+    llm = llm_config_for(gpu.ocr.escalation.vlm, gpu.serve.large_reader)
+    assert llm.model_id == "olmocr" and llm.model_loading_config.model_source == "/models/olmocr"
+    kw = llm.engine_kwargs
+    assert kw["quantization"] == "fp8" and kw["max_model_len"] == 16384 and kw["gpu_memory_utilization"] == 0.6
+    assert kw["max_num_batched_tokens"] == 8192 and kw["limit_mm_per_prompt"] == {"image": 1, "video": 0}
+    assert llm.deployment_config["autoscaling_config"]["min_replicas"] == 0
+    assert llm.accelerator_config is None or llm.accelerator_config.kind != "cpu"
+
+    cpu = cfg()
+    llm = llm_config_for(cpu.ocr.escalation.vlm, cpu.serve.large_reader)
+    assert llm.accelerator_config.kind == "cpu" and "gpu_memory_utilization" not in llm.engine_kwargs
+    assert llm.runtime_env["env_vars"]["VLLM_CPU_KVCACHE_SPACE"] == "2"

@@ -263,7 +263,8 @@ class OcrConfig(StrictModel):
         default=None,
         ge=1,
         description="OCR pages of one document in flight at once. null: 1 in-process (the CPU engines already use "
-        "every core; more only costs memory) and 8 in the served graph (feeds the batched deployments).",
+        "every core; more only costs memory) and 8 in the served graph (feeds the batched deployments) or with a "
+        "VLM small reader (its engine batches the regions of every page in flight).",
     )
     blank_ink: float = Field(
         default=0.002, ge=0, le=1, description="A task whose ink share is below this is read as blank (no engines run)."
@@ -295,7 +296,8 @@ class OcrConfig(StrictModel):
         """`pages_in_flight`, or its default for an in-process (1) or served (8) run."""
         if self.pages_in_flight is not None:
             return self.pages_in_flight
-        return 8 if served else 1
+        # A VLM engine batches whatever is in flight together: more pages means fuller batches.
+        return 8 if served or self.small_reader.kind == "vlm" else 1
 
     def render_target(self, engine: str) -> RenderTargetConfig:
         """The render target for an engine name (KeyError names the missing key)."""
