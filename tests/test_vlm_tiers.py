@@ -183,3 +183,47 @@ def test_tier_config_errors_are_clear():
     with pytest.raises(ValueError, match="needs `model`"):
         cfg = PagerouterConfig.model_validate({"ocr": {"escalation": {"kind": "vlm"}}})
         EngineSet(cfg.ocr).get("escalation")
+
+
+def test_page_prompt_anchor_and_configured_prompt():
+    from pagerouter.model import Block
+    from pagerouter.vlm.profiles import PAGE_PROMPT, page_prompt
+
+    blocks = [Block(text="Total  due\n99 EUR", role="paragraph", bbox=(72.4, 100.6, 200, 120), page=1,
+                    engine="pymupdf", route="text_layer", confidence=1.0)]
+    assert page_prompt(None) == PAGE_PROMPT
+    with_anchor = page_prompt(blocks)
+    assert with_anchor.startswith(PAGE_PROMPT) and "[72x101]Total due 99 EUR" in with_anchor
+    assert page_prompt(blocks, template="Read it. Layer: {anchor}") == "Read it. Layer: [72x101]Total due 99 EUR"
+    assert page_prompt(blocks, max_chars=5) == PAGE_PROMPT  # an anchor that does not fit is left out
+
+
+def test_parse_page_front_matter_and_errors():
+    from pagerouter.vlm.profiles import ProfileParseError, parse_page
+
+    out = parse_page(front_matter(False, 270, table=True) + "| a | b |\n|---|---|\n| 1 | 2 |\n")
+    assert (out.is_rotation_valid, out.rotation_correction, out.is_table, out.primary_language) == (False, 270, True, "en")
+    assert out.body.startswith("| a | b |")
+    for bad, why in [("just text, no front matter", "front matter"),
+                     ("---\nis_rotation_valid: true\n---\nx", "rotation_correction"),
+                     ("---\nis_rotation_valid: true\nrotation_correction: 45\n---\nx", "not 0, 90, 180 or 270"),
+                     ("---\n: : [\n---\nx", "YAML")]:
+        with pytest.raises(ProfileParseError, match=why):
+            parse_page(bad)
+
+
+def test_page_markdown_becomes_blocks_with_roles_cells_and_formulas():
+    from pagerouter.vlm.markdown_blocks import markdown_to_blocks
+
+    body = ("# Results\n\nThe yield rose.\nIt rose again.\n\n- first point\n- second point\n\n"
+            "<table><tr><th>Item</th><th>Qty</th></tr>\n<tr><td>Bolts</td><td>40</td></tr></table>\n\n"
+            "$$\nE = mc^2\n$$\n\n![A bar chart of yields](figure)\n\n## Notes\n\nDone.")
+    blocks = markdown_to_blocks(body, page=2, page_box=(0, 0, 600, 800), engine="vlm_page", engine_version="v",
+                                confidence=0.9)
+    assert [(b.role, b.level) for b in blocks] == [
+        ("heading", 1), ("paragraph", None), ("list_item", None), ("list_item", None), ("table", None),
+        ("formula", None), ("figure", None), ("heading", 2), ("paragraph", None)]
+    assert blocks[1].text == "The yield rose.\nIt rose again."
+    assert blocks[4].cells == [["Item", "Qty"], ["Bolts", "40"]]
+    assert blocks[5].text == "$$\nE = mc^2\n$$" and blocks[6].text == "A bar chart of yields"
+    assert [b.order for b in blocks] == list(range(9)) and all(b.page == 2 and b.route == "escalation" for b in blocks)

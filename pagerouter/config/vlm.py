@@ -114,6 +114,11 @@ class VlmTierConfig(StrictModel):
     )
     max_new_tokens: int = Field(default=4096, ge=1, description="Output tokens per request at most.")
     top_p: float = Field(default=1.0, gt=0, le=1, description="Nucleus sampling cut-off.")
+    prompt: str | None = Field(
+        default=None,
+        description="Page profile: replaces the built-in prompt (e.g. the exact prompt a fine-tuned model was trained "
+        "on); `{anchor}` in it is replaced by the anchor text (empty when there is none).",
+    )
     anchor_text: bool = Field(
         default=True,
         description="Page profile: put the page's text-layer blocks with coordinates in the prompt as an anchor.",

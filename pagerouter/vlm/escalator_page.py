@@ -56,7 +56,7 @@ class VlmPageEscalator:
     # -- the ladder on one image ----------------------------------------------------------------
     def _ladder(self, task: OcrTask, image, anchor: list[Block], start_rotation: int, region: int | None) -> LadderOutcome:
         tier = self.tier
-        prompt = page_prompt(anchor if tier.anchor_text else None, tier.anchor_max_chars)
+        prompt = page_prompt(anchor if tier.anchor_text else None, tier.anchor_max_chars, template=tier.prompt)
         gray = image.mean(axis=2) if image.ndim == 3 else image
         ink = float((gray < 200).mean()) if region is not None else task.ink
 

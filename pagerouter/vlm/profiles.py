@@ -155,18 +155,20 @@ class PageOutput:
     extra: dict = field(default_factory=dict)
 
 
-def page_prompt(anchor_blocks: list[Block] | None = None, max_chars: int = 6000) -> str:
-    """The page prompt, with the trusted text-layer blocks as an anchor when given."""
-    if not anchor_blocks:
-        return PAGE_PROMPT
+def page_prompt(anchor_blocks: list[Block] | None = None, max_chars: int = 6000, template: str | None = None) -> str:
+    """The page prompt, with the trusted text-layer blocks as an anchor when given; `template`
+    (a configured prompt) replaces the built-in one, its `{anchor}` taking the anchor text."""
     lines, used = [], 0
-    for b in anchor_blocks:
+    for b in anchor_blocks or []:
         piece = f"[{b.bbox[0]:.0f}x{b.bbox[1]:.0f}]{' '.join(b.text.split())}"
         if used + len(piece) > max_chars:
             break
         lines.append(piece)
         used += len(piece) + 1
-    return PAGE_PROMPT + ANCHOR_INTRO.format(anchor="\n".join(lines)) if lines else PAGE_PROMPT
+    anchor = "\n".join(lines)
+    if template is not None:
+        return template.replace("{anchor}", anchor)
+    return PAGE_PROMPT + ANCHOR_INTRO.format(anchor=anchor) if lines else PAGE_PROMPT
 
 
 _FRONT = re.compile(r"\A\s*(?:```(?:yaml)?\s*)?---\s*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.S)
