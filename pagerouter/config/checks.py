@@ -138,10 +138,18 @@ class EscalationConfig(StrictModel):
     engine_order: list[str] = Field(
         default_factory=lambda: ["rapidocr_hires", "tesseract", "rapidocr"],
         description="Witness order: the first usable witness is the alignment pivot and wins ties. "
-        "`rapidocr` is the first (flagged) reading, `rapidocr_hires` a RapidOCR re-read at higher resolution.",
+        "`rapidocr` is the slot of the first (flagged) reading, whatever engine produced it (Tesseract on scripts "
+        "RapidOCR's model cannot read); `rapidocr_hires` a RapidOCR re-read at higher resolution. Witnesses are "
+        "counted by engine: RapidOCR hi-res and the first RapidOCR reading are one engine (same model), so only "
+        "the first usable of them votes; a slot whose engine produced the first reading is not re-run. A page "
+        "left with one usable independent engine is flagged `escalation_single_witness`.",
     )
     use_tesseract: bool = Field(default=True, description="Use Tesseract as a witness when it is installed.")
-    use_rapidocr_hires: bool = Field(default=True, description="Re-read with RapidOCR at `hires_longest_side_px`.")
+    use_rapidocr_hires: bool = Field(
+        default=True,
+        description="Re-read with RapidOCR at `hires_longest_side_px` (same engine as a RapidOCR first reading: it "
+        "replaces that reading in the vote when it comes first in `engine_order`, it never adds a second vote).",
+    )
     hires_longest_side_px: int = Field(
         default=2600, description="Longest side of the high-resolution RapidOCR re-read, in pixels."
     )

@@ -2,17 +2,34 @@
 
 Witnesses, in the configured engine order (`ocr.escalation.engine_order`, which also breaks
 ties): RapidOCR again at a higher resolution, Tesseract (if installed) and the first
-(flagged) reading. Each witness's page text goes through `check_text`; a witness whose own
-checks fail (except those in `witness_ignore_checks`) is dropped. An engine that fails or
-times out is recorded and dropped; nothing is raised out of `escalate`.
+(flagged) reading (slot `rapidocr`, whatever engine produced it). Each witness's page text
+goes through `check_text`; a witness whose own checks fail (except those in
+`witness_ignore_checks`) is dropped. An engine that fails or times out is recorded and
+dropped; nothing is raised out of `escalate`.
 
-- two or more usable witnesses: vote (`vote.py`). Where geometry allows, per block: every
+Independence: witnesses are counted by ENGINE (the engine/model that produced the text), not
+by slot. The first reading counts as the engine that read it: on a page whose script the
+shipped RapidOCR model cannot read (Cyrillic, Greek, Arabic, ...) the small reader falls back
+to Tesseract, so that first reading IS Tesseract's. Decisions:
+- the first reading only ever fills its own slot, never another engine's;
+- a slot whose engine already produced the first reading is not re-run (Tesseract re-reading
+  a Tesseract reading, with another resolution, language or psm, is not independent evidence);
+- RapidOCR hi-res is the same PP-OCR model as the first RapidOCR reading at another
+  resolution: ONE engine (`ENGINE_OF`). Both are read, but only the first usable of them in
+  engine order votes (by default the hi-res re-read); the other is reported "same engine";
+- so at most one witness per engine votes, and the `escalation` result names the engines
+  that read the page and the independent witnesses that voted.
+
+- two or more usable independent witnesses: vote (`vote.py`). Where geometry allows, per block: every
   witness line/word is assigned to the first reading's block containing its centre, so the
   output keeps the first reading's bboxes and roles; if too much of a witness's text falls
   outside those blocks (or there are none), one whole-page block is voted instead.
   Table and figure blocks are kept from the first reading as they were.
-- one usable witness: it must be non-empty, else the next engine in order with any text is
-  taken (the page stays flagged through the re-check).
+- one usable independent witness: it must be non-empty, else the next engine in order with
+  any text is taken (the page stays flagged through the re-check). No vote happened, so the
+  page is flagged `escalation_single_witness` (a failed check saying which engines read it and
+  why no second independent engine was available); for Cyrillic etc. on a CPU-only install
+  with only RapidOCR's Latin/CJK model and Tesseract, that is the honest outcome.
 Voted blocks have engine `vote`, route `escalation`, `witnesses` = the engines that voted,
 and confidence = their character-weighted token agreement.
 """
@@ -39,6 +56,14 @@ log = logging.getLogger(__name__)
 FIRST = "rapidocr"
 """Name of the first reading's slot in `engine_order` (whatever engine produced it)."""
 
+ENGINE_OF = {"rapidocr_hires": "rapidocr", "rapidocr": "rapidocr", "tesseract": "tesseract"}
+"""Witness slot / reader name -> engine for independence counting. RapidOCR hi-res runs the
+same recognition model as the first RapidOCR reading, so it is the same engine."""
+
+
+def engine_of(name: str) -> str:
+    return ENGINE_OF.get(name, name)
+
 KEPT_ROLES = frozenset({"figure", "table"})
 
 OWN_CHECKS = frozenset({
@@ -51,6 +76,7 @@ OWN_CHECKS = frozenset({
 @dataclass
 class Witness:
     name: str
+    engine: str = ""  # the engine that produced the text (independence unit); default from the name
     engine_version: str = ""
     lines: list[OcrLine] = field(default_factory=list)  # page points, upright frame (not for the first reading)
     text: str = ""
@@ -60,6 +86,12 @@ class Witness:
     notes: list[str] = field(default_factory=list)
     error: str | None = None
     failed_checks: list[CheckResult] = field(default_factory=list)
+    same_engine_as: str | None = None  # usable, but an earlier witness of the same engine votes
+    first: bool = False  # the first (flagged) reading
+
+    def __post_init__(self):
+        if not self.engine:
+            self.engine = engine_of(self.name)
 
     @property
     def usable(self) -> bool:
@@ -145,21 +177,31 @@ class VoteEscalator:
         w.notes.extend(reader.last_notes)
         return w
 
-    def _witnesses(self, task: OcrTask, first: Reading, script: str | None) -> list[Witness]:
+    def _witnesses(self, task: OcrTask, first: Reading, script: str | None) -> tuple[list[Witness], list[str]]:
+        """The witnesses in engine order, and notes on slots not run (same engine as the first reading)."""
         esc = self.cfg.escalation
         first_name = first.engine or FIRST
+        first_engine = first_reading_engine(first)
         out: list[Witness] = []
+        skipped: list[str] = []
         for name in esc.engine_order:
-            if name == FIRST or name == first_name:
+            if name == FIRST:
                 if any(x.name == first_name for x in out):
                     continue
-                w = Witness(first_name, engine_version=next((b.engine_version for b in first.blocks), ""))
+                w = Witness(first_name, engine=first_engine, first=True,
+                            engine_version=next((b.engine_version for b in first.blocks if b.engine_version), ""))
                 texts = [b for b in first.blocks if b.role != "figure" and b.text.strip()]
                 w.text = "\n".join(b.text for b in texts)
                 w.confidences = [b.confidence for b in texts]
                 w.weights = [max(1, len(b.text)) for b in texts]
-                w.notes.append("the first (flagged) reading")
+                w.notes.append(f"the first (flagged) reading, by {first_engine}")
                 out.append(w)
+                continue
+            if name == first_name or any(x.name == name for x in out):
+                # e.g. the `tesseract` slot on a Cyrillic page the small reader already read with
+                # Tesseract: the same engine again is no independent witness, and it must not be
+                # the first reading standing in for it either.
+                skipped.append(f"{name}: not run, the first reading is already {first_engine}'s (same engine)")
                 continue
             if name == "rapidocr_hires" and not esc.use_rapidocr_hires:
                 out.append(Witness(name, error="disabled in config (escalation.use_rapidocr_hires)"))
@@ -181,7 +223,7 @@ class VoteEscalator:
                 w.confidences = [ln.confidence for ln in w.lines]
                 w.weights = [max(1, len(ln.text)) for ln in w.lines]
             out.append(w)
-        return out
+        return out, skipped
 
     def _judge(self, w: Witness, ink: float, script: str | None) -> None:
         """Drop a witness whose own reading fails the checks (some checks are only advisory)."""
@@ -214,10 +256,19 @@ class VoteEscalator:
         script = task.decision.script or getattr(first, "script", None)
         if script is None:
             script = reading_script("\n".join(b.text for b in first.blocks), self.cfg.scripts).script
-        witnesses = self._witnesses(task, first, script)
+        witnesses, skipped = self._witnesses(task, first, script)
         for w in witnesses:
             self._judge(w, ink, script)
-        usable = [w for w in witnesses if w.usable]
+        # One vote per engine: the first usable witness of each engine, in engine order.
+        usable: list[Witness] = []
+        for w in witnesses:
+            if not w.usable:
+                continue
+            twin = next((u for u in usable if u.engine == w.engine), None)
+            if twin is not None:
+                w.same_engine_as = twin.name
+            else:
+                usable.append(w)
         first_name = first.engine or FIRST
 
         mode = "vote"
@@ -237,7 +288,9 @@ class VoteEscalator:
         if getattr(first, "script", None) is not None:
             out.script = first.script  # type: ignore[attr-defined]
         out.checks = [c for c in first.checks if c.passed and c.name not in OWN_CHECKS and not c.name.startswith("block_")]
-        out.checks.append(self._summary(first, witnesses, usable, mode, how))
+        out.checks.append(self._summary(first, witnesses, usable, mode, how, skipped))
+        if mode == "single":
+            out.checks.append(self._single_witness(witnesses, usable[0], skipped, script))
         for w in witnesses:
             out.checks.append(_witness_result(w, usable))
             if w.seconds:
@@ -246,21 +299,40 @@ class VoteEscalator:
         out.timings["escalation"] = time.perf_counter() - t0
         return out
 
-    def _summary(self, first: Reading, witnesses: list[Witness], usable: list[Witness], mode: str, how: str) -> CheckResult:
+    def _summary(self, first: Reading, witnesses: list[Witness], usable: list[Witness], mode: str, how: str,
+                 skipped: list[str]) -> CheckResult:
         flagged_by = [c for c in first.checks if not c.passed]
         why = ", ".join(f"{c.name} ({c.score:g} vs {c.threshold:g})" if c.threshold is not None else c.name
                         for c in flagged_by) or "nothing"
-        names = [w.name for w in usable]
+        names = [f"{w.name} [{w.engine}]" for w in usable]
         if mode == "vote":
-            what = f"voted over {', '.join(names)}"
+            what = f"voted over {len(usable)} independent engines: {', '.join(names)}"
         elif mode == "single":
-            what = f"only {names[0]} was usable"
+            what = f"only one independent engine was usable: {names[0]}; no vote"
         else:
             what = f"no witness passed its checks; fell back to {names[0]}" if names else "no witness read anything"
-        missing = [f"{w.name}: {w.error}" for w in witnesses if w.error]
+        missing = [f"{w.name}: {w.error}" for w in witnesses if w.error] + skipped
         return CheckResult(
             name="escalation", passed=bool(usable) and mode != "fallback", score=float(len(usable)), threshold=2.0,
-            reason=f"first reading flagged by {why}; {what}; {how}" + (f"; unavailable: {'; '.join(missing)}" if missing else ""),
+            reason=f"first reading flagged by {why}; engines that read the page: {read_by(witnesses)}; {what}; {how}"
+            + (f"; unavailable: {'; '.join(missing)}" if missing else ""),
+        )
+
+    @staticmethod
+    def _single_witness(witnesses: list[Witness], only: Witness, skipped: list[str], script: str | None) -> CheckResult:
+        """No vote happened: one independent engine's reading stands, and the page says so."""
+        others = [f"{w.name}: {w.error}" for w in witnesses if w.error] + skipped
+        others += [f"{w.name}: same engine ({w.engine}) as {w.same_engine_as}, not independent"
+                   for w in witnesses if w.same_engine_as]
+        others += [f"{w.name}: its own checks failed ({', '.join(c.name for c in w.failed_checks[:3])})"
+                   for w in witnesses if w.error is None and w.failed_checks and w is not only]
+        others += [f"{w.name}: read nothing" for w in witnesses
+                   if w.error is None and not w.failed_checks and not w.text.strip() and w is not only]
+        return CheckResult(
+            name="escalation_single_witness", passed=False, score=1.0, threshold=2.0,
+            reason=f"one usable independent witness ({only.name}, engine {only.engine}) on a {script or 'unknown'}-script "
+            f"page, so nothing was voted; engines that read the page: {read_by(witnesses)}; "
+            f"no second engine: {'; '.join(others) or 'none configured'}",
         )
 
     # ---- building the voted blocks -----------------------------------------------------------
@@ -344,6 +416,24 @@ class VoteEscalator:
         return out
 
 
+def first_reading_engine(first: Reading) -> str:
+    """The engine that actually produced the first reading's OCR text (e.g. `tesseract` when
+    the small reader fell back to it for a script RapidOCR's model cannot read)."""
+    engines = {b.engine for b in first.blocks if b.route != "text_layer" and b.role != "figure" and b.text.strip() and b.engine}
+    if len(engines) == 1:
+        return engine_of(engines.pop())
+    return engine_of(first.engine or FIRST)
+
+
+def read_by(witnesses: list[Witness]) -> str:
+    """`engine (witness, witness), engine (witness)`: which engines produced text for the page."""
+    per: dict[str, list[str]] = {}
+    for w in witnesses:
+        if w.error is None and w.text.strip():
+            per.setdefault(w.engine, []).append("first reading" if w.first else w.name)
+    return ", ".join(f"{e} ({', '.join(ns)})" for e, ns in per.items()) or "none"
+
+
 def _rows(units: list[OcrLine]) -> list[OcrLine]:
     """Units (words or lines) of one block regrouped into lines in reading order."""
     if not units:
@@ -375,9 +465,11 @@ def _witness_result(w: Witness, usable: list[Witness]) -> CheckResult:
             f"{c.name}: {c.reason}" for c in w.failed_checks[:3])
     elif not w.text.strip():
         state = "read nothing"
+    elif w.same_engine_as and not used:
+        state = f"not voting: same engine as {w.same_engine_as} (not an independent witness)"
     else:
         state = "used" if used else "not needed"
     extra = f" ({'; '.join(w.notes)})" if w.notes else ""
     # A dropped witness does not flag the page (the vote stands without it): passed stays True.
     return CheckResult(name=f"witness_{w.name}", passed=True, score=1.0 if used else 0.0, threshold=None,
-                       reason=f"{w.name}: {state}; {len(w.text)} chars in {w.seconds:.1f} s{extra}")
+                       reason=f"{w.name} (engine {w.engine}): {state}; {len(w.text)} chars in {w.seconds:.1f} s{extra}")
