@@ -44,7 +44,12 @@ def main_app_config() -> dict:
             "layout": {"max_batch_size": 4, "batch_wait_timeout_s": 0.2, "max_ongoing_requests": 16},
             "small_reader": {"max_batch_size": 4, "batch_wait_timeout_s": 0.2, "max_ongoing_requests": 16},
         },
-        # The escalation witnesses: Tesseract only (the hi-res RapidOCR re-read is slow on 2 cores).
+        # Escalation witnesses here: Tesseract + the first RapidOCR reading, which are two independent
+        # engines, so the Serve tests still run a real two-engine vote. The hi-res RapidOCR re-read is
+        # left off: it is the SAME engine as the first reading (it would replace it in the vote, never
+        # add an independent witness) and at 2600 px it costs seconds per page on these 2 cores, shared
+        # with Ray's 8 logical CPUs, against escalation_timeout_s. Hi-res voting with real engines is
+        # covered by tests/test_escalation.py::test_noisy_scan_end_to_end_is_voted.
         "ocr": {"pages_in_flight": 8, "escalation": {"use_rapidocr_hires": False}},
     }
 

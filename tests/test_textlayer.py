@@ -9,6 +9,7 @@ import pymupdf
 import pytest
 
 from pagerouter.config.textlayer import TextLayerConfig
+from pagerouter.ocr.text_stats import char_error_rate
 from pagerouter.pagetext import extract_textdict
 from pagerouter.synth import add_text_page
 from pagerouter.textlayer import FurnitureModel, join_lines, read_text_layer
@@ -102,27 +103,38 @@ def test_unruled_table(doc):
     assert "alpha" not in body_text([b for b in blocks if b.role != "table"])
 
 
-def test_plain_page_does_no_table_work(monkeypatch):
-    calls = {"find_tables": 0, "words": 0}
-    real_ft = pymupdf.Page.find_tables
-    real_gt = pymupdf.Page.get_text
+def test_plain_page_does_no_table_work(monkeypatch, doc):
+    """Counts the table work the text layer really does (`build_table`, and `words_in` for its
+    cells; it never calls `find_tables` or `get_text("words")`, so counting those proved
+    nothing). The ruled-table page is the control: there the counters must move."""
+    import pagerouter.textlayer as textlayer
+    import pagerouter.textlayer.tables as tables
 
-    def counting_find_tables(self, *a, **k):
-        calls["find_tables"] += 1
-        return real_ft(self, *a, **k)
+    calls = {"build_table": 0, "words_in": 0}
+    real_bt, real_wi = textlayer.build_table, tables.words_in
 
-    def counting_get_text(self, option="text", *a, **k):
-        calls["words"] += option == "words"
-        return real_gt(self, option, *a, **k)
+    def counting_build_table(*a, **k):
+        calls["build_table"] += 1
+        return real_bt(*a, **k)
 
-    d = pymupdf.open()
-    add_text_page(d, [F.put.__doc__ or "Plain text paragraph with nothing tabular in it at all. " * 8] * 3, title="Plain")
-    td = extract_textdict(d[0])
-    monkeypatch.setattr(pymupdf.Page, "find_tables", counting_find_tables)
-    monkeypatch.setattr(pymupdf.Page, "get_text", counting_get_text)
-    blocks = read_text_layer(d[0], td, 1, CFG)
-    assert calls == {"find_tables": 0, "words": 0}
+    def counting_words_in(*a, **k):
+        calls["words_in"] += 1
+        return real_wi(*a, **k)
+
+    monkeypatch.setattr(textlayer, "build_table", counting_build_table)
+    monkeypatch.setattr(tables, "words_in", counting_words_in)
+    d, _ = doc
+    read(d[3])  # ruled table
+    assert calls["build_table"] >= 1 and calls["words_in"] >= 1, calls
+    calls.update(build_table=0, words_in=0)
+    p = pymupdf.open()
+    add_text_page(p, ["Plain text paragraph with nothing tabular in it at all. " * 8] * 3, title="Plain")
+    td = extract_textdict(p[0])
+    blocks = read_text_layer(p[0], td, 1, CFG)
+    assert calls == {"build_table": 0, "words_in": 0}
     assert not any(b.role == "table" for b in blocks)
+    assert char_error_rate("Plain text paragraph with nothing tabular in it at all. " * 24,
+                           "\n".join(b.text for b in blocks if b.role == "paragraph")) <= 0.01
 
 
 def test_furniture_on_every_page_including_first():
