@@ -47,6 +47,7 @@ MODELED_SCRIPTS = frozenset(_NGRAM_SCRIPTS) | {"Han"}
 # harakat) vs. those where marks are letters of the word (Indic vowel signs, Thai vowels).
 _DROP_MARKS = frozenset({"Latin", "Cyrillic", "Greek", "Arabic", "Hebrew"})
 _TATWEEL = "\u0640"
+_RTL = frozenset({"Arabic", "Hebrew"})
 
 
 @lru_cache(maxsize=8192)
@@ -289,6 +290,13 @@ def char_model_scores(text: str, scripts: dict[str, int], min_letters: int = 1) 
                     words.append(w)
             stream = "".join(words)
             bits, scored = model.bits(stream, 3)
+            if script in _RTL:
+                # right-to-left text reaches the layer in logical or in visual (reversed) order,
+                # depending on the producer: score both and keep the better reading
+                rev = "".join(w[::-1] for w in words)
+                rbits, _ = model.bits(rev, 3)
+                if rbits < bits:
+                    bits, stream = rbits, rev
             ubits, _ = model.bits(stream, 1)
             if scored:
                 out[script] = CharScore(script, n, True, bits / scored, ubits / scored, scored)
