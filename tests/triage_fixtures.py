@@ -306,3 +306,74 @@ def edge_shadow_scan_pdf(dpi: int = 100, width: float = 0.06, noise: float = 0.0
 def grey_empty_scan_pdf(dpi: int = 100) -> bytes:
     """An empty page scanned as uniform mid-grey (tinted paper, dark scanner setting)."""
     return _scan_page_pdf(np.clip(_scan_gray(dpi, noise=0.02, base=140.0), 0, 255).astype(np.uint8))
+
+
+# --- healthy text per script for the character-model checks (several sentences each) -------
+# Written for these tests; the garbage variants below are built from these same texts.
+EL = (
+    "Η επιτροπή εξέτασε τα τριμηνιαία στοιχεία και συμφώνησε ότι η νέα πολιτική δρομολόγησης μείωσε "
+    "το κόστος ανάγνωσης κάθε σελίδας. Τα περισσότερα έγγραφα του αρχείου δημιουργήθηκαν ψηφιακά, "
+    "γι' αυτό το ενσωματωμένο κείμενό τους μπορεί να χρησιμοποιηθεί απευθείας. Οι σαρωμένες επιστολές "
+    "όμως χρειάστηκαν οπτική αναγνώριση χαρακτήρων."
+)
+HE = (
+    "הוועדה בחנה את הנתונים הרבעוניים והסכימה שמדיניות הניתוב החדשה הפחיתה את עלות הקריאה של כל עמוד. "
+    "רוב המסמכים בארכיון נוצרו באופן דיגיטלי, ולכן אפשר להשתמש ישירות בטקסט המוטמע בהם. "
+    "המכתבים הסרוקים, לעומת זאת, נזקקו לזיהוי תווים אופטי, ובכמה קבצים נמצאה שכבת טקסט נסתרת."
+)
+HI = (
+    "समिति ने तिमाही आंकड़ों की समीक्षा की और सहमति व्यक्त की कि नई नीति ने हर पृष्ठ को पढ़ने की लागत कम कर दी है। "
+    "संग्रह के अधिकांश दस्तावेज़ डिजिटल रूप से बनाए गए थे, इसलिए उनके भीतर का पाठ सीधे इस्तेमाल किया जा सकता है। "
+    "लेकिन स्कैन किए गए पत्रों के लिए अक्षर पहचान की आवश्यकता थी।"
+)
+TH = (
+    "คณะกรรมการได้ตรวจสอบตัวเลขรายไตรมาสและเห็นพ้องกันว่านโยบายใหม่ช่วยลดต้นทุนการอ่านแต่ละหน้า "
+    "เอกสารส่วนใหญ่ในคลังถูกสร้างขึ้นในรูปแบบดิจิทัล จึงสามารถใช้ข้อความที่ฝังอยู่ได้โดยตรง "
+    "อย่างไรก็ตาม จดหมายที่สแกนมาต้องใช้การรู้จำอักขระด้วยแสง และบางไฟล์มีชั้นข้อความที่ซ่อนอยู่"
+)
+FR = (
+    "Le comité a examiné les chiffres trimestriels et a convenu que la nouvelle politique de routage "
+    "réduisait le coût de lecture de chaque page. La plupart des documents de l'archive ont été créés "
+    "sous forme numérique, de sorte que leur texte intégré peut être utilisé directement."
+)
+PL = (
+    "Komisja przeanalizowała dane kwartalne i uznała, że nowa polityka kierowania obniżyła koszt odczytu "
+    "każdej strony. Większość dokumentów w archiwum powstała w postaci cyfrowej, dlatego ich wbudowany "
+    "tekst można wykorzystać bezpośrednio. Zeskanowane listy wymagały jednak rozpoznawania znaków."
+)
+EN_PROSE = (
+    "The committee reviewed the quarterly figures and agreed that the new routing policy had reduced "
+    "the cost of reading each page. Most documents in the archive were created digitally, so their "
+    "embedded text could be used directly. Scanned letters, however, needed optical character "
+    "recognition, and a few files carried a hidden text layer that did not match the printed words."
+)
+ZH_TW = (
+    "委員會審查了季度數據，並同意新的路由策略降低了閱讀每一頁的成本。檔案中的大多數文件都是數位化產生的，"
+    "因此可以直接使用其內嵌的文字。然而，掃描的信件需要光學字元辨識。"
+)
+JA = (
+    "委員会は四半期の数字を検討し、新しい方針によって各ページを読む費用が下がったことに同意した。"
+    "保管されている文書の多くはデジタルで作成されたため、埋め込まれた文字をそのまま使うことができる。"
+    "しかし、スキャンした手紙には文字認識が必要だった。"
+)
+KO = (
+    "위원회는 분기별 수치를 검토하고 새로운 정책이 각 페이지를 읽는 비용을 줄였다는 데 동의했다. "
+    "보관된 문서 대부분은 디지털로 만들어졌기 때문에 포함된 텍스트를 바로 사용할 수 있다."
+)
+
+
+def shift_script(text: str, k: int, lo: int, hi: int) -> str:
+    """A whole-script constant code-point offset: every character in [lo, hi] moves k code points
+    (a font whose map is off by k)."""
+    return "".join(chr(ord(c) + k) if lo <= ord(c) <= hi else c for c in text)
+
+
+def substitute(text: str, pairs: str) -> str:
+    """A consistent letter substitution: `pairs` lists letters swapped two by two ("tnao" swaps
+    t<->n and a<->o), in both cases."""
+    table = {}
+    for a, b in zip(pairs[::2], pairs[1::2]):
+        table[a], table[b] = b, a
+        if a.upper() != a:
+            table[a.upper()], table[b.upper()] = b.upper(), a.upper()
+    return "".join(table.get(c, c) for c in text)

@@ -101,6 +101,33 @@ class TriageConfig(StrictModel):
         description="Most bits per letter of the page's letters under a pan-language letter-frequency table of "
         "their script; shifted or cipher-like letter maps score high, real languages low.",
     )
+    min_letters_for_char_model: int = Field(
+        default=100,
+        ge=1,
+        description="Fewer characters of a script than this on a page and its character-model scores "
+        "(`char_model_max_bits`, `char_model_min_context_gain`) are not judged; below it too few letters to tell.",
+    )
+    char_model_max_bits: dict[str, float] = Field(
+        default_factory=lambda: {
+            "Latin": 6.5, "Cyrillic": 6.5, "Greek": 6.5, "Arabic": 6.0, "Hebrew": 6.0,
+            "Devanagari": 7.0, "Thai": 7.0, "Han": 14.5,
+        },
+        description="Per character script: most bits per letter of the page's letters of that script under its "
+        "character model (`pagerouter.triage.char_model`: letter trigrams; Han: common/listed/rare character "
+        "classes). A constant code-point shift turns common letters rare and scores far above (healthy text "
+        "3-5 bits, Han ~12.8; shifted 7-12, Han 16.7+). Scripts missing here are not judged.",
+    )
+    char_model_min_context_gain: dict[str, float] = Field(
+        default_factory=lambda: {
+            "Latin": -0.2, "Cyrillic": 0.0, "Greek": 0.3, "Arabic": -1.0, "Hebrew": -0.9,
+            "Devanagari": 0.4, "Thai": 0.4,
+        },
+        description="Per character script: least bits per letter the letter context (trigrams) must save over "
+        "letter frequencies alone. Real writing is predictable from the letters before; a consistent letter "
+        "substitution keeps the frequencies but breaks the sequences and the gain turns negative. Set per script "
+        "from healthy and substituted samples (the smaller the script's training text, the lower the bar). "
+        "Scripts missing here (Han) are not judged.",
+    )
     max_mojibake_share: float = Field(
         default=0.004,
         ge=0,

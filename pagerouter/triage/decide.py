@@ -71,6 +71,23 @@ def _quality_failures(q: TextQuality, unmapped_share: float, cfg: TriageConfig) 
             f"{q.entropy_letters} letters (letter_cross_entropy > max_letter_cross_entropy="
             f"{cfg.max_letter_cross_entropy}): a shifted or scrambled letter map"
         )
+    for script, cs in q.char_scores.items():
+        if not cs.modeled or not cs.scored:
+            continue
+        max_bits = cfg.char_model_max_bits.get(script)
+        min_gain = cfg.char_model_min_context_gain.get(script)
+        if max_bits is not None and cs.bits > max_bits:
+            out.append(
+                f"{script} letters are untypical of {script} writing: {cs.bits:.2f} bits/letter over {cs.scored} "
+                f"letters under the {script} character model (> char_model_max_bits[{script!r}]={max_bits}): "
+                "a shifted letter map (rare characters where common ones belong)"
+            )
+        elif min_gain is not None and cs.context_gain < min_gain:
+            out.append(
+                f"{script} letters do not follow each other the way {script} writing does: the letter context saves "
+                f"{cs.context_gain:+.2f} bits/letter over {cs.scored} letters (< char_model_min_context_gain"
+                f"[{script!r}]={min_gain}): a substituted letter map (letters swapped consistently)"
+            )
     if q.mojibake >= cfg.min_mojibake_count and q.mojibake_share > cfg.max_mojibake_share:
         out.append(
             f"{q.mojibake} UTF-8-read-as-Latin-1 sequences like 'Ã©' ({_pct(q.mojibake_share)} of letters; "
@@ -122,6 +139,7 @@ def triage_page(page: pymupdf.Page, textdict: dict, cfg: TriageConfig) -> Triage
         max_words=cfg.max_words_checked,
         max_consonant_run=cfg.max_consonant_run,
         max_case_switches=cfg.max_case_switches,
+        min_char_model_letters=cfg.min_letters_for_char_model,
     )
     # The font check only matters when the words are doubtful (see _quality_failures), and
     # listing fonts scans the page resources, so it is skipped for clearly healthy text.
@@ -137,6 +155,11 @@ def triage_page(page: pymupdf.Page, textdict: dict, cfg: TriageConfig) -> Triage
         mojibake_share=q.mojibake_share,
         light_text_share=lay.light_chars / lay.visible_chars if lay.visible_chars else 0.0,
     )
+    for script, cs in q.char_scores.items():
+        if cs.modeled and cs.scored:
+            scores[f"char_model_bits.{script}"] = cs.bits
+            if script in cfg.char_model_min_context_gain:
+                scores[f"char_model_context_gain.{script}"] = cs.context_gain
     enough_text = lay.visible_chars >= cfg.min_chars_for_text_layer
     if enough_text:
         failures = _quality_failures(q, unmapped_share, cfg)
@@ -161,6 +184,12 @@ def triage_page(page: pymupdf.Page, textdict: dict, cfg: TriageConfig) -> Triage
         f"{_pct(q.plausible_word_share)} plausible words (>= {cfg.min_plausible_word_share}), "
         f"{_pct(q.bad_char_share)} bad characters (<= {cfg.max_bad_char_share})"
     )
+    unmodeled = sorted(sc for sc, cs in q.char_scores.items() if not cs.modeled)
+    if unmodeled:
+        healthy += (
+            f"; no character model for {', '.join(unmodeled)}: shifted or substituted letter maps in that script "
+            "cannot be detected and are not flagged"
+        )
     # 5. fast path: a healthy born-digital page with nothing to look at
     if lay.visible_chars >= cfg.fast_path_min_chars and not pics and not lay.light_chars:
         return decide(

@@ -18,6 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..unicode_scripts import CJK_SCRIPTS, SCRIPT_NAMES, dominant_script, script_of
+from .char_model import CharScore, char_model_scores
 from .letter_frequency import letter_cross_entropy
 
 _BAD_CHARS = re.compile(
@@ -63,6 +64,9 @@ class TextQuality:
     script: str | None = None
     scripts: dict[str, int] = field(default_factory=dict)
     implausible_examples: list[str] = field(default_factory=list)
+    # per character script with enough letters: its letters under the script's character model
+    # (`modeled=False` for scripts without one)
+    char_scores: dict[str, CharScore] = field(default_factory=dict)
 
     @property
     def bad_char_share(self) -> float:
@@ -137,7 +141,9 @@ def word_is_plausible(tok: str, max_consonant_run: int, max_case_switches: int) 
     return longest <= max_consonant_run
 
 
-def measure_text(text: str, *, max_words: int, max_consonant_run: int, max_case_switches: int) -> TextQuality:
+def measure_text(
+    text: str, *, max_words: int, max_consonant_run: int, max_case_switches: int, min_char_model_letters: int = 1
+) -> TextQuality:
     """All text-only measurements of one page's text.
 
     Character classes are counted once over the distinct characters of a Counter (built in C),
@@ -166,6 +172,7 @@ def measure_text(text: str, *, max_words: int, max_consonant_run: int, max_case_
     alph = max((s for s in scripts if s in ("Latin", "Cyrillic")), key=lambda s: scripts[s], default=None)
     if alph is not None:
         q.cross_entropy, q.entropy_letters = letter_cross_entropy(counts, alph)
+    q.char_scores = char_model_scores(text, scripts, min_char_model_letters)
     tokens = _TOKEN.findall(text)
     if len(tokens) > max_words:
         step = len(tokens) / max_words
