@@ -240,7 +240,7 @@ def _print_decisions(src, numbers, cfg, as_json: bool) -> int:
     for n in numbers:
         try:
             page = src.doc.load_page(n - 1)
-            d = triage_page(page, extract_textdict(page), cfg.triage)
+            d = triage_page(page, extract_textdict(page), cfg.triage, cfg.ocr)
         except Exception as exc:  # noqa: BLE001
             print(f"pagerouter: error: {src.name}: page {n}: triage failed: {exc}", file=sys.stderr)
             code = EXIT_PAGES_FAILED

@@ -75,6 +75,11 @@ class TriageDecision(Decision):
         default_factory=list,
         description="On a `mixed` page: image regions (page points) whose text the text layer does not cover.",
     )
+    hidden_layer: bool = Field(
+        default=False,
+        description="The text layer to read is a hidden (render mode 3) OCR layer over a scan, proven to match the "
+        "picture on a sample of its lines; the text-layer reader takes its invisible text.",
+    )
 
 
 class CheckResult(_Model):

@@ -87,7 +87,7 @@ class DocumentTriage:
             page = src.doc.load_page(number - 1)
             textdict, early_warnings = extracted if extracted else (extract_textdict(page), "")
             early_warnings += "\n" + src.open_warnings
-            decision = triage_page(page, textdict, self.cfg.triage)
+            decision = triage_page(page, textdict, self.cfg.triage, self.cfg.ocr)
         except Exception as exc:  # noqa: BLE001 - one bad page must not lose the others
             return TriageOutcome(failed_page(src.name, number, "triage", exc))
         timings["triage"] = time.perf_counter() - t0
@@ -107,7 +107,8 @@ class DocumentTriage:
             if decision.route in ("text_layer", "mixed"):
                 t1 = time.perf_counter()
                 text_blocks = read_text_layer(
-                    page, textdict, number, self.cfg.text_layer, furniture, skip_regions=decision.ocr_regions
+                    page, textdict, number, self.cfg.text_layer, furniture, skip_regions=decision.ocr_regions,
+                    invisible_too=decision.hidden_layer,
                 )
                 timings["text_layer"] = time.perf_counter() - t1
             damaged = _damage_report(early_warnings + "\n" + pymupdf.TOOLS.mupdf_warnings())

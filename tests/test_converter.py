@@ -139,3 +139,30 @@ def test_cli_convert_of_a_born_digital_page_loads_no_ray_and_no_model(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert "A born-digital page read from its text layer alone." in out.stdout
     assert out.stdout.strip().splitlines()[-1] == "HEAVY [] 0", out.stdout + out.stderr
+
+
+def test_a_proven_hidden_ocr_layer_is_the_page_text_and_a_wrong_one_is_ocrd(tmp_path):
+    """A scan whose invisible OCR layer is right keeps the layer (no OCR: exact text); one whose
+    layer says something else is OCR'd."""
+    lines = [
+        "The committee reviewed the quarterly figures and agreed",
+        "that the new routing policy reduced the cost of reading",
+        "each page. Most documents in the archive were born digital,",
+        "so their embedded text could be used directly. Scanned",
+        "letters, however, needed optical character recognition.",
+    ] * 2
+    wrong = [" ".join(reversed(ln.split())) for ln in lines]
+    d = pymupdf.open()
+    synth.add_scanned_page(d, lines, hidden_text="\n".join(lines), noise=0.02, dpi=150)
+    synth.add_scanned_page(d, lines, hidden_text="\n".join(wrong), noise=0.02, dpi=150)
+    d.save(tmp_path / "hidden.pdf")
+    doc = Converter(PagerouterConfig.model_validate({"ocr": {"escalation": {"enabled": False}}})).convert(
+        tmp_path / "hidden.pdf"
+    )
+    right, bad = doc.pages
+    assert right.route == "text_layer" and right.triage.hidden_layer, right.triage.reasons
+    assert "sampled lines agree" in right.triage.reasons[0]
+    text = "\n".join(b.text for b in right.blocks)
+    assert char_error_rate("\n".join(lines), text) < 0.01, text
+    assert bad.route == "ocr" and "disagrees with the picture" in bad.triage.reasons[0]
+    assert char_error_rate("\n".join(lines), "\n".join(b.text for b in bad.blocks)) < 0.1

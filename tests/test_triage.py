@@ -7,6 +7,7 @@ import collections
 import time
 from pathlib import Path
 
+import numpy as np
 import pymupdf
 import pytest
 
@@ -138,6 +139,101 @@ def test_scan_without_text_goes_to_ocr():
     assert d.route == "ocr"
     assert "min_chars_for_text_layer" in reasons(d)
     assert d.scores["content_marks"] > CFG.blank_max_marks
+
+
+PROOF_LINES = [
+    "The committee reviewed the quarterly figures and agreed",
+    "that the new routing policy reduced the cost of reading",
+    "each page. Most documents in the archive were born digital,",
+    "so their embedded text could be used directly. Scanned",
+    "letters, however, needed optical character recognition,",
+    "and a few files carried a hidden text layer that did not",
+    "match the printed words at all. The board asked for a",
+    "second review of the remaining boxes before the summer.",
+] * 2
+
+
+def _shift(s: str) -> str:
+    return "".join(chr(ord(c) + 1) if c.isalpha() and c not in "zZ" else c for c in s)
+
+
+def test_scan_with_a_right_hidden_layer_keeps_it_after_proof():
+    d = triage(fx.scan_pdf(PROOF_LINES, hidden_text="\n".join(PROOF_LINES)))
+    assert d.route == "text_layer" and d.hidden_layer and d.script == "Latin", reasons(d)
+    assert "5 of 5 sampled lines agree" in reasons(d) and "proven to match the picture" in reasons(d)
+    assert d.scores["hidden_layer_cer"] <= CFG.hidden_layer_max_cer
+
+
+@pytest.mark.parametrize(
+    "hidden",
+    [
+        # other words in the layer than on the picture
+        [" ".join(reversed(ln.split())) for ln in PROOF_LINES],
+        ["Quarterly shipping manifest for every container that left", "the harbour during the winter storms and",
+         "the crew rosters of the vessels named in the ledger below"] * 5,
+        # shifted letters that still pass as words here and there: caught by the letter check or the proof
+        [_shift(ln) for ln in PROOF_LINES],
+    ],
+    ids=["reordered", "other_text", "shifted"],
+)
+def test_scan_with_a_wrong_hidden_layer_goes_to_ocr(hidden):
+    d = triage(fx.scan_pdf(PROOF_LINES, hidden_text="\n".join(hidden)))
+    assert d.route == "ocr" and not d.hidden_layer, reasons(d)
+    assert "render mode 3" in reasons(d)
+    assert "disagrees with the picture" in reasons(d) or "not plausible" in reasons(d)
+
+
+def test_a_wrong_hidden_layer_is_disproven_by_the_sample():
+    """Plausible English, but not what the picture shows: only the proof can tell."""
+    other = [ln.replace("committee", "gardener").replace("page", "tree").replace("figures", "apples") for ln in PROOF_LINES]
+    other = [" ".join(reversed(ln.split())) for ln in other]
+    d = triage(fx.scan_pdf(PROOF_LINES, hidden_text="\n".join(other)))
+    assert d.route == "ocr" and "disagrees with the picture" in reasons(d)
+    assert "sampled lines agree" in reasons(d) and d.scores["hidden_layer_cer"] > CFG.hidden_layer_max_cer
+
+
+def test_an_unreadable_sample_goes_to_ocr():
+    """Scribbles under a plausible layer (handwriting read as print): the recogniser reads nothing
+    like it, so the layer is not proven."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    rng = np.random.default_rng(3)
+    img = np.full((1100, 800), 255, np.uint8)
+    for row in range(20):  # wavy strokes in rows, like cursive nobody can read
+        y0 = 60 + row * 50
+        xs = np.arange(40, 760)
+        ys = (y0 + 8 * np.sin(xs / rng.uniform(3, 9)) + rng.normal(0, 2, xs.size)).astype(int)
+        for dy in range(3):
+            img[np.clip(ys + dy, 0, 1099), xs] = 20
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.fromarray(img).save(buf, format="PNG")
+    page.insert_image(page.rect, stream=buf.getvalue())
+    for i, ln in enumerate(PROOF_LINES):
+        page.insert_text((60, 72 + 19 * i), ln, fontsize=12, render_mode=3)
+    d = triage(doc.tobytes())
+    assert d.route == "ocr" and "disagrees with the picture" in reasons(d), reasons(d)
+
+
+def test_hidden_layer_proof_off_or_unreadable_script_keeps_ocr():
+    pdf = fx.scan_pdf(PROOF_LINES, hidden_text="\n".join(PROOF_LINES))
+    d = triage(pdf, TriageConfig(hidden_layer_proof=False))
+    assert d.route == "ocr" and "hidden_layer_proof is off" in reasons(d)
+    doc = pymupdf.open("pdf", pdf)
+    from pagerouter.config.ocr import OcrConfig
+
+    off = OcrConfig(enabled=False)
+    d = triage_page(doc[0], extract_textdict(doc[0]), TriageConfig(hidden_layer_proof_without_ocr=False), off)
+    assert d.route == "ocr" and "hidden_layer_proof_without_ocr is off" in reasons(d)
+    # OCR disabled but proving allowed (the default): the proven layer beats needs_ocr
+    assert triage_page(doc[0], extract_textdict(doc[0]), CFG, off).route == "text_layer"
+    # a script the recogniser does not read: no proof, conservative route
+    cyr = OcrConfig.model_validate({"scripts": {"table": {"Latin": {"tesseract_langs": "eng", "rapidocr": False}}}})
+    d = triage_page(doc[0], extract_textdict(doc[0]), CFG, cyr)
+    assert d.route == "ocr" and "rapidocr: false" in reasons(d)
 
 
 def test_scan_with_invisible_wrong_layer_goes_to_ocr():

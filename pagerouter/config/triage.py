@@ -144,6 +144,49 @@ class TriageConfig(StrictModel):
         description="Largest share of text-layer characters that may be invisible (render mode 3) before the page "
         "is treated as a scan with a hidden OCR layer (which may lie) and OCR'd.",
     )
+    hidden_layer_proof: bool = Field(
+        default=True,
+        description="Try to prove a hidden (render mode 3) OCR layer over a scan: a few of its lines, spread over "
+        "the page, are read from the image by the small reader's recogniser alone (RapidOCR rec, no detection) and "
+        "compared with the layer; agreement routes the page `text_layer` (the layer is read), anything else `ocr`. "
+        "Only for scripts the recogniser reads (`ocr.scripts.table.<script>.rapidocr`). Off: every such page is OCR'd.",
+    )
+    hidden_layer_proof_without_ocr: bool = Field(
+        default=True,
+        description="Also prove hidden layers when the OCR path is disabled (`ocr.enabled: false`): a proven layer "
+        "gives the page's text where the alternative is `needs_ocr` with none; the proof loads only the recognition "
+        "model (about 0.3 s once). False: with OCR disabled such pages come out `needs_ocr` without loading anything.",
+    )
+    hidden_layer_sample_lines: int = Field(
+        default=5, ge=1, description="Hidden-layer lines sampled for the proof, spread evenly from top to bottom."
+    )
+    hidden_layer_min_sample_lines: int = Field(
+        default=3,
+        ge=1,
+        description="Fewer sampleable hidden lines than this (and fewer agreeing lines than this) and the layer is "
+        "not proven: the page is OCR'd.",
+    )
+    hidden_layer_min_line_chars: int = Field(
+        default=8, ge=1, description="A hidden line needs at least this many non-space characters to be sampled."
+    )
+    hidden_layer_min_line_height_pt: float = Field(
+        default=2.5, ge=0, description="A hidden line lower than this (points) is not sampled (rules, specks)."
+    )
+    hidden_layer_max_line_cer: float = Field(
+        default=0.2,
+        ge=0,
+        description="A sampled line agrees when the character error rate between the layer's text and the "
+        "recogniser's reading (spaces ignored) is at most this.",
+    )
+    hidden_layer_min_agreeing_share: float = Field(
+        default=0.8, ge=0, le=1, description="Least share of the sampled lines that must agree to keep the layer."
+    )
+    hidden_layer_max_cer: float = Field(
+        default=0.1,
+        ge=0,
+        description="Most character error rate between layer and recogniser over the whole sample "
+        "(character-weighted) to keep the layer.",
+    )
     max_text_under_image_share: float = Field(
         default=0.5,
         ge=0,

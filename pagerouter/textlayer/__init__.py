@@ -83,12 +83,14 @@ def read_text_layer(
     furniture: FurnitureModel | None = None,
     *,
     skip_regions: Sequence[BBox] = (),
+    invisible_too: bool = False,
 ) -> list[Block]:
     """Blocks of one page in reading order (`order` 0..n-1), furniture included with its role.
 
     `textdict` is `pagerouter.pagetext.extract_textdict(page)`; `number` is 1-based;
     `skip_regions` (displayed page points) are handled elsewhere (OCR of pictures): no figure
-    blocks are emitted there.
+    blocks are emitted there; `invisible_too` reads invisible (render mode 3) text as well (a
+    hidden OCR layer triage proved, `TriageDecision.hidden_layer`).
     """
     W, H = page.rect.width, page.rect.height
     rot = page.rotation_matrix if page.rotation else None
@@ -96,9 +98,9 @@ def read_text_layer(
     # text painted over by a later opaque image is not on the page (a hidden OCR layer under
     # a scan, a form field covered by a picture); only pages that list images pay for this
     hidden: list = []
-    if cfg.drop_text_under_images:
+    if cfg.drop_text_under_images and not invisible_too:
         hidden, _total = hidden_text_boxes(page, cfg.hidden_text_min_image_share)
-    lines = merge_fragments(extract_lines(textdict, cfg, rot, hidden), cfg)
+    lines = merge_fragments(extract_lines(textdict, cfg, rot, hidden, invisible_too), cfg)
     em = _body_size(lines)
     g = read_graphics(page, rot, cfg, textdict)
     # ruled tables first: their rows may reach into the header/footer bands

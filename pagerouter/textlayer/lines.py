@@ -68,12 +68,12 @@ class Line:
         return len(self.text.split())
 
 
-def _span_visible(span: dict[str, Any], cfg: TextLayerConfig) -> bool:
-    if span.get("alpha", 255) == 0:
+def _span_visible(span: dict[str, Any], cfg: TextLayerConfig, invisible_too: bool = False) -> bool:
+    if span.get("alpha", 255) == 0 and not invisible_too:
         return False
     cf = span.get("char_flags")
     if cf is not None:
-        if not cf & (_FILLED | _STROKED):
+        if not cf & (_FILLED | _STROKED) and not invisible_too:
             return False  # render mode 3 (invisible) or 7 (clip only)
         if cfg.skip_clipped_text and cf & _CLIPPED:
             return False
@@ -106,11 +106,14 @@ def extract_lines(
     cfg: TextLayerConfig,
     rotation_matrix: pymupdf.Matrix | None,
     hidden: Sequence[BBox] = (),
+    invisible_too: bool = False,
 ) -> list[Line]:
     """Every visible line fragment of the page (bboxes in displayed coordinates).
 
     `hidden`: boxes (unrotated page space, as in the dict) of text painted over by a later
     image; spans whose centre lies in one are not shown on the page and are skipped.
+    `invisible_too`: invisible (render mode 3) text is read as well (a hidden OCR layer that
+    triage proved to match the scan).
     """
     out: list[Line] = []
     rot = rotation_matrix  # None for an unrotated page
@@ -119,7 +122,7 @@ def extract_lines(
         if block.get("type", 0) != 0:
             continue
         for line in block.get("lines", ()):
-            spans = [s for s in line.get("spans", ()) if s.get("text") and _span_visible(s, cfg)]
+            spans = [s for s in line.get("spans", ()) if s.get("text") and _span_visible(s, cfg, invisible_too)]
             if hidden and spans:
                 spans = [s for s in spans if not _in_any(s["bbox"], hidden)]
             if not spans:

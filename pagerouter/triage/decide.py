@@ -7,8 +7,13 @@ Design (cheapest evidence first; each step can settle the page):
    characters, visible span boxes, characters per font; list sizeable images (resource list
    first, nearly free; `get_image_info` only when the page references images). No render.
 2. Invisible layer: if most text is invisible, the page is a scan with an OCR layer that
-   nobody proof-read (handwriting scans carry plenty of confident nonsense). Agreement with
-   the picture cannot be shown cheaply, so the safe route is `ocr`.
+   nobody proof-read (handwriting scans carry plenty of confident nonsense). It is trusted
+   only with proof (`layer_proof`): implausible layer text -> `ocr` at once; otherwise a few
+   of its lines, spread over the page, are read from the image by the small reader's
+   recogniser alone and compared (CER). Agreement -> `text_layer` (the reader takes the
+   invisible text: `hidden_layer`); disagreement, too few lines, a script the recogniser does
+   not read, or proof switched off (or OCR disabled and `hidden_layer_proof_without_ocr`
+   off) -> `ocr`, saying why.
 3. Text quality of the visible layer (`words.measure_text`): broken characters (U+FFFD,
    private use, control codes, `(cid:N)`, `/31` glyph ids), plausible-word share per script,
    letter-frequency cross-entropy (shifted / scrambled letter maps), UTF-8 mojibake, and text
@@ -38,11 +43,13 @@ from __future__ import annotations
 import numpy as np
 import pymupdf
 
+from ..config.ocr import OcrConfig
 from ..config.triage import TriageConfig
 from ..geometry import BBox
 from ..model import TriageDecision
 from . import ink as inkmod
 from .layer import Picture, pictures, read_layer, text_under_images_share, union_share, unmapped_font_share
+from .layer_proof import prove_hidden_layer
 from .words import TextQuality, measure_text
 
 
@@ -102,10 +109,60 @@ def _quality_failures(q: TextQuality, unmapped_share: float, cfg: TriageConfig) 
     return out
 
 
-def triage_page(page: pymupdf.Page, textdict: dict, cfg: TriageConfig) -> TriageDecision:
+def _hidden_layer(
+    page: pymupdf.Page, textdict: dict, lay, img_cov: float, cfg: TriageConfig, ocr: OcrConfig | None,
+    scores: dict[str, float],
+) -> TriageDecision:
+    """Step 2: a page whose text is mostly invisible. `text_layer` only with proof, else `ocr`."""
+    where = f" over images covering {_pct(img_cov)} of the page" if img_cov else ""
+    head = (
+        f"{_pct(lay.invisible_share)} of the {lay.total_chars} text-layer characters are invisible "
+        f"(render mode 3){where} (invisible_text_share > max_invisible_text_share={cfg.max_invisible_text_share}): "
+        "a hidden OCR layer"
+    )
+
+    def to_ocr(why: str) -> TriageDecision:
+        return TriageDecision(route="ocr", scores=scores, reasons=[f"{head} that may not match the picture; {why}, so the page is OCR'd"])
+
+    ocr = ocr or OcrConfig()
+    if not cfg.hidden_layer_proof:
+        return to_ocr("hidden_layer_proof is off")
+    if not ocr.enabled and not cfg.hidden_layer_proof_without_ocr:
+        return to_ocr("the OCR path is disabled and hidden_layer_proof_without_ocr is off (no model is loaded)")
+    # cheap evidence first: implausible layer text (handwriting read as print) needs no proof
+    q = measure_text(
+        lay.invisible_text,
+        max_words=cfg.max_words_checked,
+        max_consonant_run=cfg.max_consonant_run,
+        max_case_switches=cfg.max_case_switches,
+    )
+    scores["hidden_plausible_word_share"] = q.plausible_word_share
+    failures = _quality_failures(q, 0.0, cfg)
+    if failures:
+        return to_ocr("its text is not plausible: " + "; ".join(failures))
+    proof = prove_hidden_layer(page, textdict, q.script, cfg, ocr)
+    scores.update(proof.scores())
+    if proof.agreed:
+        return TriageDecision(
+            route="text_layer",
+            scores=scores,
+            reasons=[f"{head} proven to match the picture: {proof.reason}; the layer is read"],
+            script=q.script,
+            hidden_layer=True,
+        )
+    if not proof.attempted:
+        return to_ocr(proof.reason)
+    return to_ocr(f"it disagrees with the picture: {proof.reason}")
+
+
+def triage_page(
+    page: pymupdf.Page, textdict: dict, cfg: TriageConfig, ocr: OcrConfig | None = None
+) -> TriageDecision:
     """Route one page: `text_layer`, `ocr`, `blank` or `mixed`, with scores and reasons.
 
     `textdict` is `pagerouter.pagetext.extract_textdict(page)`, computed once by the caller.
+    `ocr` (the OCR config; defaults when None) says whether OCR is enabled and which scripts the
+    small reader's recogniser reads, for proving a hidden OCR layer (step 2).
     """
     scores: dict[str, float] = {}
     lay = read_layer(page, textdict, cfg.light_text_level)
@@ -123,15 +180,7 @@ def triage_page(page: pymupdf.Page, textdict: dict, cfg: TriageConfig) -> Triage
 
     # 2. a hidden (render mode 3) layer over what is most likely a scan
     if lay.invisible_chars >= cfg.min_chars_for_text_layer and lay.invisible_share > cfg.max_invisible_text_share:
-        where = f" over images covering {_pct(img_cov)} of the page" if img_cov else ""
-        return decide(
-            "ocr",
-            [
-                f"{_pct(lay.invisible_share)} of the {lay.total_chars} text-layer characters are invisible "
-                f"(render mode 3){where} (invisible_text_share > max_invisible_text_share="
-                f"{cfg.max_invisible_text_share}): a hidden OCR layer that may not match the picture, so the page is OCR'd"
-            ],
-        )
+        return _hidden_layer(page, textdict, lay, img_cov, cfg, ocr, scores)
 
     # 3. quality of the visible text
     q = measure_text(
@@ -371,3 +420,4 @@ def _text_pictures(
                 f"{cfg.min_text_blob_density})"
             )
     return regions, "; ".join(notes[:3])
+

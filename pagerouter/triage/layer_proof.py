@@ -1,0 +1,253 @@
+"""Proof that a hidden (render mode 3) OCR layer says what the scan under it shows.
+
+A scan with an invisible OCR layer is either a gift (a good OCR engine already read it: its
+text is better than the small reader's) or a trap (handwriting and poor scans carry confident
+nonsense). The proof is cheap: a few of the layer's lines, spread over the page (top, middle,
+bottom), are cropped from the page image at the recogniser's input height and read by the small
+reader's *recognition model alone* (RapidOCR's PP-OCR rec: no detection, no layout, one batch),
+then compared with the layer's text at the same place (character error rate). Agreement keeps
+the layer (`text_layer`); disagreement, an unreadable sample, too few lines to sample or a script
+the recogniser does not read keeps the conservative route (`ocr`).
+
+Laziness: nothing here imports RapidOCR until a page needs proof; born-digital runs never
+load it. The recogniser is built once per process (a few hundred ms) and shared.
+
+Comparison: both texts are NFKC-normalised, typographic quotes/dashes are folded to ASCII and
+whitespace is removed (recognisers drop and add spaces; that is not disagreement about content);
+case and everything else count. Per line `char_error_rate(layer, read)`; the sample's CER is the
+character-weighted mean.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import unicodedata
+from dataclasses import dataclass, field
+
+import numpy as np
+import pymupdf
+
+from ..config.ocr import OcrConfig
+from ..config.triage import TriageConfig
+from ..geometry import BBox
+from ..ocr.script_options import options_for
+from ..ocr.text_stats import char_error_rate
+from .layer import to_display
+
+# Crop padding around a layer line, as a share of its height: OCR layers' boxes are tight (or
+# a little off); the recogniser wants some paper around the letters, but not the next line.
+_PAD_Y = 0.2
+_PAD_X = 0.6
+_MAX_DIR_Y = 0.08  # a line whose direction leaves the horizontal by more (sin) is not sampled
+_FOLD = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201c": '"', "\u201d": '"', "\u201e": '"',
+                       "\u2013": "-", "\u2014": "-", "\u2212": "-", "\u00ad": None})
+
+
+@dataclass
+class HiddenLine:
+    bbox: BBox  # unrotated page space (as in the text dict)
+    text: str
+
+    @property
+    def height(self) -> float:
+        return self.bbox[3] - self.bbox[1]
+
+
+@dataclass
+class SampledLine:
+    layer: str
+    read: str
+    cer: float
+    confidence: float
+
+
+@dataclass
+class Proof:
+    attempted: bool  # False: the proof could not be tried (`reason` says why)
+    agreed: bool = False
+    reason: str = ""
+    script: str | None = None
+    lines: list[SampledLine] = field(default_factory=list)
+    cer: float = 1.0
+    agreeing: int = 0
+    seconds: float = 0.0
+
+    def scores(self) -> dict[str, float]:
+        if not self.attempted:
+            return {}
+        return {
+            "hidden_layer_sampled_lines": float(len(self.lines)),
+            "hidden_layer_agreeing_lines": float(self.agreeing),
+            "hidden_layer_cer": self.cer,
+            "hidden_layer_proof_seconds": self.seconds,
+        }
+
+
+def _norm(s: str) -> str:
+    return "".join(unicodedata.normalize("NFKC", s).translate(_FOLD).split())
+
+
+def hidden_lines(textdict: dict) -> list[HiddenLine]:
+    """The invisible text as horizontal rows: the dict's line fragments (OCR layers often place
+    every word or phrase separately) are joined when they sit on the same row, left to right."""
+    out: list[HiddenLine] = []
+    for block in textdict.get("blocks", ()):
+        if block.get("type", 0) != 0:
+            continue
+        for line in block.get("lines", ()):
+            d = line.get("dir", (1.0, 0.0))
+            if d[0] <= 0 or abs(d[1]) > _MAX_DIR_Y:
+                continue
+            spans = [s for s in line.get("spans", ()) if s.get("alpha", 255) == 0 and s.get("text", "").strip()]
+            if not spans:
+                continue
+            text = " ".join(" ".join(s["text"].split()) for s in spans)
+            x0 = min(s["bbox"][0] for s in spans)
+            y0 = min(s["bbox"][1] for s in spans)
+            x1 = max(s["bbox"][2] for s in spans)
+            y1 = max(s["bbox"][3] for s in spans)
+            if out:
+                p = out[-1]
+                h = min(y1 - y0, p.height)
+                overlap = min(y1, p.bbox[3]) - max(y0, p.bbox[1])
+                if h > 0 and overlap >= 0.5 * h and -0.5 * h <= x0 - p.bbox[2] <= 2.5 * max(h, p.height):
+                    p.bbox = (min(p.bbox[0], x0), min(p.bbox[1], y0), max(p.bbox[2], x1), max(p.bbox[3], y1))
+                    p.text = f"{p.text} {text}"
+                    continue
+            out.append(HiddenLine((x0, y0, x1, y1), text))
+    return out
+
+
+def pick_sample(lines: list[HiddenLine], n: int, min_chars: int, min_height: float) -> list[HiddenLine]:
+    """Up to `n` sampleable lines spread evenly from the top of the page to the bottom."""
+    ok = [ln for ln in lines if len(_norm(ln.text)) >= min_chars and ln.height >= min_height]
+    ok.sort(key=lambda ln: (ln.bbox[1], ln.bbox[0]))
+    if len(ok) <= n:
+        return ok
+    idx = sorted({round(i * (len(ok) - 1) / (n - 1)) for i in range(n)}) if n > 1 else [len(ok) // 2]
+    return [ok[i] for i in idx]
+
+
+class _Recogniser:
+    """RapidOCR's recognition model alone (the small reader's), with the reader's script mask."""
+
+    def __init__(self, ocr: OcrConfig):
+        import logging
+
+        from rapidocr import RapidOCR
+
+        from ..ocr.reader_rapidocr import _MaskedCTCDecode
+
+        logging.getLogger("RapidOCR").setLevel(logging.WARNING)
+        params: dict = {"Global.log_level": "warning"}
+        if ocr.small_reader.threads > 0:
+            params["EngineConfig.onnxruntime.intra_op_num_threads"] = ocr.small_reader.threads
+        engine = RapidOCR(params=params)  # loads no model by itself
+        logging.getLogger("RapidOCR").setLevel(logging.WARNING)
+        self.rec = engine._load_rec_model()
+        self.decoder = _MaskedCTCDecode(self.rec.postprocess_op, ocr.small_reader.foreign_char_penalty)
+        self.rec.postprocess_op = self.decoder
+        self.characters = tuple(self.decoder.character)
+        self.height = int(self.rec.rec_image_shape[1])
+        self.lock = threading.Lock()
+
+    def read(self, crops: list[np.ndarray], allowed: tuple[str, ...]) -> list[tuple[str, float]]:
+        from rapidocr.ch_ppocr_rec import TextRecInput
+
+        from ..ocr.script_options import allowed_mask
+
+        mask = np.array(allowed_mask(self.characters, allowed)) if allowed else None
+        with self.lock:
+            self.decoder.mask = mask
+            try:
+                res = self.rec(TextRecInput(img=crops))
+            finally:
+                self.decoder.mask = None
+        return [(str(t), float(s)) for t, s in zip(res.txts, res.scores)]
+
+
+_REC: _Recogniser | None = None
+_REC_LOCK = threading.Lock()
+
+
+def recogniser(ocr: OcrConfig) -> _Recogniser:
+    """The process's shared recogniser, built on the first page that needs proof."""
+    global _REC
+    if _REC is None:
+        with _REC_LOCK:
+            if _REC is None:
+                _REC = _Recogniser(ocr)
+    return _REC
+
+
+def _crop(page: pymupdf.Page, line: HiddenLine, height_px: int) -> np.ndarray | None:
+    x0, y0, x1, y1 = line.bbox
+    h = y1 - y0
+    box = (x0 - _PAD_X * h, y0 - _PAD_Y * h, x1 + _PAD_X * h, y1 + _PAD_Y * h)
+    clip = pymupdf.Rect(to_display(page, box)) & page.rect
+    if clip.is_empty:
+        return None
+    zoom = height_px / (box[3] - box[1])
+    pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), clip=clip, colorspace=pymupdf.csGRAY, alpha=False)
+    g = np.frombuffer(pix.samples, dtype=np.uint8).reshape(pix.height, pix.width)
+    k = (page.rotation // 90) % 4
+    if k:
+        g = np.rot90(g, k)
+    if g.shape[0] < 8 or g.shape[1] < 8:
+        return None
+    return np.ascontiguousarray(np.repeat(g[:, :, None], 3, axis=2))
+
+
+def prove_hidden_layer(
+    page: pymupdf.Page, textdict: dict, script: str | None, cfg: TriageConfig, ocr: OcrConfig
+) -> Proof:
+    """Read a sample of the hidden layer's lines from the image and compare (see module doc)."""
+    opts = options_for(script, ocr.scripts)
+    if script is None or opts is None:
+        return Proof(False, reason=f"the hidden layer's script is {script or 'unknown'}, not one the small reader's "
+                     "recogniser is configured for (ocr.scripts.table), so agreement cannot be proven")
+    if not opts.rapidocr:
+        return Proof(False, script=script, reason=f"the hidden layer is in {script} script, which the small reader's "
+                     f"recogniser does not read (ocr.scripts.table.{script}.rapidocr: false), so agreement cannot be proven")
+    sample = pick_sample(hidden_lines(textdict), cfg.hidden_layer_sample_lines, cfg.hidden_layer_min_line_chars,
+                         cfg.hidden_layer_min_line_height_pt)
+    if len(sample) < cfg.hidden_layer_min_sample_lines:
+        return Proof(False, script=script, reason=f"only {len(sample)} hidden line(s) of at least "
+                     f"hidden_layer_min_line_chars={cfg.hidden_layer_min_line_chars} characters to sample (< "
+                     f"hidden_layer_min_sample_lines={cfg.hidden_layer_min_sample_lines}), so agreement cannot be proven")
+    t0 = time.perf_counter()
+    try:
+        rec = recogniser(ocr)
+    except Exception as exc:  # noqa: BLE001 - no recogniser: the conservative route, said why
+        return Proof(False, script=script, reason=f"the recogniser for the proof could not be loaded ({exc})")
+    crops, kept = [], []
+    for ln in sample:
+        c = _crop(page, ln, rec.height)
+        if c is not None:
+            crops.append(c)
+            kept.append(ln)
+    reads = rec.read(crops, tuple(opts.rapidocr_allowed or ())) if crops else []
+    lines: list[SampledLine] = []
+    edits = chars = 0.0
+    for ln, (txt, conf) in zip(kept, reads):
+        ref, hyp = _norm(ln.text), _norm(txt)
+        cer = char_error_rate(ref, hyp)
+        lines.append(SampledLine(ln.text, txt, cer, conf))
+        edits += cer * len(ref)
+        chars += len(ref)
+    p = Proof(True, script=script, lines=lines, seconds=time.perf_counter() - t0)
+    p.cer = edits / chars if chars else 1.0
+    p.agreeing = sum(s.cer <= cfg.hidden_layer_max_line_cer for s in lines)
+    need = max(cfg.hidden_layer_min_sample_lines, int(np.ceil(cfg.hidden_layer_min_agreeing_share * len(lines))))
+    p.agreed = p.agreeing >= need and p.cer <= cfg.hidden_layer_max_cer
+    worst = max(lines, key=lambda s: s.cer) if lines else None
+    example = (f"; worst: layer {worst.layer[:40]!r} vs read {worst.read[:40]!r} (CER {worst.cer:.2f})"
+               if worst is not None and (not p.agreed or worst.cer > 0) else "")
+    p.reason = (
+        f"{p.agreeing} of {len(lines)} sampled lines agree, CER {p.cer:.2f} over {int(chars)} characters "
+        f"between the layer and the small reader's recogniser on line crops (a line agrees at CER <= "
+        f"hidden_layer_max_line_cer={cfg.hidden_layer_max_line_cer}; {need} must agree and the CER be "
+        f"<= hidden_layer_max_cer={cfg.hidden_layer_max_cer}){example}"
+    )
+    return p
