@@ -83,3 +83,37 @@ def test_image_alpha_hides_text_only_where_opaque():
     page.insert_image(page.rect, stream=buf.getvalue())
     hidden, _total = hidden_text_boxes(pymupdf.open("pdf", doc.tobytes())[0], 0.02)
     assert len(hidden) == 1 and hidden[0][1] < 421
+
+
+# --- 1. ink that looks like text and no layer character covers is read ------------------------
+
+
+def test_scanned_short_memo_with_a_real_caption_is_read(converter):
+    pdf = fx.memo_scan_pdf()
+    d = triage(pdf)
+    assert d.route in ("ocr", "mixed"), d.reasons
+    assert "lines of letter-sized blobs" in " ".join(d.reasons)
+    out = converter.convert(pdf, name="memo.pdf")
+    text = _text(out)
+    memo = "\n".join(fx.MEMO)
+    got = "\n".join(ln for ln in text.splitlines() if "Scanned" not in ln)
+    assert char_error_rate(memo, got) < 0.15, text
+
+
+def test_logo_sized_text_in_a_slide_background_is_only_its_box():
+    """Three short lines in a picture covering the page, next to a layer with more characters:
+    only the box around the lines is OCR'd, not the whole page."""
+    d = triage(fx.memo_scan_pdf(fx.MEMO[:3], caption=fx.EN[:200]))
+    assert d.route == "mixed", d.reasons
+    (r,) = d.ocr_regions
+    assert (r[2] - r[0]) * (r[3] - r[1]) < 0.3 * 595 * 842
+
+
+def test_photo_is_not_lines_of_text():
+    from pagerouter.triage import ink
+
+    import numpy as np
+
+    gray = np.asarray(__import__("PIL.Image", fromlist=["Image"]).open(__import__("io").BytesIO(fx.photo_png())).convert("L"))
+    tl = ink.text_likeness(np.ascontiguousarray(gray), 1.0, 3.0, 40.0)
+    assert tl.lines < CFG.triage.min_text_lines

@@ -368,3 +368,15 @@ def watermark_pdf(how: str) -> bytes:
             if f"/{name} Do".encode() in stream:
                 doc.update_stream(c, stream.replace(f"/{name} Do".encode(), f"/GSwm gs /{name} Do".encode()))
     return _bytes(doc)
+
+
+MEMO = ["To: all staff", "From: the director", "Re: office move", "We move on Friday.", "Pack your desks."]
+
+
+def memo_scan_pdf(lines: list[str] = MEMO, caption: str = "Scanned 2024-05-02 page 1") -> bytes:
+    """A full-page scan of a short memo (text only in the picture) plus a small real text
+    caption (a scanner's stamp): little ink on a lot of paper."""
+    doc = pymupdf.open()
+    synth.add_scanned_page(doc, lines, noise=0.02, dpi=150)
+    doc[0].insert_text((60, 800), caption, fontsize=9)
+    return _bytes(doc)
