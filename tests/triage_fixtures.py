@@ -377,3 +377,76 @@ def substitute(text: str, pairs: str) -> str:
         if a.upper() != a:
             table[a.upper()], table[b.upper()] = b.upper(), a.upper()
     return "".join(table.get(c, c) for c in text)
+
+# --- watermarks over a healthy layer: an image painted over text that does not hide it ---------
+
+WATERMARK_BODY = wrap((EN + " ") * 5, 90)[:45]
+
+
+def _draft_png(alpha: int) -> bytes:
+    """A full-page diagonal red "DRAFT" (A4 at 144 DPI), RGBA with the given alpha on the
+    letters and fully transparent paper, or plain RGB on white when `alpha` is None."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    rgba = alpha is not None
+    im = Image.new("RGBA" if rgba else "RGB", (1190, 1684), (255, 255, 255, 0) if rgba else (255, 255, 255))
+    font = ImageFont.truetype(_bold_font(), 330)
+    ImageDraw.Draw(im).text((60, 650), "DRAFT", fill=(200, 0, 0, alpha) if rgba else (230, 150, 150), font=font)
+    im = im.rotate(30, fillcolor=(255, 255, 255, 0) if rgba else (255, 255, 255))
+    buf = io.BytesIO()
+    im.save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def _bold_font() -> str:
+    import glob
+
+    found = sorted(glob.glob("/usr/share/fonts/**/DejaVuSans-Bold.ttf", recursive=True))
+    if found:
+        return found[0]
+    from PIL import ImageFont  # pragma: no cover - Pillow's bundled font
+
+    return ImageFont.load_default().path  # type: ignore[attr-defined]
+
+
+def watermark_pdf(how: str) -> bytes:
+    """A born-digital page of 45 healthy lines with a full-page "DRAFT" image painted over them.
+
+    how: `alpha` (the image carries a soft mask: translucent letters on transparent paper),
+    `ca` (an opaque image painted with constant alpha 0.3 from the ExtGState), `multiply` (an
+    opaque image painted with blend mode Multiply), or `opaque` (a plain opaque image: this one
+    does hide the text).
+    """
+    doc = pymupdf.open()
+    page = doc.new_page(width=synth.A4[0], height=synth.A4[1])
+    y = 80.0
+    for line in WATERMARK_BODY:
+        page.insert_text((56, y), line, fontsize=10)
+        y += 15
+    xref = page.insert_image(page.rect, stream=_draft_png(90 if how == "alpha" else None))
+    if how in ("ca", "multiply"):
+        gs = "<</Type/ExtGState/ca 0.3/CA 0.3>>" if how == "ca" else "<</Type/ExtGState/BM/Multiply>>"
+        gs_xref = doc.get_new_xref()
+        doc.update_object(gs_xref, gs)
+        kind, res = doc.xref_get_key(page.xref, "Resources")
+        target = int(res.split()[0]) if kind == "xref" else page.xref
+        prefix = "" if kind == "xref" else "Resources/"
+        doc.xref_set_key(target, prefix + "ExtGState", f"<</GSwm {gs_xref} 0 R>>")
+        name = [im[7] for im in page.get_images(full=True) if im[0] == xref][0]
+        for c in page.get_contents():
+            stream = doc.xref_stream(c)
+            if f"/{name} Do".encode() in stream:
+                doc.update_stream(c, stream.replace(f"/{name} Do".encode(), f"/GSwm gs /{name} Do".encode()))
+    return _bytes(doc)
+
+
+MEMO = ["To: all staff", "From: the director", "Re: office move", "We move on Friday.", "Pack your desks."]
+
+
+def memo_scan_pdf(lines: list[str] = MEMO, caption: str = "Scanned 2024-05-02 page 1") -> bytes:
+    """A full-page scan of a short memo (text only in the picture) plus a small real text
+    caption (a scanner's stamp): little ink on a lot of paper."""
+    doc = pymupdf.open()
+    synth.add_scanned_page(doc, lines, noise=0.02, dpi=150)
+    doc[0].insert_text((60, 800), caption, fontsize=9)
+    return _bytes(doc)

@@ -262,6 +262,16 @@ class TriageConfig(StrictModel):
         description="Least letter-like blobs in rows per 10,000 pt2 of picture (a 1.4-inch square): a few labels "
         "in a big, mostly empty or transparent image are not a picture of text.",
     )
+    min_text_lines: int = Field(
+        default=3,
+        ge=1,
+        description="Ink that forms at least this many lines of text (rows of `min_line_blobs` similar-height "
+        "letter-like blobs) outside the text layer is text the layer does not hold, whatever the blob density: "
+        "the picture (or a sparse page's ink) is OCR'd. A stamp, a logo or a caption is one or two lines.",
+    )
+    min_line_blobs: int = Field(
+        default=5, ge=2, description="Least letter-like blobs, chained in one row, for the row to count as a line of text."
+    )
     min_drawn_text_density: float = Field(
         default=3.0,
         ge=0,

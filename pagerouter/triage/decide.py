@@ -35,7 +35,10 @@ Design (cheapest evidence first; each step can settle the page):
    rows inside each sizeable image. Pictures holding text that cover much of the page while
    the layer is small (a scan stamped with a header and page number, a slide that is one
    screenshot) -> `ocr`; otherwise -> `mixed` with their boxes as `ocr_regions`; none ->
-   `text_layer`.
+   `text_layer`. Density is not the only test: ink forming `min_text_lines` lines of
+   similar-height letter blobs that no layer character covers is text to read (a full-page scan
+   of a five-line memo under a scanner's caption); see `ink.text_likeness` for what separates
+   such lines from stamps, logos, photos and line art.
 """
 
 from __future__ import annotations
@@ -306,7 +309,7 @@ def triage_page(
         ]
 
     # 7. pictures that hold text the layer does not cover
-    regions, details = _text_pictures(renders, lay.spans, pics, cfg, page.rotation)
+    regions, details = _text_pictures(renders, lay.spans, pics, cfg, page.rotation, lay.visible_chars)
     text_pic_share = union_share(regions, page.rect)
     scores["text_picture_share"] = text_pic_share
     scores["text_pictures"] = float(len(regions))
@@ -360,17 +363,23 @@ def _drawn_text(
     """On a sparse page without pictures: does the ink outside the text layer look like rows
     of text (text drawn as vector outlines, which no text layer holds)?"""
     gray = _upright(inkmod.blank_out_text(rnd, lay.spans), rotation)
-    tl = inkmod.text_likeness(gray, rnd.scale, cfg.text_component_min_height_pt, cfg.text_component_max_height_pt)
+    tl = inkmod.text_likeness(
+        gray, rnd.scale, cfg.text_component_min_height_pt, cfg.text_component_max_height_pt, cfg.min_line_blobs
+    )
     h, w = rnd.gray.shape
     area = max(1.0, w * h / (rnd.scale * rnd.scale))
     density = tl.aligned / area * 10_000.0
     scores["drawn_text_blobs"] = float(tl.aligned)
     scores["drawn_text_density"] = density
-    if (
-        tl.aligned >= cfg.min_text_components
-        and tl.aligned_share >= cfg.min_aligned_component_share
-        and density >= cfg.min_drawn_text_density
-    ):
+    scores["drawn_text_lines"] = float(tl.lines)
+    rows = tl.aligned >= cfg.min_text_components and tl.aligned_share >= cfg.min_aligned_component_share
+    if rows and tl.lines >= cfg.min_text_lines and density < cfg.min_drawn_text_density:
+        return (
+            f"only {lay.visible_chars} visible characters (< fast_path_min_chars={cfg.fast_path_min_chars}) while the "
+            f"ink outside them forms {tl.lines} lines of letter-sized blobs (>= min_text_lines={cfg.min_text_lines}; "
+            f"{tl.aligned} blobs in rows, {density:.1f} per 10000 pt2): text the layer does not hold"
+        )
+    if rows and density >= cfg.min_drawn_text_density:
         return (
             f"only {lay.visible_chars} visible characters (< fast_path_min_chars={cfg.fast_path_min_chars}) while the "
             f"ink outside them holds {tl.aligned} letter-sized blobs in rows, {density:.1f} per 10000 pt2 "
@@ -387,9 +396,15 @@ def _upright(gray: np.ndarray, rotation: int) -> np.ndarray:
 
 
 def _text_pictures(
-    renders: list[inkmod.Render], spans, pics: list[Picture], cfg: TriageConfig, rotation: int = 0
+    renders: list[inkmod.Render], spans, pics: list[Picture], cfg: TriageConfig, rotation: int = 0, layer_chars: int = 0
 ) -> tuple[list[BBox], str]:
-    """Boxes of the pictures that look like they hold text the layer does not already say."""
+    """Boxes of the pictures that look like they hold text the layer does not already say.
+
+    A picture dense with letter-like blobs in rows is a picture of text (its whole box is OCR'd).
+    A sparse one (a full-page scan of a short memo, a slide background) holds text when its ink
+    forms `min_text_lines` lines no layer character covers: if those lines hold more blobs than
+    the layer has characters the picture is the page's main text (whole box), otherwise only
+    the box around the lines is OCR'd (a slide's logo and footer, not the whole slide)."""
     regions, notes = [], []
     blanked: dict[int, np.ndarray] = {}
     for pic, rnd in zip(pics, renders):
@@ -402,16 +417,38 @@ def _text_pictures(
             rnd.scale,
             cfg.text_component_min_height_pt,
             cfg.text_component_max_height_pt,
+            cfg.min_line_blobs,
         )
         area = max(1.0, (pic.bbox[2] - pic.bbox[0]) * (pic.bbox[3] - pic.bbox[1]))
         density = tl.aligned / area * 10_000.0
-        is_text = (
+        rows = (
             tl.aligned >= cfg.min_text_components
             and tl.aligned_share >= cfg.min_aligned_component_share
-            and density >= cfg.min_text_blob_density
             and tl.ink <= cfg.max_component_ink_share
         )
-        if is_text:
+        # ink accounting: lines of text that no layer character covers are text to read,
+        # however much empty paper (a full-page scan of a short memo) surrounds them
+        if rows and density < cfg.min_text_blob_density and tl.lines >= cfg.min_text_lines:
+            lb = tl.line_boxes
+            blobs = sum(b[4] for b in lb)
+            box = pic.bbox
+            if blobs <= layer_chars and not rotation:
+                s = rnd.scale
+                ox, oy = x0 / s + rnd.origin[0], y0 / s + rnd.origin[1]
+                pad = max(b[3] - b[1] for b in lb) / s
+                box = (
+                    max(pic.bbox[0], ox + min(b[0] for b in lb) / s - pad),
+                    max(pic.bbox[1], oy + min(b[1] for b in lb) / s - pad),
+                    min(pic.bbox[2], ox + max(b[2] for b in lb) / s + pad),
+                    min(pic.bbox[3], oy + max(b[3] for b in lb) / s + pad),
+                )
+            regions.append(tuple(round(v, 2) for v in box))
+            notes.append(
+                f"{tl.lines} lines of letter-sized blobs not covered by the text layer (>= min_text_lines="
+                f"{cfg.min_text_lines}; {tl.aligned} of {tl.components} blobs in rows, {density:.1f} per 10000 pt2)"
+            )
+            continue
+        if rows and density >= cfg.min_text_blob_density:
             regions.append(tuple(round(v, 2) for v in pic.bbox))
             notes.append(
                 f"{tl.aligned} of {tl.components} letter-sized blobs in rows (>= min_text_components="

@@ -149,17 +149,50 @@ class TextLikeness:
     components: int  # letter-sized dark blobs
     aligned: int  # of those, blobs with a row neighbour of similar height
     ink: float  # share of the region that thresholds as dark
+    _rows: tuple | None = None  # (nb, has_nb, heights, x0, x1, cy, min_line_blobs): lines are found on demand
+    _lines: list | None = None
+
+    @property
+    def line_boxes(self) -> list[tuple[float, float, float, float, int]]:
+        """Rows of text, (x0, y0, x1, y1, blobs) in pixels of the region: chains of at least
+        `min_line_blobs` similar-height blobs (found once, when asked)."""
+        if self._lines is None:
+            self._lines = _find_lines(*self._rows) if self._rows is not None else []
+        return self._lines
+
+    @property
+    def lines(self) -> int:
+        return len(self.line_boxes)
 
     @property
     def aligned_share(self) -> float:
         return self.aligned / self.components if self.components else 0.0
 
 
-def text_likeness(gray: np.ndarray, scale: float, min_h_pt: float, max_h_pt: float) -> TextLikeness:
-    """Letter-like components of a picture region and how many of them sit in text rows.
+def text_likeness(
+    gray: np.ndarray, scale: float, min_h_pt: float, max_h_pt: float, min_line_blobs: int = 5
+) -> TextLikeness:
+    """Letter-like components of a picture region, how many of them sit in text rows, and how
+    many whole lines of text they make.
 
     Adaptive thresholding keeps dark strokes relative to their surroundings (so a grey scan
     background or a coloured slide still shows its letters) and leaves smooth areas empty.
+
+    What counts as text-like ink, and what does not:
+
+    - a *blob* is letter-like when it is letter-sized (`min_h_pt`..`max_h_pt` tall), not a long
+      bar (width <= 12 heights: a word that merged at low resolution still passes, a rule or
+      an axis does not), and neither a hairline outline nor a solid block (fill 10-95%);
+    - a blob is *aligned* when a neighbour of similar height (within 2x) sits on the same row
+      (centres within 35% of the height) less than 2.5 heights away: letters and words;
+    - a *line* is a chain of at least `min_line_blobs` aligned blobs whose heights mostly (70%)
+      stay within 0.6-1.6x the chain's median and which runs at least 4 heights wide.
+
+    A stamp or a logo is one blob, or one short word (a few blobs: no line, or at most one or
+    two); a photo is texture (blobs of every height, fill and spacing, few chains, and much ink,
+    which `max_component_ink_share` rejects); line art is long thin strokes (rejected as bars)
+    and sparse labels. Several lines of similar-height blobs is what printed or typed text
+    looks like, whatever the density of the page around it.
     """
     h, w = gray.shape
     if h < 8 or w < 8:
@@ -194,5 +227,33 @@ def text_likeness(gray: np.ndarray, scale: float, min_h_pt: float, max_h_pt: flo
     nb = dy & sim & near
     np.fill_diagonal(nb, False)
     total = int(ok.sum())
-    aligned = int(round((nb.sum(axis=1) >= 1).sum() * total / idx.size))  # scaled up from the sample
-    return TextLikeness(total, aligned, ink)
+    has_nb = nb.sum(axis=1) >= 1
+    aligned = int(round(has_nb.sum() * total / idx.size))  # scaled up from the sample
+    return TextLikeness(total, aligned, ink, (nb, has_nb, hh, x0, x1, cy, min_line_blobs))
+
+
+def _find_lines(
+    nb: np.ndarray, has_nb: np.ndarray, hh: np.ndarray, x0: np.ndarray, x1: np.ndarray, cy: np.ndarray, min_blobs: int
+) -> list[tuple[float, float, float, float, int]]:
+    """Rows of text among the aligned blobs: connected chains of row neighbours (see
+    `text_likeness`) of at least `min_blobs` blobs, of consistent height, at least 4 heights wide."""
+    if int(has_nb.sum()) < min_blobs:
+        return []
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    keep = np.nonzero(has_nb)[0]
+    n, lab = connected_components(csr_matrix(nb[np.ix_(keep, keep)]), directed=False)
+    sizes = np.bincount(lab, minlength=n)
+    lines: list[tuple[float, float, float, float, int]] = []
+    for c in np.nonzero(sizes >= min_blobs)[0]:
+        members = keep[lab == c]
+        h = hh[members]
+        med = float(np.median(h))
+        if ((h >= 0.6 * med) & (h <= 1.6 * med)).mean() < 0.7:
+            continue
+        if x1[members].max() - x0[members].min() < 4 * med:
+            continue
+        yc = float(np.median(cy[members]))
+        lines.append((float(x0[members].min()), yc - 0.6 * med, float(x1[members].max()), yc + 0.6 * med, int(members.size)))
+    return lines
