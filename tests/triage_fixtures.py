@@ -378,6 +378,7 @@ def substitute(text: str, pairs: str) -> str:
             table[a.upper()], table[b.upper()] = b.upper(), a.upper()
     return "".join(table.get(c, c) for c in text)
 
+
 # --- watermarks over a healthy layer: an image painted over text that does not hide it ---------
 
 WATERMARK_BODY = wrap((EN + " ") * 5, 90)[:45]
