@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 import math
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -123,26 +123,35 @@ class _Ngram:
     floor_bits: float  # a letter the table never saw
     follow2: dict[str, tuple[float, dict[str, int], int]]  # a -> (lambda, {b: count}, total)
     follow3: dict[str, tuple[float, dict[str, int], int]]  # ab -> (lambda, {c: count}, total)
+    _memo: dict[int, dict[str, float]] = field(default_factory=dict, repr=False)  # order -> {trigram: bits}
 
     def bits(self, stream: str, order: int = 3) -> tuple[float, int]:
         """Total bits and letters scored in one letter stream with a model of `order` 1-3.
-        Word breaks are not modelled (text layers often lose their spaces)."""
+        Word breaks are not modelled (text layers often lose their spaces). A page repeats
+        its trigrams many times: each one's bits are worked out once per model (memo)."""
+        memo = self._memo.setdefault(order, {})
         total = 0.0
-        uni, floor, f2, f3 = self.uni_bits, self.floor_bits, self.follow2, self.follow3
-        p2c = p1c = " "
+        window = "  "
         for c in stream:
-            p = 2.0 ** -uni.get(c, floor)
-            if order >= 2:
-                f = f2.get(p1c)
-                if f is not None:
-                    p = f[0] * f[1].get(c, 0) / f[2] + (1.0 - f[0]) * p
-            if order >= 3:
-                f = f3.get(p2c + p1c)
-                if f is not None:
-                    p = f[0] * f[1].get(c, 0) / f[2] + (1.0 - f[0]) * p
-            total -= math.log2(p)
-            p2c, p1c = p1c, c
+            key = window + c
+            b = memo.get(key)
+            if b is None:
+                b = memo[key] = self._bits_of(window[0], window[1], c, order)
+            total += b
+            window = window[1] + c
         return total, len(stream)
+
+    def _bits_of(self, p2c: str, p1c: str, c: str, order: int) -> float:
+        p = 2.0 ** -self.uni_bits.get(c, self.floor_bits)
+        if order >= 2:
+            f = self.follow2.get(p1c)
+            if f is not None:
+                p = f[0] * f[1].get(c, 0) / f[2] + (1.0 - f[0]) * p
+        if order >= 3:
+            f = self.follow3.get(p2c + p1c)
+            if f is not None:
+                p = f[0] * f[1].get(c, 0) / f[2] + (1.0 - f[0]) * p
+        return -math.log2(p)
 
 
 def _follow(counts: dict[str, int], ctx_len: int, totals: dict[str, list[int]] | None = None):
@@ -157,22 +166,25 @@ def _follow(counts: dict[str, int], ctx_len: int, totals: dict[str, list[int]] |
 
 
 @lru_cache(maxsize=1)
-def _ngram_models() -> dict[str, _Ngram]:
-    raw = json.loads(_DATA.read_text(encoding="utf-8"))["models"]
-    out = {}
-    for script, m in raw.items():
-        uni = dict(m["unigrams"])
-        # the script's repertoire size bounds the add-one smoothing of unseen letters
-        vocab = max(len(uni), _repertoire(script))
-        denom = sum(uni.values()) + vocab
-        uni_bits = {k: -math.log2((v + 1) / denom) for k, v in uni.items()}
-        out[script] = _Ngram(
-            uni_bits,
-            -math.log2(1 / denom),
-            _follow(m["bigrams"], 1),
-            _follow(m["trigrams"], 2, m["trigram_contexts"]),
-        )
-    return out
+def _raw_models() -> dict:
+    return json.loads(_DATA.read_text(encoding="utf-8"))["models"]
+
+
+@lru_cache(maxsize=None)
+def _ngram_model(script: str) -> _Ngram:
+    """One script's model, built on first use (building all eight cost ~1 s at every start)."""
+    m = _raw_models()[script]
+    uni = dict(m["unigrams"])
+    # the script's repertoire size bounds the add-one smoothing of unseen letters
+    vocab = max(len(uni), _repertoire(script))
+    denom = sum(uni.values()) + vocab
+    uni_bits = {k: -math.log2((v + 1) / denom) for k, v in uni.items()}
+    return _Ngram(
+        uni_bits,
+        -math.log2(1 / denom),
+        _follow(m["bigrams"], 1),
+        _follow(m["trigrams"], 2, m["trigram_contexts"]),
+    )
 
 
 @lru_cache(maxsize=None)
@@ -286,7 +298,7 @@ def char_model_scores(text: str, scripts: dict[str, int], min_letters: int = 1) 
             bits, scored, _ = _han_bits(chars)
             out[script] = CharScore(script, n, True, bits / scored if scored else math.nan, math.nan, scored)
         elif script in _NGRAM_SCRIPTS:
-            model = _ngram_models()[script]
+            model = _ngram_model(script)
             seen: dict[str, int] = {}
             words = []
             for w in normalise_words(text, script):
