@@ -213,7 +213,7 @@ async def ocr_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> Rea
         return first
     if not second.checks:
         second.checks = check_reading(task, second, cfg.ocr.checks)
-    second.rotation = second.rotation or first.rotation
+    # the escalator reports the rotation it read at (0 is a real answer: a VLM may undo a wrong turn)
     second.attempts = list(first.attempts) + [a for a in second.attempts if a not in first.attempts]
     second.timings = {**first.timings, **second.timings, "escalate": time.perf_counter() - t2}
     return second

@@ -227,3 +227,52 @@ def test_page_markdown_becomes_blocks_with_roles_cells_and_formulas():
     assert blocks[4].cells == [["Item", "Qty"], ["Bolts", "40"]]
     assert blocks[5].text == "$$\nE = mc^2\n$$" and blocks[6].text == "A bar chart of yields"
     assert [b.order for b in blocks] == list(range(9)) and all(b.page == 2 and b.route == "escalation" for b in blocks)
+
+
+def test_parser_edge_cases_from_review():
+    from pagerouter.vlm.markdown_blocks import split_markdown
+    from pagerouter.vlm.profiles import parse_page, parse_table
+
+    # an inline formula at the start of a line is prose, not an unclosed display formula
+    chunks = split_markdown("$$E=mc^2$$ is famous.\n\n# Next\n\nMore text.")
+    assert [c[0] for c in chunks] == ["paragraph", "heading", "paragraph"]
+    # an unclosed table or formula does not swallow the rest of the page
+    assert [c[0] for c in split_markdown("<table><tr><td>a\n\nLater prose.")][-1] == "paragraph"
+    # CRLF output and front matter inside a code fence
+    crlf = front_matter().replace("\n", "\r\n") + "Body line\r\n"
+    assert parse_page(crlf).body == "Body line"
+    fenced = "```yaml\n" + front_matter() + "```\nBody"
+    assert parse_page(fenced).body == "Body"
+    # a one-dash separator row is not a data row
+    assert parse_table("| a | b |\n|-|-|\n| 1 | 2 |") == [["a", "b"], ["1", "2"]]
+
+
+def test_page_text_is_not_mistaken_for_leaked_status_text():
+    from pagerouter.config.vlm import VlmTierConfig
+    from pagerouter.vlm.base import Generation
+    from pagerouter.vlm.detectors import judge_output
+
+    cfg = PagerouterConfig()
+    tier = VlmTierConfig()
+    for text in ("I cannot attend the meeting on Friday, but my deputy will present the figures.",
+                 "Here is the text of the agreement between the parties named below."):
+        checks = judge_output(Generation(text=text, finish_reason="stop"), text, ink=0.05, expected_script=None,
+                              tier=tier, checks=cfg.ocr.checks)
+        assert not [c for c in checks if c.name == "vlm_leaked_text" and not c.passed], text
+    refusal = "I'm sorry, but I can't transcribe this document."
+    checks = judge_output(Generation(text=refusal, finish_reason="stop"), refusal, ink=0.05, expected_script=None,
+                          tier=tier, checks=cfg.ocr.checks)
+    assert [c for c in checks if c.name == "vlm_leaked_text" and not c.passed]
+
+
+def test_mixed_page_keeps_its_text_layer_through_the_vlm_tiers():
+    from tests import triage_fixtures as fx
+
+    pdf = fx.page_with_picture_pdf(fx.text_picture_png())
+    fake = PromptRoutedFakeVlmEngine({"OCR:": [ScriptedOutput("Text inside the picture", mean_logprob=-0.01)]})
+    cfg = PagerouterConfig.model_validate({"ocr": {"small_reader": {"kind": "vlm"}, "escalation": {"enabled": False}}})
+    page = converter(cfg, small_reader=VlmRegionReader(cfg.ocr, engine=fake)).convert(pdf).pages[0]
+    assert page.route == "mixed"
+    engines = {b.engine for b in page.blocks if b.text.strip()}
+    assert "vlm_region" in engines and "pymupdf" in engines, [(b.engine, b.text[:30]) for b in page.blocks]
+    assert [b.order for b in page.blocks] == list(range(len(page.blocks)))

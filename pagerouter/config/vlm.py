@@ -20,12 +20,13 @@ DEFAULT_TEMPERATURES = [0.1, 0.1, 0.2, 0.3, 0.5, 0.8, 0.9, 1.0]
 DEFAULT_LEAK_PATTERNS = [
     # chat-template and special tokens that should never reach the text
     r"<\|(?:im_start|im_end|endoftext|vision_start|vision_end|image_pad|video_pad|box_start|box_end)\|>",
-    r"</?s>",
     r"\[/?INST\]",
-    # status and refusal text a model emits instead of the page
-    r"(?im)^\s*(?:I'?m sorry|I cannot|I can'?t|As an AI|I am unable|Unfortunately, I)\b",
-    r"(?im)^\s*(?:Here is|Here's|Below is) (?:the )?(?:text|transcription|content|markdown|OCR)\b",
-    r"(?im)^\s*(?:Processing|Loading|Generating|Thinking)\.\.\.",
+    # status and refusal text a model emits instead of the page: only at the very start of the
+    # answer (after any front matter), since a page may itself say "I cannot attend ..."
+    r"(?is)\A\s*(?:---.*?---\s*)?(?:I'?m sorry|As an AI|Unfortunately,? I|(?:I cannot|I can'?t|I am unable to|I'm unable to) "
+    r"(?:transcribe|read|process|see|help|assist|provide|extract|view|access))\b",
+    r"(?is)\A\s*(?:---.*?---\s*)?(?:Here is|Here's|Below is) (?:the )?(?:text(?! of)|transcription|content|markdown|OCR)\b",
+    r"(?i)\A\s*(?:Processing|Loading|Generating|Thinking)\.\.\.",
 ]
 
 

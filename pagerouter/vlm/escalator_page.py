@@ -16,6 +16,7 @@ A mixed page (text layer plus pictures holding text) sends only its pictures, ea
 from __future__ import annotations
 
 import logging
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from difflib import SequenceMatcher
@@ -34,8 +35,11 @@ from .engines import build_vlm_engine
 from .ladder import Judged, LadderOutcome, run_ladder
 from .markdown_blocks import markdown_to_blocks
 from .profiles import ProfileParseError, page_prompt, parse_page
+from .reader_region import with_text_layer
 
 log = logging.getLogger(__name__)
+
+_FIGURE_MD = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 
 
 class VlmPageEscalator:
@@ -71,8 +75,9 @@ class VlmPageEscalator:
                 return Judged(parsed=None, checks=[CheckResult(name="vlm_parse", passed=False, reason=str(exc))]
                               + judge_output(gen, gen.text, ink=ink, expected_script=task.decision.script,
                                              tier=tier, checks=self.cfg.checks))
-            checks = judge_output(gen, out.body, ink=ink, expected_script=task.decision.script, tier=tier,
-                                  checks=self.cfg.checks)
+            # figure markup is not text: an answer that is only "![a page of text](figure)" is empty
+            checks = judge_output(gen, _FIGURE_MD.sub(" ", out.body), ink=ink, expected_script=task.decision.script,
+                                  tier=tier, checks=self.cfg.checks)
             fix = 0 if out.is_rotation_valid else out.rotation_correction
             return Judged(parsed=out, checks=checks, rotation_correction=fix)
 
@@ -108,6 +113,7 @@ class VlmPageEscalator:
                     engine_version=self.version, confidence=0.9 if conf is None else conf,
                     reference=first.blocks + task.text_blocks,
                 )
+            blocks = with_text_layer(blocks, task)
             rotation = (start + outcomes[0].rotation) % 360 if jobs[0][2] is None else first.rotation
             out = Reading(blocks=blocks, rotation=rotation, engine=self.name, script=first.script)
             out.checks = [CheckResult(name="vlm_page", passed=True, score=float(len(attempts)),
@@ -131,7 +137,7 @@ class VlmPageEscalator:
         if any(b.text.strip() for b in first.blocks):
             blocks, source = list(first.blocks), f"the first reading ({first.engine})"
         elif task.text_blocks:
-            blocks, source = [], "the text layer"  # a mixed page keeps its text-layer blocks outside the reading
+            blocks, source = list(task.text_blocks), "the text layer"
         else:
             best = next((o.best for o in outcomes if o.best is not None), None)
             blocks, source = [], "nothing"
@@ -164,6 +170,12 @@ class VlmPageEscalator:
                                           reason=f"readings agree {agree:.2f}; witness failed ({exc}); kept the VLM"))
             return vlm
         w_text = _text(witness.blocks)
+        if not w_text.strip() or (first.engine and witness.engine.startswith(first.engine)):
+            # the CPU vote fell back to the first reading (or the first engine again): no independent third engine
+            vlm.checks.append(CheckResult(
+                name="vlm_vote", passed=True, score=agree,
+                reason=f"readings agree {agree:.2f}; no independent witness could read the page; kept the VLM"))
+            return vlm
         voted = vote([("vlm", vlm_text), ("first", first_text), ("witness", w_text)])
         score_vlm = token_agreement(voted.text, vlm_text)
         score_first = token_agreement(voted.text, first_text)

@@ -97,7 +97,13 @@ def run_ladder(
                 name="vlm_error", passed=False, score=1.0, threshold=0.0, reason=gen.error or "",
             )])
         else:
-            judged = judge(gen, used_rotation)
+            try:
+                judged = judge(gen, used_rotation)
+            except Exception as exc:  # a parser or check that breaks on odd output rejects the attempt, not the page
+                judged = Judged(parsed=None, checks=[CheckResult(
+                    name="vlm_error", passed=False, score=1.0, threshold=0.0,
+                    reason=f"judging the output failed: {type(exc).__name__}: {exc}"[:300],
+                )])
         seconds = clock() - t0
 
         checks = list(judged.checks)

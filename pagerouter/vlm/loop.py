@@ -23,6 +23,7 @@ class BackgroundLoop:
 
     def call(self, coro: Awaitable[T], timeout: float | None = None) -> T:
         """Run `coro` on the loop and wait for its result from this (other) thread."""
+        self._check_caller(coro)
         fut: Future = asyncio.run_coroutine_threadsafe(coro, self.loop)  # type: ignore[arg-type]
         try:
             return fut.result(timeout=timeout)
@@ -33,6 +34,7 @@ class BackgroundLoop:
     def iterate(self, agen_factory: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
         """Items of an async iterator made on the loop, handed over one by one through a queue;
         stopping early cancels it (so the engine aborts the request)."""
+        self._check_caller()
         q: queue.Queue = queue.Queue()
         done = object()
 
@@ -56,6 +58,18 @@ class BackgroundLoop:
                 yield item
         finally:
             fut.cancel()
+
+    def _check_caller(self, coro=None) -> None:
+        """Waiting on the loop from its own thread would block it forever; a stopped loop never answers."""
+        problem = None
+        if threading.current_thread() is self._thread:
+            problem = "an engine call from the engine's own event loop thread would deadlock"
+        elif not self.loop.is_running():
+            problem = "the engine is closed"
+        if problem:
+            if coro is not None and hasattr(coro, "close"):
+                coro.close()
+            raise RuntimeError(problem)
 
     def stop(self) -> None:
         if self.loop.is_running():

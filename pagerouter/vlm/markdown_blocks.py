@@ -40,24 +40,24 @@ def split_markdown(body: str) -> list[tuple[str, str, int | None]]:
             i += 1
             continue
         if s.lower().startswith("<table"):
-            flush()
-            j = i
-            while j < len(lines) and "</table>" not in lines[j].lower():
-                j += 1
-            chunks.append(("table", "\n".join(lines[i: j + 1]), None))
-            i = j + 1
-            continue
-        if s.startswith("$$") or s.startswith("\\["):
-            flush()
-            close = "$$" if s.startswith("$$") else "\\]"
-            j = i
-            if not (len(s) > 2 and s.endswith(close)):
-                j = i + 1
-                while j < len(lines) and close not in lines[j]:
-                    j += 1
-            chunks.append(("formula", "\n".join(lines[i: j + 1]), None))
-            i = j + 1
-            continue
+            j = _closing(lines, i, "</table>")
+            if j is not None:
+                flush()
+                chunks.append(("table", "\n".join(lines[i: j + 1]), None))
+                i = j + 1
+                continue
+        opener = "$$" if s.startswith("$$") else "\\[" if s.startswith("\\[") else None
+        if opener:
+            close = "$$" if opener == "$$" else "\\]"
+            if s == opener:  # a display formula over several lines
+                j = _closing(lines, i + 1, close)
+            else:  # one line: only a formula if it closes on that line and nothing follows
+                j = i if len(s) > 2 * len(opener) and s.endswith(close) else None
+            if j is not None:
+                flush()
+                chunks.append(("formula", "\n".join(lines[i: j + 1]), None))
+                i = j + 1
+                continue
         if s.startswith("|") and s.count("|") >= 2:
             flush()
             j = i
@@ -81,6 +81,17 @@ def split_markdown(body: str) -> list[tuple[str, str, int | None]]:
         i += 1
     flush()
     return [c for c in chunks if c[1] or c[0] == "figure"]
+
+
+MAX_BLOCK_LINES = 200  # an unclosed table or formula must not swallow the rest of the page
+
+
+def _closing(lines: list[str], start: int, close: str) -> int | None:
+    """Index of the line holding `close` from `start` on, within MAX_BLOCK_LINES; None if unclosed."""
+    for j in range(start, min(len(lines), start + MAX_BLOCK_LINES)):
+        if close in lines[j].lower():
+            return j
+    return None
 
 
 def markdown_to_blocks(

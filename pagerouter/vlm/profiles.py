@@ -89,7 +89,7 @@ def parse_table(text: str) -> list[list[str]]:
         if not (s.startswith("|") or s.count("|") >= 2):
             continue
         cells = [c.strip() for c in s.strip("|").split("|")]
-        if all(re.fullmatch(r":?-{2,}:?", c) for c in cells if c):  # the header separator row
+        if all(re.fullmatch(r":?-+:?", c) for c in cells if c):  # the header separator row
             continue
         rows.append(cells)
     width = max((len(r) for r in rows), default=0)
@@ -171,11 +171,12 @@ def page_prompt(anchor_blocks: list[Block] | None = None, max_chars: int = 6000,
     return PAGE_PROMPT + ANCHOR_INTRO.format(anchor=anchor) if lines else PAGE_PROMPT
 
 
-_FRONT = re.compile(r"\A\s*(?:```(?:yaml)?\s*)?---\s*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.S)
+_FRONT = re.compile(r"\A\s*(?:```(?:yaml)?\s*)?---[ \t]*\n(.*?)\n---[ \t]*(?:\n```[ \t]*)?(?:\n|\Z)", re.S)
 
 
 def parse_page(raw: str) -> PageOutput:
     """Split an olmOCR-style answer into front matter and Markdown body."""
+    raw = raw.replace("\r\n", "\n")
     m = _FRONT.match(raw)
     if not m:
         raise ProfileParseError("answer does not start with a YAML front matter block (--- ... ---)")

@@ -28,6 +28,22 @@ from .profiles import TASK_OF_REGION, ProfileParseError, parse_region, region_pr
 MAX_REGION_THREADS = 64
 
 
+def with_text_layer(blocks: list[Block], task: OcrTask) -> list[Block]:
+    """A mixed page's reading: the VLM's picture blocks plus the page's text-layer blocks, in one
+    reading order (the page's Markdown must keep the text the layer gave)."""
+    from ..reading_order import OrderParams, median_height, order_boxes
+
+    layer = list(task.text_blocks)
+    if not layer:
+        return blocks
+    everything = list(blocks) + layer
+    line = median_height([b.bbox for b in layer if b.role not in ("figure", "table")])
+    order = order_boxes([tuple(b.bbox) for b in everything], OrderParams.for_blocks(line, line_sets_gap=False),
+                        words=[0 if b.role in ("figure", "table") else len(b.text.split()) for b in everything],
+                        kinds=[b.role for b in everything])
+    return [everything[i].model_copy(update={"order": pos}) for pos, i in enumerate(order)]
+
+
 def crop_ink(image: np.ndarray, threshold: int = 200) -> float:
     """Share of dark pixels in a crop (the same measure as a page's ink share)."""
     if image.size == 0:
@@ -153,6 +169,7 @@ class VlmRegionReader:
             blocks.append(b)
         for i, b in enumerate(blocks):
             b.order = i
+        blocks = with_text_layer(blocks, task)
         checks = evidence + [CheckResult(
             name="vlm_regions", passed=not unread, score=float(len(unread)), threshold=0.0,
             reason=(f"{len(unread)} of {len(mine)} regions had no acceptable reading: " + " | ".join(unread)[:600])
