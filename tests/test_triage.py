@@ -11,6 +11,7 @@ import numpy as np
 import pymupdf
 import pytest
 
+from pagerouter import synth
 from pagerouter.config.triage import TriageConfig
 from pagerouter.model import TriageDecision
 from pagerouter.pagetext import extract_textdict
@@ -495,3 +496,21 @@ def test_pdf_pages_with_garbage_layers_go_to_ocr_naming_the_script(script):
         d = triage(_script_pdf(garbage + " " + garbage, script))
         assert d.route == "ocr", reasons(d)
         assert f"{script} letters" in reasons(d)
+
+
+def test_a_proven_hidden_layer_that_lacks_most_of_the_page_goes_to_ocr():
+    """The sample proves the layer's own lines; text the scan shows outside the layer must not be lost."""
+    lines = (PROOF_LINES * 3)[:36]
+    doc = pymupdf.open()
+    synth.add_scanned_page(doc, lines, hidden_text="\n".join(lines[:8]), noise=0.02, dpi=150)
+    d = triage_page(doc[0], extract_textdict(doc[0]), CFG)
+    assert d.route == "ocr" and not d.hidden_layer, reasons(d)
+    assert "lie outside it" in reasons(d)
+
+
+def test_an_all_caps_clause_is_not_judged_on_its_few_lower_case_words():
+    caps = ("THE SOFTWARE IS PROVIDED AS IS, WITHOUT WARRANTY OF ANY KIND, EXPRESS OR IMPLIED, INCLUDING BUT NOT "
+            "LIMITED TO THE WARRANTIES OF MERCHANTABILITY, FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT "
+            "(see Exhibit B, p. 4; approx. 3 mm; Fig. 2, cf. Annex). ") * 3
+    d = triage(fx.lines_pdf(fx.wrap(caps, 90)))
+    assert d.route == "text_layer", reasons(d)

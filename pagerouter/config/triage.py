@@ -101,6 +101,11 @@ class TriageConfig(StrictModel):
         description="Most bits per letter of the page's letters under a pan-language letter-frequency table of "
         "their script; shifted or cipher-like letter maps score high, real languages low.",
     )
+    min_han_for_char_model: int = Field(
+        default=30, ge=1,
+        description="Han characters scored before the Han character model may judge a page (each carries more "
+        "information than an alphabet's letter).",
+    )
     min_letters_for_char_model: int = Field(
         default=100,
         ge=1,
@@ -110,7 +115,7 @@ class TriageConfig(StrictModel):
     char_model_max_bits: dict[str, float] = Field(
         default_factory=lambda: {
             "Latin": 6.5, "Cyrillic": 6.5, "Greek": 6.5, "Arabic": 6.0, "Hebrew": 6.0,
-            "Devanagari": 7.0, "Thai": 7.0, "Han": 14.5,
+            "Devanagari": 7.0, "Thai": 7.0, "Han": 16.3,
         },
         description="Per character script: most bits per letter of the page's letters of that script under its "
         "character model (`pagerouter.triage.char_model`: letter trigrams; Han: common/listed/rare character "
@@ -119,7 +124,7 @@ class TriageConfig(StrictModel):
     )
     char_model_min_context_gain: dict[str, float] = Field(
         default_factory=lambda: {
-            "Latin": -0.2, "Cyrillic": 0.0, "Greek": 0.3, "Arabic": -1.0, "Hebrew": -0.9,
+            "Latin": -0.2, "Cyrillic": 0.0, "Greek": -0.2, "Arabic": -1.0, "Hebrew": -0.9,
             "Devanagari": 0.4, "Thai": 0.4,
         },
         description="Per character script: least bits per letter the letter context (trigrams) must save over "

@@ -82,7 +82,8 @@ def _quality_failures(q: TextQuality, unmapped_share: float, cfg: TriageConfig) 
             f"{cfg.max_letter_cross_entropy}): a shifted or scrambled letter map"
         )
     for script, cs in q.char_scores.items():
-        if not cs.modeled or not cs.scored:
+        # the verdict rests on the letters of prose words actually scored (an all-caps page has few)
+        if not cs.modeled or cs.scored < (cfg.min_han_for_char_model if script == "Han" else cfg.min_letters_for_char_model):
             continue
         max_bits = cfg.char_model_max_bits.get(script)
         min_gain = cfg.char_model_min_context_gain.get(script)
@@ -138,6 +139,7 @@ def _hidden_layer(
         max_words=cfg.max_words_checked,
         max_consonant_run=cfg.max_consonant_run,
         max_case_switches=cfg.max_case_switches,
+        min_char_model_letters=cfg.min_letters_for_char_model,
     )
     scores["hidden_plausible_word_share"] = q.plausible_word_share
     failures = _quality_failures(q, 0.0, cfg)
@@ -146,6 +148,19 @@ def _hidden_layer(
     proof = prove_hidden_layer(page, textdict, q.script, cfg, ocr)
     scores.update(proof.scores())
     if proof.agreed:
+        # the sample proves the layer's lines are right, not that the layer holds all the page's text
+        missing = _text_outside_hidden_layer(page, textdict, cfg)
+        if missing:
+            scores["hidden_layer_uncovered_lines"] = float(missing)
+            return to_ocr(f"its sampled lines agree ({proof.reason}) but {missing} lines of text on the page lie "
+                          f"outside it (>= min_text_lines={cfg.min_text_lines})")
+        if len(lay.visible_text.strip()) >= cfg.min_letters_for_char_model:
+            vq = measure_text(lay.visible_text, max_words=cfg.max_words_checked, max_consonant_run=cfg.max_consonant_run,
+                              max_case_switches=cfg.max_case_switches,
+                              min_char_model_letters=cfg.min_letters_for_char_model)
+            bad = _quality_failures(vq, 0.0, cfg)
+            if bad:
+                return to_ocr("its visible text is not plausible: " + "; ".join(bad))
         return TriageDecision(
             route="text_layer",
             scores=scores,
@@ -393,6 +408,26 @@ def _upright(gray: np.ndarray, rotation: int) -> np.ndarray:
     horizontally in the unrotated page, and the row test looks for horizontal rows."""
     k = (rotation // 90) % 4
     return np.ascontiguousarray(np.rot90(gray, k)) if k else gray
+
+
+def _text_outside_hidden_layer(page: pymupdf.Page, textdict: dict, cfg: TriageConfig) -> int:
+    """Lines of letter-like ink on the page that no hidden-layer line covers (0: none)."""
+    from .layer_proof import hidden_lines
+
+    rnd = inkmod.render_gray(page, cfg.image_dpi, cfg.max_render_pixels)
+    gray = rnd.gray.copy()
+    s, (h, w) = rnd.scale, gray.shape
+    rot = page.rotation_matrix  # layer boxes are unrotated page space, the render is as displayed
+    for ln in hidden_lines(textdict):
+        r = pymupdf.Rect(ln.bbox) * rot
+        pad = 0.4 * max(1.0, r.height)
+        gray[max(0, int((r.y0 - pad) * s)): min(h, int((r.y1 + pad) * s) + 1),
+             max(0, int((r.x0 - pad) * s)): min(w, int((r.x1 + pad) * s) + 1)] = 255
+    tl = inkmod.text_likeness(gray, s, cfg.text_component_min_height_pt, cfg.text_component_max_height_pt,
+                              cfg.min_line_blobs)
+    if tl.ink > cfg.max_component_ink_share or tl.lines < cfg.min_text_lines:
+        return 0
+    return tl.lines
 
 
 def _text_pictures(

@@ -345,8 +345,15 @@ def image_paints(page: pymupdf.Page) -> list[ImagePaint]:
     m = pymupdf.mupdf
     dev = _image_paint_device()
     fzpage = page.this if isinstance(page.this, m.FzPage) else m.FzPage(page.this)
-    m.fz_run_page(fzpage, dev, m.FzMatrix(), m.FzCookie())
-    m.fz_close_device(dev)
+    rotation = page.rotation
+    if rotation:  # the paint log is taken at rotation 0: image geometry must be in the same space
+        page.set_rotation(0)
+    try:
+        m.fz_run_page(fzpage, dev, m.FzMatrix(), m.FzCookie())
+        m.fz_close_device(dev)
+    finally:
+        if rotation:
+            page.set_rotation(rotation)
     return dev.paints
 
 

@@ -169,15 +169,22 @@ class _Recogniser:
 
 _REC: _Recogniser | None = None
 _REC_LOCK = threading.Lock()
+_REC_ERROR: str | None = None
 
 
 def recogniser(ocr: OcrConfig) -> _Recogniser:
     """The process's shared recogniser, built on the first page that needs proof."""
-    global _REC
+    global _REC, _REC_ERROR
     if _REC is None:
         with _REC_LOCK:
+            if _REC_ERROR is not None:  # a failed load is not retried on every page
+                raise RuntimeError(_REC_ERROR)
             if _REC is None:
-                _REC = _Recogniser(ocr)
+                try:
+                    _REC = _Recogniser(ocr)
+                except Exception as exc:
+                    _REC_ERROR = f"{type(exc).__name__}: {exc}"[:300]
+                    raise
     return _REC
 
 
@@ -222,12 +229,15 @@ def prove_hidden_layer(
     except Exception as exc:  # noqa: BLE001 - no recogniser: the conservative route, said why
         return Proof(False, script=script, reason=f"the recogniser for the proof could not be loaded ({exc})")
     crops, kept = [], []
-    for ln in sample:
-        c = _crop(page, ln, rec.height)
-        if c is not None:
-            crops.append(c)
-            kept.append(ln)
-    reads = rec.read(crops, tuple(opts.rapidocr_allowed or ())) if crops else []
+    try:
+        for ln in sample:
+            c = _crop(page, ln, rec.height)
+            if c is not None:
+                crops.append(c)
+                kept.append(ln)
+        reads = rec.read(crops, tuple(opts.rapidocr_allowed or ())) if crops else []
+    except Exception as exc:  # noqa: BLE001 - a proof that breaks proves nothing: the page is OCR'd
+        return Proof(False, script=script, reason=f"reading the sample failed ({type(exc).__name__}: {exc})"[:300])
     lines: list[SampledLine] = []
     edits = chars = 0.0
     for ln, (txt, conf) in zip(kept, reads):
