@@ -514,3 +514,18 @@ def test_an_all_caps_clause_is_not_judged_on_its_few_lower_case_words():
             "(see Exhibit B, p. 4; approx. 3 mm; Fig. 2, cf. Annex). ") * 3
     d = triage(fx.lines_pdf(fx.wrap(caps, 90)))
     assert d.route == "text_layer", reasons(d)
+
+
+def test_a_hidden_layer_with_wrong_amounts_is_not_proven():
+    """One wrong digit per line is a small CER but a wrong figure: such a layer is not trusted."""
+    right = [f"Invoice {4711 + i} for shipment {20240 + 7 * i} totals {125 + 3 * i}.50 EUR net" for i in range(8)]
+    wrong = [ln.replace(str(4711 + i), str(4711 + i + 1)) for i, ln in enumerate(right)]
+    doc = pymupdf.open()
+    synth.add_scanned_page(doc, right, hidden_text="\n".join(wrong), noise=0.0, dpi=150)
+    d = triage_page(doc[0], extract_textdict(doc[0]), CFG)
+    assert d.route == "ocr" and not d.hidden_layer, reasons(d)
+    # the same scan with the right layer is proven
+    doc = pymupdf.open()
+    synth.add_scanned_page(doc, right, hidden_text="\n".join(right), noise=0.0, dpi=150)
+    d = triage_page(doc[0], extract_textdict(doc[0]), CFG)
+    assert d.route == "text_layer" and d.hidden_layer, reasons(d)

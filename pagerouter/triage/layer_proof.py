@@ -84,6 +84,10 @@ class Proof:
         }
 
 
+def _digits(s: str) -> str:
+    return "".join(c for c in s if c.isdigit())
+
+
 def _norm(s: str) -> str:
     return "".join(unicodedata.normalize("NFKC", s).translate(_FOLD).split())
 
@@ -248,7 +252,9 @@ def prove_hidden_layer(
         chars += len(ref)
     p = Proof(True, script=script, lines=lines, seconds=time.perf_counter() - t0)
     p.cer = edits / chars if chars else 1.0
-    p.agreeing = sum(s.cer <= cfg.hidden_layer_max_line_cer for s in lines)
+    # a wrong digit is a wrong amount, date or part number however small its share of the line:
+    # a line agrees only when its digits are exactly the ones read
+    p.agreeing = sum(s.cer <= cfg.hidden_layer_max_line_cer and _digits(s.layer) == _digits(s.read) for s in lines)
     need = max(cfg.hidden_layer_min_sample_lines, int(np.ceil(cfg.hidden_layer_min_agreeing_share * len(lines))))
     p.agreed = p.agreeing >= need and p.cer <= cfg.hidden_layer_max_cer
     worst = max(lines, key=lambda s: s.cer) if lines else None
@@ -257,7 +263,7 @@ def prove_hidden_layer(
     p.reason = (
         f"{p.agreeing} of {len(lines)} sampled lines agree, CER {p.cer:.2f} over {int(chars)} characters "
         f"between the layer and the small reader's recogniser on line crops (a line agrees at CER <= "
-        f"hidden_layer_max_line_cer={cfg.hidden_layer_max_line_cer}; {need} must agree and the CER be "
+        f"hidden_layer_max_line_cer={cfg.hidden_layer_max_line_cer} with the same digits; {need} must agree and the CER be "
         f"<= hidden_layer_max_cer={cfg.hidden_layer_max_cer}){example}"
     )
     return p
