@@ -134,13 +134,7 @@ def _hidden_layer(
     if not ocr.enabled and not cfg.hidden_layer_proof_without_ocr:
         return to_ocr("the OCR path is disabled and hidden_layer_proof_without_ocr is off (no model is loaded)")
     # cheap evidence first: implausible layer text (handwriting read as print) needs no proof
-    q = measure_text(
-        lay.invisible_text,
-        max_words=cfg.max_words_checked,
-        max_consonant_run=cfg.max_consonant_run,
-        max_case_switches=cfg.max_case_switches,
-        min_char_model_letters=cfg.min_letters_for_char_model,
-    )
+    q = _measure(lay.invisible_text, cfg)
     scores["hidden_plausible_word_share"] = q.plausible_word_share
     failures = _quality_failures(q, 0.0, cfg)
     if failures:
@@ -155,9 +149,7 @@ def _hidden_layer(
             return to_ocr(f"its sampled lines agree ({proof.reason}) but {missing} lines of text on the page lie "
                           f"outside it (>= min_text_lines={cfg.min_text_lines})")
         if len(lay.visible_text.strip()) >= cfg.min_letters_for_char_model:
-            vq = measure_text(lay.visible_text, max_words=cfg.max_words_checked, max_consonant_run=cfg.max_consonant_run,
-                              max_case_switches=cfg.max_case_switches,
-                              min_char_model_letters=cfg.min_letters_for_char_model)
+            vq = _measure(lay.visible_text, cfg)
             bad = _quality_failures(vq, 0.0, cfg)
             if bad:
                 return to_ocr("its visible text is not plausible: " + "; ".join(bad))
@@ -201,13 +193,7 @@ def triage_page(
         return _hidden_layer(page, textdict, lay, img_cov, cfg, ocr, scores)
 
     # 3. quality of the visible text
-    q = measure_text(
-        lay.visible_text,
-        max_words=cfg.max_words_checked,
-        max_consonant_run=cfg.max_consonant_run,
-        max_case_switches=cfg.max_case_switches,
-        min_char_model_letters=cfg.min_letters_for_char_model,
-    )
+    q = _measure(lay.visible_text, cfg)
     # The font check only matters when the words are doubtful (see _quality_failures), and
     # listing fonts scans the page resources, so it is skipped for clearly healthy text.
     unmapped_share = 0.0
@@ -408,6 +394,17 @@ def _upright(gray: np.ndarray, rotation: int) -> np.ndarray:
     horizontally in the unrotated page, and the row test looks for horizontal rows."""
     k = (rotation // 90) % 4
     return np.ascontiguousarray(np.rot90(gray, k)) if k else gray
+
+
+def _measure(text: str, cfg: TriageConfig):
+    """`measure_text` with the configured limits (every text of a page is measured the same way)."""
+    return measure_text(
+        text,
+        max_words=cfg.max_words_checked,
+        max_consonant_run=cfg.max_consonant_run,
+        max_case_switches=cfg.max_case_switches,
+        min_char_model_letters=cfg.min_letters_for_char_model,
+    )
 
 
 def _text_outside_hidden_layer(page: pymupdf.Page, textdict: dict, cfg: TriageConfig) -> int:
