@@ -57,7 +57,6 @@ class _EngineStats:
         self.lock = threading.Lock()
         self.batch_sizes: Counter[int] = Counter()
         self.generation_tokens = 0
-        self.prompt_tokens = 0
         self.max_waiting = 0
 
     def record(self, sched, it) -> None:
