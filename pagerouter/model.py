@@ -112,6 +112,11 @@ class Block(_Model):
     witnesses: list[str] = Field(
         default_factory=list, description="Engines whose readings were voted on (engine `vote`)."
     )
+    furniture: Decision | None = Field(
+        default=None,
+        description="For header/footer/page_number blocks: the furniture score (`scores['furniture']`, compared "
+        "with `textlayer.furniture_min_score`) and the cues behind it (position, gap, size, content, repetition).",
+    )
 
 
 class Attempt(_Model):

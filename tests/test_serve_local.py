@@ -17,7 +17,7 @@ import yaml
 from graph.builder import DEPLOYMENT_NAMES, GRPC_SERVICER, app_builder, build_app, deployment_options
 from pagerouter.config import PagerouterConfig, load_config
 from pagerouter.config.serve import BatchedDeploymentSettings, DeploymentSettings
-from pagerouter.model import Block, CheckResult, Document, Page, TriageDecision
+from pagerouter.model import Block, CheckResult, Decision, Document, Page, TriageDecision
 from pagerouter.wire import proto_model
 
 REPO = Path(__file__).resolve().parent.parent
@@ -164,7 +164,10 @@ def test_proto_round_trip_is_lossless():
                                engine_version="3", route="ocr", confidence=0.3333333333333333, order=2, level=None,
                                cells=[["a", "b"], []], image="f.png", witnesses=["tesseract"]),
                          Block(text="T", role="heading", bbox=(0, 0, 1, 1), page=1, engine="pymupdf",
-                               route="text_layer", confidence=1.0, level=1, cells=None)],
+                               route="text_layer", confidence=1.0, level=1, cells=None),
+                         Block(text="Vol 8", role="header", bbox=(0, 0, 1, 1), page=1, engine="pymupdf",
+                               route="text_layer", confidence=1.0,
+                               furniture=Decision(scores={"furniture": 0.75}, reasons=["in the top band"]))],
                  checks=[CheckResult(name="low_confidence", passed=False, score=0.5, threshold=0.8, reason="low"),
                          CheckResult(name="x", passed=True)],
                  flags=["low_confidence"], timings={"read": 0.123456789}, language="Latin"),

@@ -7,7 +7,7 @@ for JSON nulls. Doubles carry floats exactly, so a round trip gives an equal mod
 
 from __future__ import annotations
 
-from ..model import Block, CheckResult, Document, Page, TriageDecision
+from ..model import Block, CheckResult, Decision, Document, Page, TriageDecision
 
 from .protos import pagerouter_pb2 as pb
 
@@ -58,6 +58,7 @@ def block_to_proto(b: Block) -> pb.Block:
         has_cells=b.cells is not None,
         witnesses=b.witnesses,
         **_kw_opt(level=b.level, image=b.image),
+        **({"furniture": pb.Decision(scores=b.furniture.scores, reasons=b.furniture.reasons)} if b.furniture else {}),
     )
 
 
@@ -120,6 +121,9 @@ def block_from_proto(m: pb.Block) -> Block:
         cells=[list(r.cells) for r in m.cells] if m.has_cells else None,
         image=_opt(m, "image"),
         witnesses=list(m.witnesses),
+        furniture=Decision(scores=dict(m.furniture.scores), reasons=list(m.furniture.reasons))
+        if m.HasField("furniture")
+        else None,
     )
 
 

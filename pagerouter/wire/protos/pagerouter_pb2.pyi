@@ -118,7 +118,7 @@ class CheckResult(_message.Message):
     def __init__(self, name: _Optional[str] = ..., passed: _Optional[bool] = ..., score: _Optional[float] = ..., threshold: _Optional[float] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class Block(_message.Message):
-    __slots__ = ("text", "role", "bbox", "page", "engine", "engine_version", "route", "confidence", "order", "level", "cells", "has_cells", "image", "witnesses")
+    __slots__ = ("text", "role", "bbox", "page", "engine", "engine_version", "route", "confidence", "order", "level", "cells", "has_cells", "image", "witnesses", "furniture")
     TEXT_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     BBOX_FIELD_NUMBER: _ClassVar[int]
@@ -133,6 +133,7 @@ class Block(_message.Message):
     HAS_CELLS_FIELD_NUMBER: _ClassVar[int]
     IMAGE_FIELD_NUMBER: _ClassVar[int]
     WITNESSES_FIELD_NUMBER: _ClassVar[int]
+    FURNITURE_FIELD_NUMBER: _ClassVar[int]
     text: str
     role: str
     bbox: BBox
@@ -147,7 +148,23 @@ class Block(_message.Message):
     has_cells: bool
     image: str
     witnesses: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, text: _Optional[str] = ..., role: _Optional[str] = ..., bbox: _Optional[_Union[BBox, _Mapping]] = ..., page: _Optional[int] = ..., engine: _Optional[str] = ..., engine_version: _Optional[str] = ..., route: _Optional[str] = ..., confidence: _Optional[float] = ..., order: _Optional[int] = ..., level: _Optional[int] = ..., cells: _Optional[_Iterable[_Union[Row, _Mapping]]] = ..., has_cells: _Optional[bool] = ..., image: _Optional[str] = ..., witnesses: _Optional[_Iterable[str]] = ...) -> None: ...
+    furniture: Decision
+    def __init__(self, text: _Optional[str] = ..., role: _Optional[str] = ..., bbox: _Optional[_Union[BBox, _Mapping]] = ..., page: _Optional[int] = ..., engine: _Optional[str] = ..., engine_version: _Optional[str] = ..., route: _Optional[str] = ..., confidence: _Optional[float] = ..., order: _Optional[int] = ..., level: _Optional[int] = ..., cells: _Optional[_Iterable[_Union[Row, _Mapping]]] = ..., has_cells: _Optional[bool] = ..., image: _Optional[str] = ..., witnesses: _Optional[_Iterable[str]] = ..., furniture: _Optional[_Union[Decision, _Mapping]] = ...) -> None: ...
+
+class Decision(_message.Message):
+    __slots__ = ("scores", "reasons")
+    class ScoresEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+    SCORES_FIELD_NUMBER: _ClassVar[int]
+    REASONS_FIELD_NUMBER: _ClassVar[int]
+    scores: _containers.ScalarMap[str, float]
+    reasons: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, scores: _Optional[_Mapping[str, float]] = ..., reasons: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Page(_message.Message):
     __slots__ = ("number", "status", "route", "triage", "rotation", "width", "height", "blocks", "checks", "flags", "error", "timings", "language")
