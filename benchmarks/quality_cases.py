@@ -270,7 +270,7 @@ def order_case(rng: random.Random, v: int) -> Case:
     doc = pymupdf.open()
     page, pen = new_doc_page(doc, rng.choice(PAGE_SIZES))
     mx = rng.uniform(40, 70)
-    gutter = rng.uniform(12, 28)
+    gutter = rng.choice([rng.uniform(7, 11), rng.uniform(12, 28)])  # tight gutters too: lines nearly touch
     y = rng.uniform(45, 70)
     checks: list[Check] = []
     if layout in ("stamp_two", "references", "span_figure") or rng.random() < 0.3:
