@@ -36,8 +36,8 @@ sys.path.insert(0, str(HERE))
 
 import pymupdf  # noqa: E402
 
-from quality_cases import Case, furniture_case, order_case, rotated_case  # noqa: E402
-from quality_cases_more import marks_case, spacing_case, table_case  # noqa: E402
+from quality_cases import Case, furniture_case, order_case  # noqa: E402
+from quality_cases_more import marks_case, rotated_case, spacing_case, table_case  # noqa: E402
 from quality_checks import run_check  # noqa: E402
 
 BUILDERS = {"order": order_case, "furniture": furniture_case, "table": table_case,

@@ -1,4 +1,11 @@
-"""The `table`, `spacing` and `marks` families of `quality_cases.py` (same conventions)."""
+"""The `rotated`, `table`, `spacing` and `marks` families of `quality_cases.py` (same conventions).
+
+- `rotated`: /Rotate 90/180/270 with upright-looking content, sideways content, text drawn
+  rotated on an unrotated page;
+- `table`: borderless financial statements and simple borderless tables;
+- `spacing`: words separated only by glyph geometry or MuPDF's own spaces;
+- `marks`: superscripts/subscripts, footnotes, captions, RTL paragraphs, Arabic forms.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +15,61 @@ import pymupdf
 
 from quality_cases import _ADJ, _NOUN, PAGE_SIZES, Case, Words, _pdf, bold, flow, new_doc_page
 from quality_checks import Check
+
+# ---------------------------------------------------------------------- rotated
+def rotated_case(rng: random.Random, v: int) -> Case:
+    """The same content drawn three ways: /Rotate R looking upright (content drawn rotated),
+    /Rotate R looking sideways (content drawn upright), and text drawn rotated on a page with
+    no /Rotate. All must read like the upright page."""
+    modes = [("upright", 90), ("upright", 180), ("upright", 270), ("sideways", 90), ("sideways", 270), ("drawn", 90), ("drawn", 270), ("sideways", 180)]
+    mode, R = modes[v % len(modes)]
+    W = Words(rng)
+    font = rng.choice(["helv", "tiro", "cour", "dvserif"])
+    size = rng.uniform(9, 11) if font != "cour" else 8.5
+    doc = pymupdf.open()
+    wh = rng.choice(PAGE_SIZES)
+    landscape = rng.random() < 0.6 and mode != "sideways"
+    page, pen = new_doc_page(doc, (wh[1], wh[0]) if landscape else wh, R if mode in ("upright", "drawn") else 0)
+    mx = rng.uniform(40, 70)
+    y = rng.uniform(50, 80)
+    title = W.title()
+    pen.text(mx, y, title, bold(font), size * 1.8)
+    y += size * 3.2
+    checks = [Check("heading", text=title, max_diffs=1, note="title a heading")]
+    prev_last = title
+    n_cols = 2 if rng.random() < 0.35 else 1
+    for sec in range(rng.randint(2, 3)):
+        head = f"{sec + 1}. {rng.choice(_ADJ).capitalize()} {rng.choice(_NOUN)}s"
+        if y > pen.h - 120:
+            break
+        pen.text(mx, y, head, bold(font), size * 1.25)
+        y += size * 2
+        paras = [W.paragraph(rng.randint(3, 4)) for _ in range(2)]
+        gw = 16
+        cw = (pen.w - 2 * mx - gw * (n_cols - 1)) / n_cols
+        cols = [(mx + i * (cw + gw), cw) for i in range(n_cols)]
+        bottom = min(pen.h - 50, y + (pen.h - y) / (2 if sec == 0 else 1) - 20)
+        lines, st, low = flow(pen, paras, cols, y, bottom, font, size, 1.25, size * 0.8)
+        if not st:
+            break
+        if n_cols > 1:
+            low = max(l.y for l in lines)
+        drawn = sorted({p for p, _, _ in st})
+        checks.append(Check("order", before=prev_last if prev_last != title else title, after=head))
+        checks.append(Check("order", before=head, after=paras[0][0], max_diffs=1))
+        for p in drawn:
+            if all((p, s) in {(a, b) for a, b, _ in st} for s in range(len(paras[p]))):
+                checks.append(Check("together", before=paras[p][0], after=paras[p][-1], max_diffs=1, note="one paragraph"))
+        if len(drawn) > 1:
+            checks.append(Check("order", before=paras[0][-1], after=paras[1][0], max_diffs=1))
+        prev_last = paras[drawn[-1]][-1]
+        y = low + size * 2.5
+    if mode == "sideways":
+        page.set_rotation(R)  # drawn upright, shown turned: the viewer sees it sideways
+    elif mode == "drawn":
+        page.set_rotation(0)  # drawn for /Rotate R, shown without it: rotated text on the page
+    return Case(f"rotated-{v:02d}-{mode}{R}", "rotated", _pdf(doc), checks, note=f"{mode} {R} {font}")
+
 
 # ---------------------------------------------------------------------- table
 _LABELS = ["Revenue", "Cost of revenue", "Gross profit", "Research and development", "Sales, general and administrative",
