@@ -39,6 +39,7 @@ _DASH = {"\u2014", "\u2013", "-", "\u2212", "\u2012", "n/a", "N/A", "nm", "NM", 
 _SIGNS = set("$€£¥₹")
 _CLOSERS = {")", "%", ")%", "%)"}
 _UNIT = re.compile(r"^\(.*\)$|\b(?:in|en|in der|amounts in)\s+(?:millions?|thousands?|billions?|[A-Z]{3}\b)|except\b|\bper share\b", re.I)
+_YEAR = re.compile(r"^(?:FY|Q[1-4] )?(?:19|20)\d\d[A-Za-z*]?$")
 _JOINERS = {"and", "or", "of", "to", "for", "from", "in", "on", "the", "a", "an", "by", "with", "at", "per", "as"}
 
 
@@ -46,6 +47,17 @@ def is_value(text: str) -> bool:
     """A number, amount, percentage, parenthesised negative or a dash standing for none."""
     t = text.strip()
     return bool(t) and (t in _DASH or bool(_NUM.match(t)))
+
+
+def _body_like(p: list[tuple[float, float, str]]) -> bool:
+    """A row of the table's body: values after a label, or values that are not just years
+    (a header row of years, "2024  2023", is all numbers too)."""
+    if len(p) < 2:
+        return False
+    texts = [t for _, _, t in p]
+    if not is_value(texts[0]):
+        return any(is_value(t) for t in texts[1:])
+    return any(is_value(t) and not _YEAR.match(t) for t in texts)
 
 
 def rows_of(words: list[Word]) -> list[list[Word]]:
@@ -156,7 +168,7 @@ def build_text_table(
     gap = max(4.0, 0.8 * em)
     phr = [phrases(r, gap) for r in rows]
     # the body starts at the first row with a value right of its first phrase
-    first = next((i for i, p in enumerate(phr) if len(p) >= 2 and any(is_value(t) for _, _, t in p[1:])), 0)
+    first = next((i for i, p in enumerate(phr) if _body_like(p)), 0)
     if first > cfg.table_header_max_lines:
         first = 1  # far down: the values start late, not a header that tall
     body_rows = rows[first:]
