@@ -23,6 +23,7 @@ flattened back into paragraphs.
 from __future__ import annotations
 
 import bisect
+import re
 import statistics
 from dataclasses import dataclass, field
 
@@ -35,6 +36,9 @@ from ..pagetext import words_in
 from ..table_markdown import cells_to_html, cells_to_markdown
 from .lines import Line
 from .tables_text import build_text_table
+
+
+_CAPTION = re.compile(r"^(?:Table|Tab\.|Tabelle|Tableau|Tabla|Figure|Fig\.|Exhibit|Schedule)\s*[A-Z]?[\dIVX]", re.I)
 
 
 @dataclass
@@ -142,9 +146,12 @@ def text_candidates(lines: list[Line], cfg: TextLayerConfig, em: float) -> list[
 
 
 def _inside(row: list[Line], run: list[list[Line]]) -> bool:
-    # only the right end counts: a unit line or section label starts left of a header-only run
+    """Within the run's width: the left edge counts once two rows have set it (a unit line
+    starts left of a run that holds only the header's dates; a bullet point beside a small
+    table does not belong to it)."""
     x1 = max(f.x1 for r in run for f in r)
-    return all(f.x1 <= x1 + 2 for f in row)
+    x0 = min(f.x0 for r in run for f in r) if len(run) >= 2 else -1e9
+    return all(f.x1 <= x1 + 2 and f.x0 >= x0 - 2 for f in row)
 
 
 def _header_lines(above: list[list[Line]], run: list[list[Line]], first_cut: float, cfg: TextLayerConfig, em: float) -> list[Line]:
@@ -155,6 +162,8 @@ def _header_lines(above: list[list[Line]], run: list[list[Line]], first_cut: flo
     for row in reversed(above[-cfg.table_header_max_lines :]):
         if top - max(f.y1 for f in row) > 1.2 * em or not all(first_cut <= f.x0 and f.x1 <= x1 + 2 for f in row):
             break
+        if any(_CAPTION.match(f.text.strip()) for f in row):
+            break  # "Table 3. ..." over the columns is the table's caption, not its header
         out += row
         top = min(f.y0 for f in row)
     return out

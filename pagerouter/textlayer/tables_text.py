@@ -37,6 +37,7 @@ Word = tuple  # (x0, y0, x1, y1, text) in displayed-page coordinates
 _NUM = re.compile(r"^[(\[]?[-+\u2212]?[$€£¥₹]?\s?[-+\u2212]?(?:\d[\d,.\u2009\u202f' ]*\d|\d)\s?%?[)\]]?%?\*?$")
 _DASH = {"\u2014", "\u2013", "-", "\u2212", "\u2012", "n/a", "N/A", "nm", "NM", "*"}
 _SIGNS = set("$€£¥₹")
+_OPERATORS = {"+", "=", "×", "·", "±", "≤", "≥", "<", ">", "+ +", "= ="}
 _CLOSERS = {")", "%", ")%", "%)"}
 _UNIT = re.compile(r"^\(.*\)$|\b(?:in|en|in der|amounts in)\s+(?:millions?|thousands?|billions?|[A-Z]{3}\b)|except\b|\bper share\b", re.I)
 _YEAR = re.compile(r"^(?:FY|Q[1-4] )?(?:19|20)\d\d[A-Za-z*]?$")
@@ -153,9 +154,11 @@ def _merge_sign_columns(body: list[list[Word]], cuts: list[float]) -> tuple[list
 
 def _tidy(cell: str) -> str:
     # "$ 1,136" -> "$1,136", "( 247 )" -> "(247)", "12.5 %" -> "12.5%": one value, one cell
+    # (only where the result reads as one value: text cells keep their spacing)
     t = re.sub(r"^([$€£¥₹(])\s+(?=[-\d(.])", r"\1", cell)
     t = re.sub(r"(?<=[\d)])\s+([%)])", r"\1", t)
-    return re.sub(r"^\(\s+", "(", t)
+    t = re.sub(r"^\(\s+", "(", t)
+    return t if t != cell and is_value(t) else cell
 
 
 def build_text_table(
@@ -190,8 +193,12 @@ def build_text_table(
     cells = [[_tidy(c) for c in r] for r in [*header, *body]]
     filled = [r for r in cells if sum(1 for c in r if c) >= 2]
     total = sum(1 for r in cells for c in r if c)
-    if len(filled) < 2 or total < 0.4 * len(cells) * ncols:
+    if len(filled) < max(2, cfg.table_min_rows) or total < 0.4 * len(cells) * ncols:
         return None
+    for j in range(ncols):
+        col = {r[j] for r in cells[len(header):] if r[j]}
+        if len(col) and col <= _OPERATORS:
+            return None  # a column of "+" and "=": an aligned equation array, not a table
     keep = [j for j in range(ncols) if any(r[j] for r in cells)]
     return [[r[j] for j in keep] for r in cells], max(1, len(header)), reasons
 
