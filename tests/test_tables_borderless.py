@@ -258,3 +258,12 @@ def test_two_column_prose_and_a_list_stay_paragraphs():
     for p in d:
         blocks = read(p)
         assert not tables_of(blocks), [b.text for b in blocks]
+
+
+def test_html_table_spans_group_labels_and_escapes():
+    from pagerouter.table_markdown import cells_to_html
+
+    html = cells_to_html([["", "Group", "Group", "Bank"], ["in <EUR>", "2024", "2023", "2024"], ["A & B", "1", "2", "3"]], 2)
+    assert '<tr><th></th><th colspan="2">Group</th><th>Bank</th></tr>' in html
+    assert "<th>in &lt;EUR&gt;</th>" in html and "<td>A &amp; B</td>" in html
+    assert html.count("<tr>") == 3 and "<tbody>" in html
