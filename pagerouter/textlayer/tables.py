@@ -8,7 +8,11 @@ Candidates come from two cheap signals, so a page without either never pays for 
   booktabs style). Vertical rules covering at least half the region give column borders.
 * **text geometry**: at least `table_min_rows` consecutive rows of at least `table_min_cols`
   short fragments (median words <= `table_max_cell_words`) whose columns line up, and which
-  are not justified prose columns.
+  are not justified prose columns. The run passes over a few one-line rows (section labels,
+  a unit line) and takes in the header lines standing over its value columns above it.
+
+Unruled regions get their cells from `tables_text.build_text_table` (header levels, currency
+sign columns, wrapped labels: see there); ruled ones from the rules as below.
 
 Cells are then built from `page.get_text("words", clip=region)`: columns from the vertical
 rules or from whitespace gaps in the words' x projection, rows from text lines, and a text
