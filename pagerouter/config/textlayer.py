@@ -87,6 +87,24 @@ class TextLayerConfig(StrictModel):
         default=5.0,
         description="Median words per fragment in a whitespace-table row; longer fragments are prose columns.",
     )
+    table_bridge_rows: int = Field(
+        default=2,
+        ge=0,
+        description="A whitespace table's run of aligned rows passes over at most this many consecutive rows of "
+        "one or two fragments (section labels, a unit line, a wrapped label) when an aligned row follows.",
+    )
+    table_header_max_lines: int = Field(
+        default=4,
+        ge=1,
+        description="Lines a whitespace table's header may take (group labels over column groups, stacked "
+        "header cells, a unit line); lines right above the aligned rows that stand over the value columns "
+        "join the table up to this many.",
+    )
+    table_html_header: bool = Field(
+        default=True,
+        description="Write a table with several header rows (a label spanning a group of columns over "
+        "per-column headers) as an HTML table with colspans in the Markdown: a GFM table has one header row.",
+    )
     ruled_table_confidence: float = Field(default=1.0, description="Confidence of a table PyMuPDF found from rules.")
     text_table_confidence: float = Field(
         default=0.8, description="Confidence of a table rebuilt from whitespace alignment (cells are a guess)."

@@ -8,7 +8,11 @@ Candidates come from two cheap signals, so a page without either never pays for 
   booktabs style). Vertical rules covering at least half the region give column borders.
 * **text geometry**: at least `table_min_rows` consecutive rows of at least `table_min_cols`
   short fragments (median words <= `table_max_cell_words`) whose columns line up, and which
-  are not justified prose columns.
+  are not justified prose columns. The run passes over a few one-line rows (section labels,
+  a unit line) and takes in the header lines standing over its value columns above it.
+
+Unruled regions get their cells from `tables_text.build_text_table` (header levels, currency
+sign columns, wrapped labels: see there); ruled ones from the rules as below.
 
 Cells are then built from `page.get_text("words", clip=region)`: columns from the vertical
 rules or from whitespace gaps in the words' x projection, rows from text lines, and a text
@@ -23,6 +27,7 @@ flattened back into paragraphs.
 from __future__ import annotations
 
 import bisect
+import re
 import statistics
 from dataclasses import dataclass, field
 
@@ -32,8 +37,12 @@ import pymupdf
 from ..config.textlayer import TextLayerConfig
 from ..geometry import BBox
 from ..pagetext import words_in
-from ..table_markdown import cells_to_markdown
+from ..table_markdown import cells_to_html, cells_to_markdown
 from .lines import Line
+from .tables_text import build_text_table
+
+
+_CAPTION = re.compile(r"^(?:Table|Tab\.|Tabelle|Tableau|Tabla|Figure|Fig\.|Exhibit|Schedule)\s*[A-Z]?[\dIVX]", re.I)
 
 
 @dataclass
@@ -43,8 +52,12 @@ class Table:
     confidence: float
     ruled: bool
     reasons: list[str] = field(default_factory=list)
+    header_rows: int = 1  # leading rows of `cells` that are column headers
+    html_header: bool = False  # write a table with several header rows as HTML (GFM has one)
 
     def markdown(self) -> str:
+        if self.header_rows > 1 and self.html_header:
+            return cells_to_html(self.cells, self.header_rows)
         return cells_to_markdown(self.cells)
 
 
@@ -91,30 +104,72 @@ def rule_candidates(
 
 
 def text_candidates(lines: list[Line], cfg: TextLayerConfig, em: float) -> list[BBox]:
-    """Regions where rows of short fragments line up in at least `table_min_cols` columns."""
+    """Regions where rows of short fragments line up in at least `table_min_cols` columns.
+
+    A run of such rows may pass over up to `table_bridge_rows` rows of one or two fragments
+    (a section label without values, a unit line, the first line of a wrapped label) when an
+    aligned row follows; and it takes in up to `table_header_max_lines` lines right above it
+    that sit over its value columns (a label spanning a group of columns, the upper lines of
+    stacked header cells), so that a statement's header and body stay one table."""
     rows = _text_rows([ln for ln in lines if ln.horizontal and ln.role is None])
     out: list[BBox] = []
     run: list[list[Line]] = []
+    weak: list[list[Line]] = []  # rows passed over, waiting for the next aligned row
+    start = 0  # index in `rows` of the run's first row
 
     def flush() -> None:
-        if len(run) >= cfg.table_min_rows:
-            frags = [f for r in run for f in r]
-            cols = _columns_from_intervals([(f.x0, f.x1) for f in frags], len(run), max(4.0, 0.8 * em))
-            if len(cols) + 1 >= cfg.table_min_cols and not _prose_columns(frags, cols):
+        strong = [r for r in run if len(r) >= cfg.table_min_cols]
+        if len(strong) >= cfg.table_min_rows:
+            sfrags = [f for r in strong for f in r]
+            cols = _columns_from_intervals([(f.x0, f.x1) for f in sfrags], len(strong), max(4.0, 0.8 * em))
+            if len(cols) + 1 >= cfg.table_min_cols and not _prose_columns(sfrags, cols):
+                frags = [f for r in run for f in r] + _header_lines(rows[:start], run, cols[0], cfg, em)
                 out.append(
                     (min(f.x0 for f in frags), min(f.y0 for f in frags), max(f.x1 for f in frags), max(f.y1 for f in frags))
                 )
         run.clear()
+        weak.clear()
 
-    for row in rows:
+    for i, row in enumerate(rows):
         cells = [f for f in row if f.words() <= 2 * cfg.table_max_cell_words]
+        last = (weak or run)[-1] if (weak or run) else None
+        if last is not None and row[0].y0 - max(f.y1 for f in last) > 2.5 * em:
+            flush()
         if len(cells) >= cfg.table_min_cols and statistics.median([f.words() for f in cells]) <= cfg.table_max_cell_words:
-            if run and row[0].y0 - max(f.y1 for f in run[-1]) > 2.5 * em:
-                flush()
+            if not run:
+                start = i
+            run.extend(weak)
+            weak.clear()
             run.append(cells)
+        elif run and len(row) <= 2 and len(cells) == len(row) and len(weak) < cfg.table_bridge_rows and _inside(row, run):
+            weak.append(row)
         else:
             flush()
     flush()
+    return out
+
+
+def _inside(row: list[Line], run: list[list[Line]]) -> bool:
+    """Within the run's width: the left edge counts once two rows have set it (a unit line
+    starts left of a run that holds only the header's dates; a bullet point beside a small
+    table does not belong to it)."""
+    x1 = max(f.x1 for r in run for f in r)
+    x0 = min(f.x0 for r in run for f in r) if len(run) >= 2 else -1e9
+    return all(f.x1 <= x1 + 2 and f.x0 >= x0 - 2 for f in row)
+
+
+def _header_lines(above: list[list[Line]], run: list[list[Line]], first_cut: float, cfg: TextLayerConfig, em: float) -> list[Line]:
+    """Lines right above a table that stand over its value columns (right of the first gap)."""
+    out: list[Line] = []
+    top = min(f.y0 for f in run[0])
+    x1 = max(f.x1 for r in run for f in r)
+    for row in reversed(above[-cfg.table_header_max_lines :]):
+        if top - max(f.y1 for f in row) > 1.2 * em or not all(first_cut <= f.x0 and f.x1 <= x1 + 2 for f in row):
+            break
+        if any(_CAPTION.match(f.text.strip()) for f in row):
+            break  # "Table 3. ..." over the columns is the table's caption, not its header
+        out += row
+        top = min(f.y0 for f in row)
     return out
 
 
@@ -165,6 +220,12 @@ def build_table(
     if not words:
         return None
     reasons = ["ruled: framed by stacked horizontal rules" if ruled else "unruled: rows of short fragments aligned in columns"]
+    if not ruled:
+        got = build_text_table(words, cfg, em)
+        if got is None:
+            return None
+        cells, header_rows, why = got
+        return Table(region, cells, cfg.text_table_confidence, False, reasons + why, header_rows, cfg.table_html_header)
     if len(col_xs) >= 1 and ruled:
         cuts = [x for x in col_xs if region[0] + 3 < x < region[2] - 3]
         reasons.append(f"{len(cuts) + 1} columns from vertical rules")

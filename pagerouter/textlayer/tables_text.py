@@ -1,0 +1,283 @@
+"""Cells of a whitespace-aligned (unruled) table from word positions.
+
+Financial statements are the hard case this is built for: a label column, value columns of
+right-aligned numbers, header cells stacked over several lines under a label spanning a group
+of columns ("Year Ended" over three dates), currency signs set at the column's left edge
+(their own whitespace column), a unit line ("(In millions, except per share data)") between
+header and body, section labels without values, row labels wrapped over two lines.
+
+* **Body and header.** The body starts at the first row holding a number right of the label
+  column; the rows above it (at most `table_header_max_lines`) are the header. Columns are
+  cut only from the body's multi-cell rows: a spanning group label or a one-cell line (unit
+  line, section label) would cross the gaps and hide them.
+* **Sign columns.** A column whose cells are only currency signs joins the column on its
+  right ("$ 1,136" -> "$1,136"); one holding only ")" or "%" joins its left neighbour, so a
+  sign never shifts the values into the wrong column.
+* **Header levels.** Going up from the header's last line, a line with fewer phrases than
+  there are headed value columns is a group label: it spans the columns nearest to it and
+  becomes its own header row; a line with a phrase per column continues those cells (stacked
+  header text is joined top to bottom: "Dec 31," over "2024" -> "Dec 31, 2024"). A header
+  line holding only label-column text is a unit line when it reads like one (parenthesised,
+  "in millions"...): it goes into the header's label cell; otherwise it is a body row.
+* **Rows.** A label-only row followed tight by a row that continues its sentence (starts in
+  lower case, or the label ends in a comma or a joining word) is one wrapped label; a row with
+  an empty label, no number and tight under the previous row continues its cells.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..config.textlayer import TextLayerConfig
+
+Word = tuple  # (x0, y0, x1, y1, text) in displayed-page coordinates
+
+_NUM = re.compile(r"^[(\[]?[-+\u2212]?[$€£¥₹]?\s?[-+\u2212]?(?:\d[\d,.\u2009\u202f' ]*\d|\d)\s?%?[)\]]?%?\*?$")
+_DASH = {"\u2014", "\u2013", "-", "\u2212", "\u2012", "n/a", "N/A", "nm", "NM", "*"}
+_SIGNS = set("$€£¥₹")
+_OPERATORS = {"+", "=", "×", "·", "±", "≤", "≥", "<", ">", "+ +", "= ="}
+_CLOSERS = {")", "%", ")%", "%)"}
+_UNIT = re.compile(r"^\(.*\)$|\b(?:in|en|in der|amounts in)\s+(?:millions?|thousands?|billions?|[A-Z]{3}\b)|except\b|\bper share\b", re.I)
+_YEAR = re.compile(r"^(?:FY|Q[1-4] )?(?:19|20)\d\d[A-Za-z*]?$")
+_JOINERS = {"and", "or", "of", "to", "for", "from", "in", "on", "the", "a", "an", "by", "with", "at", "per", "as"}
+
+
+def is_value(text: str) -> bool:
+    """A number, amount, percentage, parenthesised negative or a dash standing for none."""
+    t = text.strip()
+    return bool(t) and (t in _DASH or bool(_NUM.match(t)))
+
+
+def _body_like(p: list[tuple[float, float, str]]) -> bool:
+    """A row of the table's body: values after a label, or values that are not just years
+    (a header row of years, "2024  2023", is all numbers too)."""
+    if len(p) < 2:
+        return False
+    texts = [t for _, _, t in p]
+    if not is_value(texts[0]):
+        return any(is_value(t) for t in texts[1:])
+    return any(is_value(t) and not _YEAR.match(t) for t in texts)
+
+
+def rows_of(words: list[Word]) -> list[list[Word]]:
+    """Words grouped into text rows (centres within 0.4 of the smaller height), left to right."""
+    rows: list[list[Word]] = []
+    for w in sorted(words, key=lambda w: ((w[1] + w[3]) / 2, w[0])):
+        yc, h = (w[1] + w[3]) / 2, w[3] - w[1]
+        if rows:
+            ref = rows[-1][0]
+            if abs(yc - (ref[1] + ref[3]) / 2) <= 0.4 * min(h, ref[3] - ref[1]):
+                rows[-1].append(w)
+                continue
+        rows.append([w])
+    for r in rows:
+        r.sort(key=lambda w: w[0])
+    return rows
+
+
+def phrases(row: list[Word], gap: float) -> list[tuple[float, float, str]]:
+    """Runs of words closer than `gap`: (x0, x1, text)."""
+    out: list[list] = []
+    for w in row:
+        if out and w[0] - out[-1][1] < gap:
+            out[-1][1] = max(out[-1][1], w[2])
+            out[-1][2] += " " + w[4]
+        else:
+            out.append([w[0], w[2], w[4]])
+    return [(a, b, t) for a, b, t in out]
+
+
+def column_cuts(intervals: list[tuple[float, float]], nrows: int, min_gap: float) -> list[float]:
+    """x positions of column gaps: whitespace crossed by at most ~10% of the rows."""
+    if not intervals:
+        return []
+    x0 = min(a for a, _ in intervals)
+    x1 = max(b for _, b in intervals)
+    width = int(x1 - x0) + 2
+    cov = np.zeros(width + 1, dtype=np.int32)
+    for a, b in intervals:
+        cov[int(a - x0)] += 1
+        cov[int(b - x0 + 0.999)] -= 1
+    low = np.cumsum(cov)[:width] <= int(0.1 * nrows)
+    cuts: list[float] = []
+    i = 0
+    while i < width:
+        if not low[i]:
+            i += 1
+            continue
+        j = i
+        while j < width and low[j]:
+            j += 1
+        if i > 0 and j < width and j - i >= min_gap:
+            cuts.append(x0 + (i + j) / 2)
+        i = j
+    return cuts
+
+
+def _col(cuts: list[float], x: float) -> int:
+    return int(np.searchsorted(cuts, x))
+
+
+def _assign(row: list[Word], cuts: list[float]) -> list[str]:
+    cells = [""] * (len(cuts) + 1)
+    for w in row:
+        c = _col(cuts, (w[0] + w[2]) / 2)
+        cells[c] = f"{cells[c]} {w[4]}".strip()
+    return cells
+
+
+def _merge_sign_columns(body: list[list[Word]], cuts: list[float]) -> tuple[list[float], list[str]]:
+    """Drop the cuts that set a currency sign (or a closing ")"/"%") apart from its number."""
+    notes: list[str] = []
+    changed = True
+    while changed and cuts:
+        changed = False
+        grid = [_assign(r, cuts) for r in body]
+        for j in range(len(cuts) + 1):
+            vals = {g[j] for g in grid if g[j]}
+            if not vals:
+                continue
+            if vals <= _SIGNS and j < len(cuts):
+                del cuts[j]  # the sign joins the column on its right
+                notes.append("currency-sign column joined to its numbers")
+                changed = True
+                break
+            if vals <= _CLOSERS and j > 0:
+                del cuts[j - 1]
+                notes.append("closing-sign column joined to its numbers")
+                changed = True
+                break
+    return cuts, notes
+
+
+def _tidy(cell: str) -> str:
+    # "$ 1,136" -> "$1,136", "( 247 )" -> "(247)", "12.5 %" -> "12.5%": one value, one cell
+    # (only where the result reads as one value: text cells keep their spacing)
+    t = re.sub(r"^([$€£¥₹(])\s+(?=[-\d(.])", r"\1", cell)
+    t = re.sub(r"(?<=[\d)])\s+([%)])", r"\1", t)
+    t = re.sub(r"^\(\s+", "(", t)
+    return t if t != cell and is_value(t) else cell
+
+
+def build_text_table(
+    words: list[Word], cfg: TextLayerConfig, em: float
+) -> tuple[list[list[str]], int, list[str]] | None:
+    """(cells with header rows first, number of header rows, reasons) or None."""
+    rows = rows_of(words)
+    if len(rows) < 2:
+        return None
+    gap = max(4.0, 0.8 * em)
+    phr = [phrases(r, gap) for r in rows]
+    # the body starts at the first row with a value right of its first phrase
+    first = next((i for i, p in enumerate(phr) if _body_like(p)), 0)
+    if first > cfg.table_header_max_lines:
+        first = 1  # far down: the values start late, not a header that tall
+    body_rows = rows[first:]
+    multi = [r for r, p in zip(body_rows, phr[first:]) if len(p) >= 2] or body_rows
+    cuts = column_cuts([(w[0], w[2]) for r in multi for w in r], len(multi), gap)
+    if not cuts:
+        return None
+    reasons = [f"{len(cuts) + 1} columns from whitespace in {len(multi)} body rows"]
+    cuts, notes = _merge_sign_columns(multi, cuts)
+    reasons += sorted(set(notes))
+    if not cuts:
+        return None
+    ncols = len(cuts) + 1
+    # no header lines: the first row, cut like the body, stands as the header row
+    header, extra_body = _header(phr[:first], rows[:first], cuts, ncols) if first else ([], [])
+    if len(header) > 1:
+        reasons.append(f"{len(header)} header rows (a label spanning a group of columns)")
+    body = _body([*extra_body, *body_rows], cuts, ncols)
+    cells = [[_tidy(c) for c in r] for r in [*header, *body]]
+    filled = [r for r in cells if sum(1 for c in r if c) >= 2]
+    total = sum(1 for r in cells for c in r if c)
+    if len(filled) < max(2, cfg.table_min_rows) or total < 0.4 * len(cells) * ncols:
+        return None
+    for j in range(ncols):
+        col = {r[j] for r in cells[len(header):] if r[j]}
+        if len(col) and col <= _OPERATORS:
+            return None  # a column of "+" and "=": an aligned equation array, not a table
+    keep = [j for j in range(ncols) if any(r[j] for r in cells)]
+    return [[r[j] for j in keep] for r in cells], max(1, len(header)), reasons
+
+
+def _header(
+    phr: list[list[tuple[float, float, str]]], rows: list[list[Word]], cuts: list[float], ncols: int
+) -> tuple[list[list[str]], list[list[Word]]]:
+    """Header rows (group rows, then one leaf row) and the header lines that are body rows."""
+    leaf = [""] * ncols
+    groups: list[list[str]] = []
+    extra: list[list[Word]] = []
+    seen_values = False  # a line above held text over the value columns
+    for p, row in reversed(list(zip(phr, rows))):
+        cols = [_col(cuts, (a + b) / 2) for a, b, _ in p]
+        if all(c == 0 for c in cols):
+            text = " ".join(t for _, _, t in p)
+            if not seen_values and not _UNIT.search(text):
+                extra.insert(0, row)  # a section label under the header: a body row
+            else:
+                leaf[0] = f"{text} {leaf[0]}".strip()
+            continue
+        headed = [j for j in range(1, ncols) if leaf[j]]
+        value_p = [(a, b, t) for (a, b, t), c in zip(p, cols) if c > 0]
+        if seen_values and len(value_p) < len(headed):
+            # a group label: each headed column takes the nearest label above it
+            centers = [(a + b) / 2 for a, b, _ in value_p]
+            mids = _col_centers(cuts, ncols, rows)
+            g = [""] * ncols
+            for j in headed:
+                k = min(range(len(centers)), key=lambda k: abs(centers[k] - mids[j]))
+                g[j] = value_p[k][2]
+            groups.insert(0, g)
+        else:
+            for (a, b, t), c in zip(p, cols):
+                if c > 0:
+                    leaf[c] = f"{t} {leaf[c]}".strip()
+        for (a, b, t), c in zip(p, cols):
+            if c == 0:
+                leaf[0] = f"{t} {leaf[0]}".strip()
+        seen_values = True
+    if not seen_values:
+        return [leaf], extra
+    return [*groups, leaf], extra
+
+
+def _col_centers(cuts: list[float], ncols: int, rows: list[list[Word]]) -> list[float]:
+    xs = [w for r in rows for w in r]
+    lo = min(w[0] for w in xs) if xs else 0.0
+    hi = max(w[2] for w in xs) if xs else 0.0
+    bounds = [min(lo, cuts[0] - 50), *cuts, max(hi, cuts[-1] + 50)]
+    return [(bounds[j] + bounds[j + 1]) / 2 for j in range(ncols)]
+
+
+def _body(rows: list[list[Word]], cuts: list[float], ncols: int) -> list[list[str]]:
+    out: list[list[str]] = []
+    prev: list[Word] | None = None
+    for row in rows:
+        cells = _assign(row, cuts)
+        top = min(w[1] for w in row)
+        h = max(w[3] for w in row) - top
+        tight = prev is not None and top - max(w[3] for w in prev) < 0.6 * h
+        if out and tight:
+            last = out[-1]
+            label_only = lambda r: r[0] and not any(r[1:])  # noqa: E731
+            runs_on = cells[0][:1].islower() or last[0].endswith((",", "-")) or (
+                last[0].split()[-1:] and last[0].split()[-1].lower() in _JOINERS
+            )
+            if label_only(last) and cells[0] and runs_on:
+                out[-1] = [f"{last[0]} {cells[0]}", *cells[1:]]  # a wrapped label, values on its last line
+                prev = row
+                continue
+            if label_only(cells) and cells[0][:1].islower():
+                out[-1] = [f"{last[0]} {cells[0]}", *last[1:]]  # label wraps under its values
+                prev = row
+                continue
+            if not cells[0] and not any(is_value(c) for c in cells if c):
+                out[-1] = [f"{a} {b}".strip() for a, b in zip(last, cells)]  # wrapped text cells
+                prev = row
+                continue
+        out.append(cells)
+        prev = row
+    return out
