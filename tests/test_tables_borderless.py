@@ -243,6 +243,18 @@ def test_income_statement_variants(font, size, x_label, col_right, sign_apart, u
         assert value(cells, "Gross profit", groups[0][0], "Jan 28, 2024") == "44,301"
 
 
+def test_two_value_columns_under_a_unit_line_keep_their_header():
+    """Two year columns: the header's date row alone is too narrow to start a table, and the unit
+    line between it and the body sits in the label column; the header must still join the table."""
+    d = pymupdf.open()
+    rows = [(label, vals[:2], ind, sign) for label, vals, ind, sign in INCOME[:9]]
+    statement_page(d, rows, [("Year Ended", 0, 1)], [DATES[:2]], col_right=(460.0, 540.0), unit_between=True)
+    (t,) = tables_of(read(d[0]))
+    assert value(t.cells, "Sales, general and administrative", "Jan 26, 2025") == "1,136"
+    assert value(t.cells, "Gross profit", "Year Ended", "Jan 28, 2024") == "44,301"
+    assert value(t.cells, "Revenue", "Jan 28, 2024").replace(" ", "") == "$60,922"
+
+
 def test_two_column_prose_and_a_list_stay_paragraphs():
     from pagerouter.synth import LOREM, add_text_page
 

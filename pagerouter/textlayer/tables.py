@@ -39,7 +39,7 @@ from ..geometry import BBox
 from ..pagetext import words_in
 from ..table_markdown import cells_to_html, cells_to_markdown
 from .lines import Line
-from .tables_text import build_text_table
+from .tables_text import _UNIT, build_text_table
 
 
 _CAPTION = re.compile(r"^(?:Table|Tab\.|Tabelle|Tableau|Tabla|Figure|Fig\.|Exhibit|Schedule)\s*[A-Z]?[\dIVX]", re.I)
@@ -163,9 +163,14 @@ def _header_lines(above: list[list[Line]], run: list[list[Line]], first_cut: flo
     out: list[Line] = []
     top = min(f.y0 for f in run[0])
     x1 = max(f.x1 for r in run for f in r)
-    for row in reversed(above[-cfg.table_header_max_lines :]):
-        if top - max(f.y1 for f in row) > 1.2 * em or not all(first_cut <= f.x0 and f.x1 <= x1 + 2 for f in row):
+    for row in reversed(above[-(cfg.table_header_max_lines + 1) :]):
+        if top - max(f.y1 for f in row) > 1.2 * em:
             break
+        if not all(first_cut <= f.x0 and f.x1 <= x1 + 2 for f in row):
+            # a unit line ("(In millions)") between the header and the body sits in the label
+            # column: take it and look on above it for the header over the value columns
+            if not (len(row) == 1 and _UNIT.search(row[0].text.strip()) and row[0].x1 < first_cut and not out):
+                break
         if any(_CAPTION.match(f.text.strip()) for f in row):
             break  # "Table 3. ..." over the columns is the table's caption, not its header
         out += row
