@@ -24,7 +24,35 @@ _CAPTION_RE = re.compile(
     r"\s*[\dIVX]+[a-z]?\s*[.:\-–—]?",
     re.IGNORECASE,
 )
-_FOOTNOTE_RE = re.compile(r"^(?:\d{1,3}|[*†‡§¶])\s*\S")
+_FOOTNOTE_RE = re.compile(r"^(?:<sup>[^<]{1,6}</sup>|[¹²³⁰⁴-⁹]{1,3}|\d{1,3}|[*†‡§¶])\s*\S")
+# a marker that starts a footnote: a superscript (tagged by lines.py or a Unicode superscript
+# digit), a footnote symbol, or a plain number of 1-3 digits followed by a space ("12 See");
+# "2019 data" is no marker.
+_FOOTNOTE_START = re.compile(
+    r"^\s*(?:<sup>([^<]{1,6})</sup>|([¹²³⁰⁴-⁹]{1,3})|([*†‡§¶]{1,3})|(\d{1,3})[.)]?(?=\s+\S))"
+)
+_SENTENCE_END = ".!?:;\u061f\u06d4\u3002\uff01\uff1f"
+_RTL_CHARS = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefe]")
+_LTR_CHARS = re.compile(r"[A-Za-z\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff]")
+
+
+def is_rtl(text: str) -> bool:
+    """Mostly right-to-left script (Hebrew, Arabic): the line's paragraph edges are mirrored."""
+    if text.isascii():
+        return False
+    return len(_RTL_CHARS.findall(text)) > len(_LTR_CHARS.findall(text))
+
+
+def footnote_marker(text: str) -> tuple[str, bool] | None:
+    """(marker, strong) if `text` starts like a footnote; strong = superscript or symbol
+    (always a new note), weak = a plain number (a new note only in sequence or after a
+    sentence end: a wrapped line may start with a number)."""
+    m = _FOOTNOTE_START.match(text)
+    if m is None:
+        return None
+    if m.group(4) is not None:
+        return m.group(4), False
+    return next(g for g in m.groups() if g is not None), True
 
 
 def list_marker(text: str) -> tuple[str, str] | None:
@@ -72,16 +100,45 @@ def starts_new(cur: Para, prev: Line, ln: Line, key: tuple, em: float, cfg: Text
     if gap > cfg.paragraph_gap_ratio * h or gap < -0.6 * h:
         return True
     first = cur.lines[0]
+    if cfg.footnote_split and ln.size <= cfg.footnote_size_ratio * em and _next_footnote(cur, prev, ln):
+        return True
+    # Right-to-left lines start at the right edge and a short last line ends early on the
+    # left: every edge rule below is mirrored for them.
+    rtl = is_rtl(ln.text) and is_rtl(prev.text)
     if cur.marker is not None:
         # hanging indent: continuation lines sit right of the marker; back at the marker = new
-        return ln.x0 <= first.x0 + 0.5
-    if ln.x0 - prev.x0 >= cfg.indent_em * em and len(cur.lines) > 1:
+        return ln.x1 >= first.x1 - 0.5 if rtl else ln.x0 <= first.x0 + 0.5
+    indent = prev.x1 - ln.x1 if rtl else ln.x0 - prev.x0
+    if indent >= cfg.indent_em * em and len(cur.lines) > 1:
         return True  # first-line indent of the next paragraph
-    if len(cur.lines) > 1 and prev.text.rstrip()[-1:] in ".!?:;":
-        # (the paragraph's right edge only matters after a sentence end: computed only then)
-        if prev.x1 < max(x.x1 for x in cur.lines) - 4 * em:
+    if len(cur.lines) > 1 and prev.text.rstrip()[-1:] in _SENTENCE_END:
+        # (the paragraph's far edge only matters after a sentence end: computed only then)
+        if rtl:
+            if prev.x0 > min(x.x0 for x in cur.lines) + 4 * em:
+                return True
+        elif prev.x1 < max(x.x1 for x in cur.lines) - 4 * em:
             return True  # previous line stopped short after a sentence end
     return False
+
+
+def _next_footnote(cur: Para, prev: Line, ln: Line) -> bool:
+    """`ln` starts the next footnote of a run of small-type footnotes (cur is one of them).
+
+    Footnotes are set tight, often without a gap or indent between them, so only the marker
+    tells where one ends: a superscript or symbol marker always starts a new note, a plain
+    number only when it follows the current note's number or the previous line ended a
+    sentence."""
+    new = footnote_marker(ln.text)
+    if new is None:
+        return False
+    old = footnote_marker(cur.lines[0].text)
+    if old is None:
+        return False
+    if new[1]:
+        return True
+    if old[0].isdecimal() and int(new[0]) == int(old[0]) + 1:
+        return True
+    return prev.text.rstrip()[-1:] in _SENTENCE_END
 
 
 def group_paragraphs(ordered: list[tuple[Line, tuple]], em: float, cfg: TextLayerConfig) -> list[Para]:
