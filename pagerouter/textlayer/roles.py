@@ -91,7 +91,7 @@ class Para:
 
 def starts_new(cur: Para, prev: Line, ln: Line, key: tuple, em: float, cfg: TextLayerConfig) -> bool:
     """Does `ln` (following `prev` in reading order) start a new paragraph?"""
-    if key != cur.key or list_marker(ln.text) is not None:
+    if key != cur.key or _list_start(ln, em, cfg):
         return True
     if abs(ln.size - prev.size) > 0.6 or ln.bold != prev.bold or ln.mono != prev.mono:
         return True
@@ -121,6 +121,14 @@ def starts_new(cur: Para, prev: Line, ln: Line, key: tuple, em: float, cfg: Text
     return False
 
 
+def _list_start(ln: Line, em: float, cfg: TextLayerConfig) -> bool:
+    """`ln` starts a list item; a small-type line starting with "*" is a footnote instead
+    (its wrapped lines are not indented like a list item's)."""
+    if list_marker(ln.text) is None:
+        return False
+    return not (cfg.footnote_split and ln.text.lstrip()[:1] == "*" and ln.size <= cfg.footnote_size_ratio * em)
+
+
 def _next_footnote(cur: Para, prev: Line, ln: Line) -> bool:
     """`ln` starts the next footnote of a run of small-type footnotes (cur is one of them).
 
@@ -147,7 +155,7 @@ def group_paragraphs(ordered: list[tuple[Line, tuple]], em: float, cfg: TextLaye
     prev: Line | None = None
     for ln, key in ordered:
         if cur is None or prev is None or starts_new(cur, prev, ln, key, em, cfg):
-            m = list_marker(ln.text)
+            m = list_marker(ln.text) if _list_start(ln, em, cfg) else None
             cur = Para([ln], key, marker=m[0] if m else None)
             paras.append(cur)
         else:
@@ -200,3 +208,46 @@ def assign_roles(
         elif cfg.bold_heading and bold_all and size >= 0.95 * body and len(p.lines) <= 2 and not text.endswith("."):
             p.role = "heading"
             p.level = min(cfg.max_heading_level, len([s for s in ladder if s > size + 0.25]) + 1)
+
+
+def attach_captions(items: list, em: float, cfg: TextLayerConfig) -> list:
+    """`items` (paragraphs and figure/table atoms in reading order) with every caption moved
+    next to the figure or table it labels.
+
+    A caption labels the nearest figure/table just above it (caption below) or just below it
+    (caption above) that overlaps it horizontally, within `caption_max_gap_em`. Reading order
+    can put the other column between them (a cut between a figure and its caption); the
+    caption then moves to right after (below) or right before (above) its figure/table. An
+    atom that already has a caption next to it on that side keeps it; nothing else moves."""
+    if not cfg.attach_captions:
+        return items
+    atoms = [it for it in items if getattr(it, "kind", None) in ("figure", "table")]
+    caps = [it for it in items if isinstance(it, Para) and it.role == "caption"]
+    if not atoms or not caps:
+        return items
+    out = list(items)
+    limit = cfg.caption_max_gap_em * em
+    for cap in caps:
+        cx0, cy0, cx1, cy1 = cap.bbox
+        best = None
+        for a in atoms:
+            ov = min(cx1, a.x1) - max(cx0, a.x0)
+            if ov < 0.5 * min(cx1 - cx0, a.x1 - a.x0):
+                continue
+            below, above = cy0 - a.y1, a.y0 - cy1  # caption below / above the atom
+            for gap, after in ((below, True), (above, False)):
+                if -0.5 * em <= gap <= limit and (best is None or gap < best[0]):
+                    best = (gap, a, after)
+        if best is None:
+            continue
+        _, a, after = best
+        i, j = out.index(cap), out.index(a)
+        if (after and i == j + 1) or (not after and i == j - 1):
+            continue
+        nb = j + 1 if after else j - 1
+        if 0 <= nb < len(out) and isinstance(out[nb], Para) and out[nb].role == "caption":
+            continue  # the atom has its caption on that side already
+        out.pop(i)
+        j = out.index(a)
+        out.insert(j + 1 if after else j, cap)
+    return out
