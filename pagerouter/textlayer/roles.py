@@ -100,7 +100,7 @@ def starts_new(cur: Para, prev: Line, ln: Line, key: tuple, em: float, cfg: Text
     if gap > cfg.paragraph_gap_ratio * h or gap < -0.6 * h:
         return True
     first = cur.lines[0]
-    if cfg.footnote_split and ln.size <= cfg.footnote_size_ratio * em and _next_footnote(cur, prev, ln):
+    if cfg.footnote_split and _next_footnote(cur, prev, ln, ln.size <= cfg.footnote_size_ratio * em):
         return True
     # Right-to-left lines start at the right edge and a short last line ends early on the
     # left: every edge rule below is mirrored for them.
@@ -121,6 +121,16 @@ def starts_new(cur: Para, prev: Line, ln: Line, key: tuple, em: float, cfg: Text
     return False
 
 
+def _is_footnote(text: str, size: float, body: float, cfg: TextLayerConfig) -> bool:
+    """Text (in the bottom zone, smaller than the body) that reads like a footnote: any
+    marker in clearly small type, or a superscript/symbol marker in type only a little
+    smaller (9 pt notes under 10 pt body)."""
+    if size <= cfg.footnote_size_ratio * body and _FOOTNOTE_RE.match(text):
+        return True
+    m = footnote_marker(text)
+    return m is not None and m[1]
+
+
 def _list_start(ln: Line, em: float, cfg: TextLayerConfig) -> bool:
     """`ln` starts a list item; a small-type line starting with "*" is a footnote instead
     (its wrapped lines are not indented like a list item's)."""
@@ -129,13 +139,14 @@ def _list_start(ln: Line, em: float, cfg: TextLayerConfig) -> bool:
     return not (cfg.footnote_split and ln.text.lstrip()[:1] == "*" and ln.size <= cfg.footnote_size_ratio * em)
 
 
-def _next_footnote(cur: Para, prev: Line, ln: Line) -> bool:
-    """`ln` starts the next footnote of a run of small-type footnotes (cur is one of them).
+def _next_footnote(cur: Para, prev: Line, ln: Line, small: bool) -> bool:
+    """`ln` starts the next footnote of a run of footnotes (cur is one of them).
 
     Footnotes are set tight, often without a gap or indent between them, so only the marker
-    tells where one ends: a superscript or symbol marker always starts a new note, a plain
-    number only when it follows the current note's number or the previous line ended a
-    sentence."""
+    tells where one ends: a superscript or symbol marker always starts a new note (whatever
+    the size: on a page full of notes they are the page's commonest size), a plain number
+    only in small type and when it follows the current note's number or the previous line
+    ended a sentence (a wrapped line may start with a number)."""
     new = footnote_marker(ln.text)
     if new is None:
         return False
@@ -144,6 +155,8 @@ def _next_footnote(cur: Para, prev: Line, ln: Line) -> bool:
         return False
     if new[1]:
         return True
+    if not small:
+        return False
     if old[0].isdecimal() and int(new[0]) == int(old[0]) + 1:
         return True
     return prev.text.rstrip()[-1:] in _SENTENCE_END
@@ -193,7 +206,7 @@ def assign_roles(
             p.role = "caption"
             continue
         y0 = p.bbox[1]
-        if size <= cfg.footnote_size_ratio * body and y0 >= (1 - cfg.footnote_zone) * page_h and _FOOTNOTE_RE.match(text):
+        if y0 >= (1 - cfg.footnote_zone) * page_h and size < body and _is_footnote(text, size, body, cfg):
             p.role = "footnote"
             continue
         short = len(p.lines) <= cfg.heading_max_lines and len(text) <= cfg.heading_max_chars
