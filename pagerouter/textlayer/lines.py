@@ -4,6 +4,11 @@ The unit of layout analysis here is a *line fragment*: one PyMuPDF line with onl
 visible spans. Fragments on one baseline that are close together (or a lone bullet and its
 text) are merged, because some producers write every word or the list bullet separately and
 a lone bullet column would otherwise look like a text column to the reading-order cut.
+
+Words and marks (the span loop of `extract_lines`): a fragment keeps one trailing space where
+the PDF has one (merging must not glue "was" + "King"); smaller spans raised/lowered against
+the line's dominant baseline are tagged <sup>/<sub> in the text; presentation forms and Latin
+ligatures are NFKC-normalised (those code points only).
 """
 
 from __future__ import annotations

@@ -3,6 +3,12 @@
 List item text: bullet glyphs (•, ▪, –, -, * ...) are stripped (the Markdown renderer writes
 "- "); numbered and lettered markers ("1.", "2.3", "a)", "(iv)") are kept in the text because
 the number carries meaning the renderer cannot restore.
+
+Footnotes are one block each: in a run of notes a line starting with a marker (superscript,
+*, †, ‡, §, ¶, or the next number) starts the next note. Right-to-left lines (Hebrew, Arabic)
+mirror the paragraph edge rules (their indent and short last line are on the other side).
+Captions are moved next to the figure/table they label (`attach_captions`). Superscripts and
+subscripts arrive already tagged <sup>/<sub> in the line text (lines.py) and pass through.
 """
 
 from __future__ import annotations
