@@ -66,6 +66,43 @@ class TextLayerConfig(StrictModel):
     )
     footnote_zone: float = Field(default=0.3, description="Bottom share of the page where footnotes are looked for.")
 
+    # --- words and marks: scripts, presentation forms, footnotes, RTL, captions ---------
+    mark_scripts: bool = Field(
+        default=True,
+        description="Keep superscripts/subscripts as <sup>…</sup>/<sub>…</sub> in the block text (smaller "
+        "spans whose baseline is raised/lowered against the line's dominant text).",
+    )
+    script_max_size_ratio: float = Field(
+        default=0.85, gt=0, le=1, description="A script span is at most this times the line's dominant font size."
+    )
+    script_min_shift_em: float = Field(
+        default=0.1,
+        ge=0,
+        description="...and its baseline is shifted at least this (times the dominant size) up (sup) or down "
+        "(sub); less is a size change on one baseline (small caps), never marked.",
+    )
+    script_max_chars: int = Field(
+        default=16, ge=1, description="Longer smaller-and-shifted spans are other text on the line, not scripts."
+    )
+    normalise_presentation_forms: bool = Field(
+        default=True,
+        description="NFKC-normalise Arabic/Hebrew presentation forms and Latin ligatures (U+FB00–FEFE) to the "
+        "letters they show; only those characters, so superscript digits and the like stay as written.",
+    )
+    footnote_split: bool = Field(
+        default=True,
+        description="In small type, a line starting with a footnote marker (superscript number, *, †, ‡, §, ¶, "
+        "or the next number) starts a new footnote block instead of continuing the previous one.",
+    )
+    attach_captions: bool = Field(
+        default=True,
+        description="Move a caption next to the figure/table it labels (just below or above it, overlapping "
+        "horizontally) when reading order put other text between them.",
+    )
+    caption_max_gap_em: float = Field(
+        default=3.0, ge=0, description="Largest vertical gap (em) between a caption and the figure/table it labels."
+    )
+
     # --- running headers/footers, page numbers ------------------------------------------
     furniture_band: float = Field(
         default=0.11, description="Top/bottom share of the page height where headers/footers/page numbers live."

@@ -39,7 +39,7 @@ from .furniture import FurnitureModel, is_page_number, normalise
 from .graphics import read_graphics, vector_figures
 from .hyphen import join_lines, page_vocabulary
 from .lines import Line, extract_lines, merge_fragments
-from .roles import Para, assign_roles, group_paragraphs, list_marker
+from .roles import Para, assign_roles, attach_captions, group_paragraphs, list_marker
 from .tables import Table, build_table, rule_candidates, text_candidates
 
 __all__ = [
@@ -178,6 +178,7 @@ def read_text_layer(
     items += group_paragraphs(run, em, cfg)
     paras = [p for p in items if isinstance(p, Para)]
     assign_roles(paras, body_size, ladder, H, vocab, cfg)
+    items = attach_captions(items, em, cfg)
 
     common = dict(page=number, engine="pymupdf", engine_version=pymupdf.VersionBind, route="text_layer")
     top = sorted((ln for ln in furn if ln.yc < H / 2), key=lambda ln: (round(ln.y0), ln.x0))

@@ -4,6 +4,11 @@ The unit of layout analysis here is a *line fragment*: one PyMuPDF line with onl
 visible spans. Fragments on one baseline that are close together (or a lone bullet and its
 text) are merged, because some producers write every word or the list bullet separately and
 a lone bullet column would otherwise look like a text column to the reading-order cut.
+
+Words and marks (the span loop of `extract_lines`): a fragment keeps one trailing space where
+the PDF has one (merging must not glue "was" + "King"); smaller spans raised/lowered against
+the line's dominant baseline are tagged <sup>/<sub> in the text; presentation forms and Latin
+ligatures are NFKC-normalised (those code points only).
 """
 
 from __future__ import annotations
@@ -127,6 +132,7 @@ def extract_lines(
                 spans = [s for s in spans if not _in_any(s["bbox"], hidden)]
             if not spans:
                 continue
+            marked = None
             if len(spans) == 1:
                 s0 = spans[0]
                 text = s0["text"]
@@ -164,26 +170,105 @@ def extract_lines(
                 size = max(size_w, key=size_w.__getitem__) if len(size_w) > 1 else next(iter(size_w))
                 bold = bold_w >= 0.6 * total
                 mono = mono_w >= 0.6 * total
+                if len(size_w) > 1 and cfg.mark_scripts:
+                    marked = _mark_scripts(spans, size, line.get("dir", (1.0, 0.0)), cfg)
             dx, dy = line.get("dir", (1.0, 0.0))
             if rot is not None:
                 r = pymupdf.Rect(x0, y0, x1, y1) * rot
                 x0, y0, x1, y1 = r.x0, r.y0, r.x1, r.y1
                 v = pymupdf.Point(dx, dy) * pymupdf.Matrix(rot.a, rot.b, rot.c, rot.d, 0, 0)
                 dx, dy = v.x, v.y
+            chars = len(text.strip())
+            if marked is not None:
+                text = marked
             if "\u00a0" in text:
                 text = text.replace("\u00a0", " ")
             if not text.isascii():
                 text = unicodedata.normalize("NFC", text)
+                if cfg.normalise_presentation_forms and _PRESENTATION.search(text):
+                    text = _PRESENTATION.sub(_nfkc, text)
             out.append(
                 Line(
                     x0, y0, x1, y1,
-                    text=text.rstrip(),
+                    text=_edge_spaces(text),
                     size=size, bold=bold, mono=mono,
                     horizontal=abs(dy) < 0.05 and dx > 0,
-                    chars=len(text.strip()),
+                    chars=chars,
                 )
             )  # fmt: skip
     return out
+
+
+def _edge_spaces(text: str) -> str:
+    """Text without trailing whitespace, but one space kept where there was some.
+
+    A producer that draws each word as its own text object often ends it with a space
+    ("was ", "King "): MuPDF then reports them as separate lines whose boxes touch (the box
+    includes the space's advance), so the gap between them says nothing. The space char is
+    the evidence: merging fragments must not lose it ("wasKing")."""
+    t = text.rstrip()
+    return t + " " if len(t) < len(text) else t
+
+
+# Arabic presentation forms A/B, Hebrew presentation forms and the Latin ligatures: the
+# glyph-shaped code points some producers map their glyphs to. NFKC gives the letters a
+# reader searches for; it is applied to these runs only, because NFKC on the whole text would
+# also flatten superscript digits, fractions and other compatibility characters that carry
+# meaning.
+_PRESENTATION = re.compile("[\ufb00-\ufb06\ufb1d-\ufdff\ufe70-\ufefe]+")
+
+
+def _nfkc(m: re.Match[str]) -> str:
+    return unicodedata.normalize("NFKC", m.group())
+
+
+def _mark_scripts(spans: list[dict[str, Any]], size: float, direction: Sequence[float], cfg: TextLayerConfig) -> str | None:
+    """The line's text with superscript/subscript spans wrapped in <sup>/<sub>, or None if none.
+
+    A span is a script when it is smaller than the line's dominant size and its baseline
+    (span origin) is shifted across the writing direction from the dominant spans' baseline:
+    raised = <sup>, lowered = <sub>. Size alone (small caps, a size change on one baseline)
+    or shift alone (baseline jitter) is not enough; MuPDF's superscript flag (bit 0) counts
+    as a raise. The dominant spans are never marked, so a whole line never is, and a drop
+    cap (bigger, not smaller) never is.
+    """
+    base = next((s for s in spans if round(s["size"] * 2) / 2 == size and s["text"].strip()), None)
+    if base is None:
+        return None
+    bx, by = base["origin"]
+    dx, dy = direction
+    limit = cfg.script_max_size_ratio * size
+    shift = cfg.script_min_shift_em * size
+    segs: list[list[Any]] = []  # [kind or None, text]
+    found = False
+    for s in spans:
+        kind = None
+        t = s["text"]
+        if s["size"] <= limit and t.strip() and len(t.strip()) <= cfg.script_max_chars:
+            ox, oy = s["origin"]
+            off = (oy - by) * dx - (ox - bx) * dy  # > 0: below the baseline (reading upright)
+            if off >= shift:
+                kind = "sub"
+            elif off <= -shift or (s.get("flags", 0) & 1 and off < 0):
+                kind = "sup"
+        if kind is not None:
+            found = True
+        if segs and segs[-1][0] == kind and kind is not None:
+            segs[-1][1] += t
+        else:
+            segs.append([kind, t])
+    if not found:
+        return None
+    out = []
+    for kind, t in segs:
+        if kind is None:
+            out.append(t)
+        else:
+            core = t.strip()
+            lead = t[: len(t) - len(t.lstrip())]
+            trail = t[len(t.rstrip()) :]
+            out.append(f"{lead}<{kind}>{core}</{kind}>{trail}")
+    return "".join(out)
 
 
 def _in_any(bbox: Sequence[float], boxes: Sequence[Sequence[float]]) -> bool:

@@ -3,6 +3,12 @@
 List item text: bullet glyphs (•, ▪, –, -, * ...) are stripped (the Markdown renderer writes
 "- "); numbered and lettered markers ("1.", "2.3", "a)", "(iv)") are kept in the text because
 the number carries meaning the renderer cannot restore.
+
+Footnotes are one block each: in a run of notes a line starting with a marker (superscript,
+*, †, ‡, §, ¶, or the next number) starts the next note. Right-to-left lines (Hebrew, Arabic)
+mirror the paragraph edge rules (their indent and short last line are on the other side).
+Captions are moved next to the figure/table they label (`attach_captions`). Superscripts and
+subscripts arrive already tagged <sup>/<sub> in the line text (lines.py) and pass through.
 """
 
 from __future__ import annotations
@@ -24,7 +30,35 @@ _CAPTION_RE = re.compile(
     r"\s*[\dIVX]+[a-z]?\s*[.:\-–—]?",
     re.IGNORECASE,
 )
-_FOOTNOTE_RE = re.compile(r"^(?:\d{1,3}|[*†‡§¶])\s*\S")
+_FOOTNOTE_RE = re.compile(r"^(?:<sup>[^<]{1,6}</sup>|[¹²³⁰⁴-⁹]{1,3}|\d{1,3}|[*†‡§¶])\s*\S")
+# a marker that starts a footnote: a superscript (tagged by lines.py or a Unicode superscript
+# digit), a footnote symbol, or a plain number of 1-3 digits followed by a space ("12 See");
+# "2019 data" is no marker.
+_FOOTNOTE_START = re.compile(
+    r"^\s*(?:<sup>([^<]{1,6})</sup>|([¹²³⁰⁴-⁹]{1,3})|([*†‡§¶]{1,3})|(\d{1,3})[.)]?(?=\s+\S))"
+)
+_SENTENCE_END = ".!?:;\u061f\u06d4\u3002\uff01\uff1f"
+_RTL_CHARS = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefe]")
+_LTR_CHARS = re.compile(r"[A-Za-z\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff]")
+
+
+def is_rtl(text: str) -> bool:
+    """Mostly right-to-left script (Hebrew, Arabic): the line's paragraph edges are mirrored."""
+    if text.isascii():
+        return False
+    return len(_RTL_CHARS.findall(text)) > len(_LTR_CHARS.findall(text))
+
+
+def footnote_marker(text: str) -> tuple[str, bool] | None:
+    """(marker, strong) if `text` starts like a footnote; strong = superscript or symbol
+    (always a new note), weak = a plain number (a new note only in sequence or after a
+    sentence end: a wrapped line may start with a number)."""
+    m = _FOOTNOTE_START.match(text)
+    if m is None:
+        return None
+    if m.group(4) is not None:
+        return m.group(4), False
+    return next(g for g in m.groups() if g is not None), True
 
 
 def list_marker(text: str) -> tuple[str, str] | None:
@@ -63,7 +97,7 @@ class Para:
 
 def starts_new(cur: Para, prev: Line, ln: Line, key: tuple, em: float, cfg: TextLayerConfig) -> bool:
     """Does `ln` (following `prev` in reading order) start a new paragraph?"""
-    if key != cur.key or list_marker(ln.text) is not None:
+    if key != cur.key or _list_start(ln, em, cfg):
         return True
     if abs(ln.size - prev.size) > 0.6 or ln.bold != prev.bold or ln.mono != prev.mono:
         return True
@@ -72,16 +106,66 @@ def starts_new(cur: Para, prev: Line, ln: Line, key: tuple, em: float, cfg: Text
     if gap > cfg.paragraph_gap_ratio * h or gap < -0.6 * h:
         return True
     first = cur.lines[0]
+    if cfg.footnote_split and _next_footnote(cur, prev, ln, ln.size <= cfg.footnote_size_ratio * em):
+        return True
+    # Right-to-left lines start at the right edge and a short last line ends early on the
+    # left: every edge rule below is mirrored for them.
+    rtl = is_rtl(ln.text) and is_rtl(prev.text)
     if cur.marker is not None:
         # hanging indent: continuation lines sit right of the marker; back at the marker = new
-        return ln.x0 <= first.x0 + 0.5
-    if ln.x0 - prev.x0 >= cfg.indent_em * em and len(cur.lines) > 1:
+        return ln.x1 >= first.x1 - 0.5 if rtl else ln.x0 <= first.x0 + 0.5
+    indent = prev.x1 - ln.x1 if rtl else ln.x0 - prev.x0
+    if indent >= cfg.indent_em * em and len(cur.lines) > 1:
         return True  # first-line indent of the next paragraph
-    if len(cur.lines) > 1 and prev.text.rstrip()[-1:] in ".!?:;":
-        # (the paragraph's right edge only matters after a sentence end: computed only then)
-        if prev.x1 < max(x.x1 for x in cur.lines) - 4 * em:
+    if len(cur.lines) > 1 and prev.text.rstrip()[-1:] in _SENTENCE_END:
+        # (the paragraph's far edge only matters after a sentence end: computed only then)
+        if rtl:
+            if prev.x0 > min(x.x0 for x in cur.lines) + 4 * em:
+                return True
+        elif prev.x1 < max(x.x1 for x in cur.lines) - 4 * em:
             return True  # previous line stopped short after a sentence end
     return False
+
+
+def _is_footnote(text: str, size: float, body: float, cfg: TextLayerConfig) -> bool:
+    """Text (in the bottom zone, smaller than the body) that reads like a footnote: any
+    marker in clearly small type, or a superscript/symbol marker in type only a little
+    smaller (9 pt notes under 10 pt body)."""
+    if size <= cfg.footnote_size_ratio * body and _FOOTNOTE_RE.match(text):
+        return True
+    m = footnote_marker(text)
+    return m is not None and m[1]
+
+
+def _list_start(ln: Line, em: float, cfg: TextLayerConfig) -> bool:
+    """`ln` starts a list item; a small-type line starting with "*" is a footnote instead
+    (its wrapped lines are not indented like a list item's)."""
+    if list_marker(ln.text) is None:
+        return False
+    return not (cfg.footnote_split and ln.text.lstrip()[:1] == "*" and ln.size <= cfg.footnote_size_ratio * em)
+
+
+def _next_footnote(cur: Para, prev: Line, ln: Line, small: bool) -> bool:
+    """`ln` starts the next footnote of a run of footnotes (cur is one of them).
+
+    Footnotes are set tight, often without a gap or indent between them, so only the marker
+    tells where one ends: a superscript or symbol marker always starts a new note (whatever
+    the size: on a page full of notes they are the page's commonest size), a plain number
+    only in small type and when it follows the current note's number or the previous line
+    ended a sentence (a wrapped line may start with a number)."""
+    new = footnote_marker(ln.text)
+    if new is None:
+        return False
+    old = footnote_marker(cur.lines[0].text)
+    if old is None:
+        return False
+    if new[1]:
+        return True
+    if not small:
+        return False
+    if old[0].isdecimal() and int(new[0]) == int(old[0]) + 1:
+        return True
+    return prev.text.rstrip()[-1:] in _SENTENCE_END
 
 
 def group_paragraphs(ordered: list[tuple[Line, tuple]], em: float, cfg: TextLayerConfig) -> list[Para]:
@@ -90,7 +174,7 @@ def group_paragraphs(ordered: list[tuple[Line, tuple]], em: float, cfg: TextLaye
     prev: Line | None = None
     for ln, key in ordered:
         if cur is None or prev is None or starts_new(cur, prev, ln, key, em, cfg):
-            m = list_marker(ln.text)
+            m = list_marker(ln.text) if _list_start(ln, em, cfg) else None
             cur = Para([ln], key, marker=m[0] if m else None)
             paras.append(cur)
         else:
@@ -128,7 +212,7 @@ def assign_roles(
             p.role = "caption"
             continue
         y0 = p.bbox[1]
-        if size <= cfg.footnote_size_ratio * body and y0 >= (1 - cfg.footnote_zone) * page_h and _FOOTNOTE_RE.match(text):
+        if y0 >= (1 - cfg.footnote_zone) * page_h and size < body and _is_footnote(text, size, body, cfg):
             p.role = "footnote"
             continue
         short = len(p.lines) <= cfg.heading_max_lines and len(text) <= cfg.heading_max_chars
@@ -143,3 +227,46 @@ def assign_roles(
         elif cfg.bold_heading and bold_all and size >= 0.95 * body and len(p.lines) <= 2 and not text.endswith("."):
             p.role = "heading"
             p.level = min(cfg.max_heading_level, len([s for s in ladder if s > size + 0.25]) + 1)
+
+
+def attach_captions(items: list, em: float, cfg: TextLayerConfig) -> list:
+    """`items` (paragraphs and figure/table atoms in reading order) with every caption moved
+    next to the figure or table it labels.
+
+    A caption labels the nearest figure/table just above it (caption below) or just below it
+    (caption above) that overlaps it horizontally, within `caption_max_gap_em`. Reading order
+    can put the other column between them (a cut between a figure and its caption); the
+    caption then moves to right after (below) or right before (above) its figure/table. An
+    atom that already has a caption next to it on that side keeps it; nothing else moves."""
+    if not cfg.attach_captions:
+        return items
+    atoms = [it for it in items if getattr(it, "kind", None) in ("figure", "table")]
+    caps = [it for it in items if isinstance(it, Para) and it.role == "caption"]
+    if not atoms or not caps:
+        return items
+    out = list(items)
+    limit = cfg.caption_max_gap_em * em
+    for cap in caps:
+        cx0, cy0, cx1, cy1 = cap.bbox
+        best = None
+        for a in atoms:
+            ov = min(cx1, a.x1) - max(cx0, a.x0)
+            if ov < 0.5 * min(cx1 - cx0, a.x1 - a.x0):
+                continue
+            below, above = cy0 - a.y1, a.y0 - cy1  # caption below / above the atom
+            for gap, after in ((below, True), (above, False)):
+                if -0.5 * em <= gap <= limit and (best is None or gap < best[0]):
+                    best = (gap, a, after)
+        if best is None:
+            continue
+        _, a, after = best
+        i, j = out.index(cap), out.index(a)
+        if (after and i == j + 1) or (not after and i == j - 1):
+            continue
+        nb = j + 1 if after else j - 1
+        if 0 <= nb < len(out) and isinstance(out[nb], Para) and out[nb].role == "caption":
+            continue  # the atom has its caption on that side already
+        out.pop(i)
+        j = out.index(a)
+        out.insert(j + 1 if after else j, cap)
+    return out
