@@ -59,6 +59,8 @@ class GrpcFront:
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._error: BaseException | None = None
+        self._stopping: asyncio.Event | None = None
+        self._grace_s = 5.0
 
     # ------------------------------------------------------------------ lifecycle
     def start(self, timeout_s: float = 30.0) -> None:
@@ -70,14 +72,15 @@ class GrpcFront:
             raise RuntimeError(f"gRPC front cannot listen on {self.address}: {self._error}") from self._error
 
     def stop(self, grace_s: float = 5.0) -> None:
-        if self._loop is None or self._server is None:
+        """Stop accepting calls, give running ones `grace_s`, then cancel them."""
+        if self._loop is None or self._stopping is None or self._thread is None:
             return
-        fut = asyncio.run_coroutine_threadsafe(self._server.stop(grace_s), self._loop)
+        self._grace_s = grace_s
         try:
-            fut.result(grace_s + 5)
-        finally:
-            if self._thread is not None:
-                self._thread.join(grace_s + 5)
+            self._loop.call_soon_threadsafe(self._stopping.set)
+        except RuntimeError:  # the loop already ended
+            pass
+        self._thread.join(grace_s + 10)
 
     def _run(self) -> None:
         self._loop = asyncio.new_event_loop()
@@ -97,10 +100,12 @@ class GrpcFront:
         server.add_generic_rpc_handlers((self._page_router_handlers(), self._serve_api_handlers()))
         if server.add_insecure_port(self.address) == 0:  # older grpcio returns 0 instead of raising
             raise OSError(f"cannot bind {self.address}")
+        self._stopping = asyncio.Event()
         await server.start()
         self._server = server
         self._ready.set()
-        await server.wait_for_termination()
+        await self._stopping.wait()
+        await server.stop(self._grace_s)
 
     # ------------------------------------------------------------------ handlers
     def _page_router_handlers(self) -> grpc.GenericRpcHandler:
