@@ -372,14 +372,16 @@ class IngressCore:
     # metadata; the status the method sets comes back with the reply.
     async def grpc_unary(self, method: str, request: bytes, metadata: list[tuple[str, str]]):
         """(serialized reply, (code name or None, details, trailing metadata)) of a unary rpc."""
+        message = grpc_request_type(method, streaming=False).FromString(request)  # validates `method`
         ctx = RecordingContext(metadata, current_request_id())
-        reply = await getattr(self, method)(grpc_request_type(method, streaming=False).FromString(request), ctx)
+        reply = await getattr(self, method)(message, ctx)
         return reply.SerializeToString(), ctx.outcome()
 
     async def grpc_stream(self, method: str, request: bytes, metadata: list[tuple[str, str]]):
         """Serialized replies of a server-streaming rpc, then its (code name, details, trailers)."""
+        message = grpc_request_type(method, streaming=True).FromString(request)  # validates `method`
         ctx = RecordingContext(metadata, current_request_id())
-        replies = getattr(self, method)(grpc_request_type(method, streaming=True).FromString(request), ctx)
+        replies = getattr(self, method)(message, ctx)
         async with aclosing(replies):
             async for reply in replies:
                 yield reply.SerializeToString()

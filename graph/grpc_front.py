@@ -51,7 +51,10 @@ class GrpcFront:
 
     def __init__(self, handle, host: str, port: int, *, app_name: str, api_key: ApiKey | None,
                  request_timeout_s: float | None, max_upload_mb: float):
-        self.handle, self.address, self.app_name = handle, grpc_address(host, port), app_name
+        """`handle`: the Ingress's DeploymentHandle, or a function returning it (called on the first
+        forwarded call, so the front can listen before the application is deployed)."""
+        self._handle_or_factory, self.address, self.app_name = handle, grpc_address(host, port), app_name
+        self._handle = None if callable(handle) and not hasattr(handle, "remote") else handle
         self.api_key, self.timeout_s = api_key, request_timeout_s
         self.max_receive = int(max_upload_mb * 1024 * 1024) + _UPLOAD_OVERHEAD_BYTES
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -125,6 +128,15 @@ class GrpcFront:
                                 (("error-code", UNAUTHORIZED_CODE),))
         return [(k, v) for k, v in md if k.lower() != "authorization"]
 
+    async def _ingress(self, context):
+        if self._handle is None:
+            try:
+                self._handle = await asyncio.to_thread(self._handle_or_factory)
+            except Exception as exc:  # noqa: BLE001 - not deployed yet
+                log.warning("gRPC front: no application handle yet: %s", internal_message(exc))
+                await context.abort(grpc.StatusCode.UNAVAILABLE, "the server is still starting; retry shortly")
+        return self._handle
+
     @staticmethod
     async def _finish(context, outcome) -> None:
         code, details, trailers = outcome
@@ -136,7 +148,7 @@ class GrpcFront:
     def _unary(self, method: str):
         async def call(request: bytes, context) -> bytes:
             md = await self._forwarded_metadata(context)
-            response = self.handle.grpc_unary.remote(method, request, md)
+            response = (await self._ingress(context)).grpc_unary.remote(method, request, md)
 
             async def result():
                 return await response
@@ -159,7 +171,7 @@ class GrpcFront:
     def _streaming(self, method: str):
         async def call(request: bytes, context) -> None:
             md = await self._forwarded_metadata(context)
-            replies = self.handle.options(stream=True).grpc_stream.remote(method, request, md)
+            replies = (await self._ingress(context)).options(stream=True).grpc_stream.remote(method, request, md)
             outcome = None
             try:
                 async with asyncio.timeout(self.timeout_s):

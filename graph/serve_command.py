@@ -92,13 +92,16 @@ def cmd_serve(args) -> int:
     front = None
     try:
         serve.start(**serve_start_options(cfg.serve, grpc_proxy=False))
-        app = build_app(cfg, require_api_key=key is not None)
-        handle = serve.run(app, name=cfg.serve.app_name, route_prefix=cfg.serve.route_prefix, blocking=False)
+        # gRPC listens before the app is deployed (as Serve's HTTP proxy does); the handle is
+        # looked up on the first call.
         front = GrpcFront(
-            handle, cfg.serve.host, cfg.serve.grpc_port, app_name=cfg.serve.app_name, api_key=key,
-            request_timeout_s=cfg.serve.request_timeout_s, max_upload_mb=cfg.serve.max_upload_mb,
+            lambda: serve.get_app_handle(cfg.serve.app_name), cfg.serve.host, cfg.serve.grpc_port,
+            app_name=cfg.serve.app_name, api_key=key, request_timeout_s=cfg.serve.request_timeout_s,
+            max_upload_mb=cfg.serve.max_upload_mb,
         )
         front.start()
+        app = build_app(cfg, require_api_key=key is not None)
+        serve.run(app, name=cfg.serve.app_name, route_prefix=cfg.serve.route_prefix, blocking=False)
         print(
             f"pagerouter: serving in {time.perf_counter() - t0:.1f} s: "
             f"HTTP http://{cfg.serve.host}:{cfg.serve.http_port}  gRPC {cfg.serve.host}:{cfg.serve.grpc_port}  "

@@ -26,7 +26,7 @@ import yaml
 from clients.errors import PagerouterClientError
 from clients.grpc_client import PagerouterGrpcClient
 from clients.http_client import PagerouterHttpClient
-from deployments.auth import ApiKey, ApiKeyError, load_api_key
+from deployments.auth import UNAUTHORIZED_MESSAGE, ApiKey, ApiKeyError, load_api_key
 from pagerouter import synth
 from tests.serve_fixtures import free_port, wait_for
 
@@ -106,6 +106,19 @@ def test_forwarded_grpc_context_records_the_status():
         grpc_request_type("StreamDocument", streaming=False)
     with pytest.raises(ValueError):
         grpc_request_type("__init__", streaming=False)
+    from deployments.ingress import _grpc_unauthenticated
+
+    class ServeProxyContext(RecordingContext):  # what Serve's own gRPC proxy hands a method
+        authenticated_upstream = False
+
+    key = ApiKey(KEY)
+    assert not _grpc_unauthenticated(ServeProxyContext([("authorization", f"Bearer {KEY}")], "r"), key)
+    assert not _grpc_unauthenticated(ServeProxyContext([], "r"), None)  # auth off
+    assert not _grpc_unauthenticated(RecordingContext([], "r"), key)  # checked by the front already
+    assert _grpc_unauthenticated(None, key)  # a direct call without metadata
+    denied = ServeProxyContext([("authorization", "Bearer wrong")], "r")
+    assert _grpc_unauthenticated(denied, key)
+    assert denied.outcome()[:2] == ("UNAUTHENTICATED", UNAUTHORIZED_MESSAGE) and KEY not in str(denied.outcome())
     ctx = RecordingContext([("application", "pagerouter")], "rid1")
     assert ctx.outcome() == (None, "", [("request_id", "rid1")])
     ctx.set_code(grpc.StatusCode.INVALID_ARGUMENT)
@@ -238,6 +251,9 @@ def test_grpc_needs_the_key(served):
         with pytest.raises(PagerouterClientError) as e:  # a problem still comes back through the front
             g.convert(b"not a pdf", filename="junk.bin")
         assert e.value.status == "INVALID_ARGUMENT" and e.value.code == "bad_input"
+        with pytest.raises(PagerouterClientError) as e:  # and ends a stream with its status
+            list(g.stream(b"", filename="empty.pdf"))
+        assert e.value.status == "INVALID_ARGUMENT"
     from ray.serve.generated import serve_pb2, serve_pb2_grpc
 
     with grpc.insecure_channel(target) as ch:  # Serve's health rpc stays open, like /healthz
