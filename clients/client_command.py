@@ -1,6 +1,7 @@
 """`pagerouter client convert`: send a file to a running server over HTTP or gRPC and print
 exactly what `pagerouter convert` prints for it (the Markdown is rendered locally from the same
-Document). Registered as a `pagerouter.commands` entry point (see pagerouter/cli.py).
+Document). The API key comes from PAGEROUTER_API_KEY or PAGEROUTER_API_KEY_FILE, as on the
+server. Registered as a `pagerouter.commands` entry point (see pagerouter/cli.py).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from pagerouter.cli import EXIT_OK, EXIT_PAGES_FAILED, load_cli_config, usage_er
 
 DEFAULT_TIMEOUT_S = 600.0
 BULK_TIMEOUT_S = 3600.0  # a bulk request may hold pages for the tier's bulk bound (default 900 s) each
+# The server words a missing password for API callers (deployments/ingress.py); this command has a flag.
+_API_PASSWORD_HINT = "(send it in the request's `password` field)"
 
 
 def add_command(sub) -> None:
@@ -43,6 +46,8 @@ def add_command(sub) -> None:
         f"{BULK_TIMEOUT_S:g} with --wait bulk)",
     )
     cc.add_argument("--application", default="pagerouter", help="Serve application name (gRPC routing)")
+    cc.epilog = ("The API key of a server that requires one is read from PAGEROUTER_API_KEY, or from the file "
+                 "named by PAGEROUTER_API_KEY_FILE (never from a flag, so it stays out of shell history).")
     cc.set_defaults(func=cmd_client_convert)
 
 
@@ -70,7 +75,9 @@ def cmd_client_convert(args) -> int:
             with PagerouterGrpcClient(args.grpc, timeout=timeout, application=args.application) as client:
                 doc = client.convert_streamed(args.input, **kw) if args.stream else client.convert(args.input, **kw)
     except PagerouterClientError as exc:
-        return usage_error(exc.message if exc.code in ("bad_input", "bad_pages") else str(exc))
+        if exc.code in ("bad_input", "bad_pages"):
+            return usage_error(exc.message.replace(_API_PASSWORD_HINT, "(--password)"))
+        return usage_error(str(exc))
     except Exception as exc:  # noqa: BLE001 - connection refused, timeouts: one line, no traceback
         return usage_error(f"cannot reach the server: {type(exc).__name__}: {str(exc)[:200]}")
     code = EXIT_OK

@@ -23,3 +23,17 @@ def read_input(file: str | Path | bytes, filename: str | None) -> tuple[bytes, s
         return p.read_bytes(), filename or p.name
     except OSError as exc:
         raise PagerouterClientError("local", "bad_input", f"{p}: cannot read: {exc.strerror or exc}") from None
+
+
+def resolve_api_key(api_key: str | None):
+    """The key a client sends: `api_key` if given ("" = none), else PAGEROUTER_API_KEY or the
+    file named by PAGEROUTER_API_KEY_FILE (the server's variables); None when there is none.
+    A bad key source is a client error naming the variable or file, never the key."""
+    from deployments.auth import ApiKey, ApiKeyError, load_api_key
+
+    try:
+        if api_key is not None:
+            return ApiKey(api_key) if api_key else None
+        return load_api_key()
+    except ApiKeyError as exc:
+        raise PagerouterClientError("local", "bad_api_key", str(exc)) from None

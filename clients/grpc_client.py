@@ -6,8 +6,9 @@
         page = c.convert_page("paper.pdf", page=3)
         doc = c.convert("scan.pdf", wait="bulk")     # flagged pages may wait for a cold escalation tier
 
-Calls carry the `application` metadata (Serve routes by it when several apps run) and a
-deadline; failures raise PagerouterClientError (code from the `error-code` trailer).
+Calls carry the `application` metadata (Serve routes by it when several apps run), the API key
+as `authorization: Bearer KEY` (from `api_key=` or PAGEROUTER_API_KEY / PAGEROUTER_API_KEY_FILE)
+and a deadline; failures raise PagerouterClientError (code from the `error-code` trailer).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import grpc
 from pagerouter.model import Document, Page
 
 from pagerouter.wire import proto_model
-from .errors import PagerouterClientError, read_input
+from .errors import PagerouterClientError, read_input, resolve_api_key
 from .http_client import assemble
 from pagerouter.wire.protos import pagerouter_pb2 as pb
 from pagerouter.wire.protos import pagerouter_pb2_grpc as pb_grpc
@@ -63,6 +64,12 @@ def _page_request(file, filename, page, password, wait=None, escalation_wait_s=N
                           **_wait(wait, escalation_wait_s))
 
 
+def _metadata(application: str, api_key: str | None) -> tuple[tuple[str, str], ...]:
+    key = resolve_api_key(api_key)
+    md = (("application", application),)
+    return md + ((("authorization", key.header_value()),) if key is not None else ())
+
+
 def _item(reply: pb.StreamReply) -> Page | Document:
     if reply.WhichOneof("item") == "page":
         return proto_model.page_from_proto(reply.page)
@@ -70,11 +77,13 @@ def _item(reply: pb.StreamReply) -> Page | Document:
 
 
 class PagerouterGrpcClient:
-    def __init__(self, target: str, timeout: float = DEFAULT_TIMEOUT_S, application: str = "pagerouter"):
+    def __init__(self, target: str, timeout: float = DEFAULT_TIMEOUT_S, application: str = "pagerouter",
+                 api_key: str | None = None):
+        self._metadata = _metadata(application, api_key)  # before the channel: a bad key source raises
         self._channel = grpc.insecure_channel(target, options=_CHANNEL_OPTIONS)
         self._stub = pb_grpc.PageRouterStub(self._channel)
         self.timeout = timeout
-        self.metadata = (("application", application),)
+        self.application = application
         self.last_request_id = ""
 
     def __enter__(self) -> PagerouterGrpcClient:
@@ -92,7 +101,7 @@ class PagerouterGrpcClient:
         try:
             reply = self._stub.ConvertDocument(
                 _request(file, filename, pages, password, wait, escalation_wait_s),
-                timeout=self.timeout, metadata=self.metadata,
+                timeout=self.timeout, metadata=self._metadata,
             )
         except grpc.RpcError as exc:
             raise _error(exc) from None
@@ -104,7 +113,7 @@ class PagerouterGrpcClient:
                escalation_wait_s: float | None = None) -> Iterator[Page | Document]:
         call = self._stub.StreamDocument(
             _request(file, filename, pages, password, wait, escalation_wait_s),
-            timeout=self.timeout, metadata=self.metadata,
+            timeout=self.timeout, metadata=self._metadata,
         )
         try:
             for reply in call:
@@ -123,7 +132,7 @@ class PagerouterGrpcClient:
         try:
             reply = self._stub.ConvertPage(
                 _page_request(file, filename, page, password, wait, escalation_wait_s),
-                timeout=self.timeout, metadata=self.metadata,
+                timeout=self.timeout, metadata=self._metadata,
             )
         except grpc.RpcError as exc:
             raise _error(exc) from None
@@ -132,11 +141,13 @@ class PagerouterGrpcClient:
 
 
 class AsyncPagerouterGrpcClient:
-    def __init__(self, target: str, timeout: float = DEFAULT_TIMEOUT_S, application: str = "pagerouter"):
+    def __init__(self, target: str, timeout: float = DEFAULT_TIMEOUT_S, application: str = "pagerouter",
+                 api_key: str | None = None):
+        self._metadata = _metadata(application, api_key)  # before the channel: a bad key source raises
         self._channel = grpc.aio.insecure_channel(target, options=_CHANNEL_OPTIONS)
         self._stub = pb_grpc.PageRouterStub(self._channel)
         self.timeout = timeout
-        self.metadata = (("application", application),)
+        self.application = application
         self.last_request_id = ""
 
     async def __aenter__(self) -> AsyncPagerouterGrpcClient:
@@ -154,7 +165,7 @@ class AsyncPagerouterGrpcClient:
         try:
             reply = await self._stub.ConvertDocument(
                 _request(file, filename, pages, password, wait, escalation_wait_s),
-                timeout=self.timeout, metadata=self.metadata,
+                timeout=self.timeout, metadata=self._metadata,
             )
         except grpc.RpcError as exc:
             raise _error(exc) from None
@@ -166,7 +177,7 @@ class AsyncPagerouterGrpcClient:
                      escalation_wait_s: float | None = None) -> AsyncIterator[Page | Document]:
         call = self._stub.StreamDocument(
             _request(file, filename, pages, password, wait, escalation_wait_s),
-            timeout=self.timeout, metadata=self.metadata,
+            timeout=self.timeout, metadata=self._metadata,
         )
         try:
             async for reply in call:
@@ -185,7 +196,7 @@ class AsyncPagerouterGrpcClient:
         try:
             reply = await self._stub.ConvertPage(
                 _page_request(file, filename, page, password, wait, escalation_wait_s),
-                timeout=self.timeout, metadata=self.metadata,
+                timeout=self.timeout, metadata=self._metadata,
             )
         except grpc.RpcError as exc:
             raise _error(exc) from None

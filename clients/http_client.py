@@ -7,6 +7,8 @@
         doc = c.convert("scan.pdf", wait="bulk")     # flagged pages may wait for a cold escalation tier
 
 Every call has a timeout; failures raise PagerouterClientError with the server's code.
+The API key (`Authorization: Bearer KEY`) comes from `api_key=` or, by default, from
+PAGEROUTER_API_KEY / PAGEROUTER_API_KEY_FILE; a server without a key ignores it.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import httpx
 
 from pagerouter.model import Document, Page
 
-from .errors import PagerouterClientError, read_input
+from .errors import PagerouterClientError, read_input, resolve_api_key
 
 DEFAULT_TIMEOUT_S = 600.0
 
@@ -43,6 +45,14 @@ def _raise_for(resp: httpx.Response) -> None:
         raise PagerouterClientError(resp.status_code, err["code"], err["message"], err.get("request_id") or rid)
     except (ValueError, KeyError, TypeError):
         raise PagerouterClientError(resp.status_code, "http_error", resp.text[:300], rid) from None
+
+
+def _headers(headers: dict[str, str] | None, api_key: str | None) -> dict[str, str]:
+    out = dict(headers or {})
+    key = resolve_api_key(api_key)
+    if key is not None:
+        out["authorization"] = key.header_value()  # httpx hides it in reprs
+    return out
 
 
 def _stream_item(line: str) -> Page | Document:
@@ -70,8 +80,10 @@ def assemble(items: list[Page | Document]) -> Document:
 
 
 class PagerouterHttpClient:
-    def __init__(self, base_url: str, timeout: float = DEFAULT_TIMEOUT_S, headers: dict[str, str] | None = None):
-        self._http = httpx.Client(base_url=base_url.rstrip("/"), timeout=httpx.Timeout(timeout), headers=headers)
+    def __init__(self, base_url: str, timeout: float = DEFAULT_TIMEOUT_S, headers: dict[str, str] | None = None,
+                 api_key: str | None = None):
+        self._http = httpx.Client(base_url=base_url.rstrip("/"), timeout=httpx.Timeout(timeout),
+                                  headers=_headers(headers, api_key))
         self.last_request_id = ""
 
     def __enter__(self) -> PagerouterHttpClient:
@@ -145,8 +157,10 @@ class PagerouterHttpClient:
 
 
 class AsyncPagerouterHttpClient:
-    def __init__(self, base_url: str, timeout: float = DEFAULT_TIMEOUT_S, headers: dict[str, str] | None = None):
-        self._http = httpx.AsyncClient(base_url=base_url.rstrip("/"), timeout=httpx.Timeout(timeout), headers=headers)
+    def __init__(self, base_url: str, timeout: float = DEFAULT_TIMEOUT_S, headers: dict[str, str] | None = None,
+                 api_key: str | None = None):
+        self._http = httpx.AsyncClient(base_url=base_url.rstrip("/"), timeout=httpx.Timeout(timeout),
+                                  headers=_headers(headers, api_key))
         self.last_request_id = ""
 
     async def __aenter__(self) -> AsyncPagerouterHttpClient:

@@ -10,11 +10,15 @@ from __future__ import annotations
 import asyncio
 import email.parser
 import email.policy
+import json
 from typing import Any
 
 from fastapi import Request
 
 from pagerouter.config import PagerouterConfig
+
+from .auth import OPEN_PATHS, UNAUTHORIZED_CODE, UNAUTHORIZED_MESSAGE, server_api_key
+from .observe import current_request_id
 
 _SECRET_WORDS = ("password", "secret", "token", "api_key", "apikey", "credential")
 
@@ -120,6 +124,37 @@ def wait_fields(fields: dict[str, str]) -> tuple[str | None, float | None]:
     if seconds is not None and not (seconds > 0 and seconds != float("inf")):
         raise ApiError(400, "bad_request", f"escalation_wait_s must be a positive number of seconds, not {seconds:g}")
     return mode, seconds
+
+
+class ApiKeyMiddleware:
+    """Pure ASGI middleware: every HTTP path but `OPEN_PATHS` needs `Authorization: Bearer KEY`
+    when this process has an API key (`deployments.auth`); otherwise a 401 in the one error shape.
+    Pure ASGI (not BaseHTTPMiddleware) so streaming responses and disconnects pass untouched."""
+
+    def __init__(self, app):
+        self.app = app
+        self.key = server_api_key()  # read in the replica, from its own environment
+
+    async def __call__(self, scope, receive, send):
+        if self.key is None or scope["type"] != "http" or _route_path(scope) in OPEN_PATHS:
+            return await self.app(scope, receive, send)
+        header = next((v for k, v in scope.get("headers") or () if k == b"authorization"), None)
+        if self.key.accepts_header(header):
+            return await self.app(scope, receive, send)
+        body = json.dumps(error_body(UNAUTHORIZED_CODE, UNAUTHORIZED_MESSAGE, current_request_id())).encode()
+        await send({"type": "http.response.start", "status": 401, "headers": [
+            (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+            (b"www-authenticate", b'Bearer realm="pagerouter"'),
+        ]})
+        await send({"type": "http.response.body", "body": body})
+
+
+def _route_path(scope) -> str:
+    """The path within the application (Serve mounts an app under its route prefix)."""
+    path, root = scope.get("path", ""), scope.get("root_path", "")
+    if root and root != "/" and path.startswith(root):
+        path = path[len(root):] or "/"
+    return path.rstrip("/") or "/"
 
 
 def public_config(cfg: PagerouterConfig) -> dict[str, Any]:

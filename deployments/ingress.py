@@ -31,8 +31,19 @@ from pagerouter.wire import proto_model
 from pagerouter.wire.items import DocumentHead, DocumentTail, InputProblem
 from pagerouter.wire.protos import pagerouter_pb2 as pb
 
+from .auth import ENV_KEY, ENV_KEY_FILE, UNAUTHORIZED_CODE, UNAUTHORIZED_MESSAGE, metadata_authorized, server_api_key
 from .common import load_cfg
-from .http_input import ApiError, error_body, internal_message, parse_upload, public_config, query_bool, wait_fields
+from .grpc_forward import RecordingContext, grpc_request_type
+from .http_input import (
+    ApiError,
+    ApiKeyMiddleware,
+    error_body,
+    internal_message,
+    parse_upload,
+    public_config,
+    query_bool,
+    wait_fields,
+)
 from .observe import GraphMetrics, current_request_id, stage_span
 
 def _version() -> str:
@@ -57,6 +68,36 @@ def _grpc_problem(grpc_context, problem: InputProblem) -> None:
     grpc_context.set_code(grpc.StatusCode.INVALID_ARGUMENT)
     grpc_context.set_details(problem.message)
     grpc_context.set_trailing_metadata([("error-code", problem.code)])
+
+# The core's input errors speak to the CLI user ("(--password)"); the API has a field instead.
+_CLI_PASSWORD_HINT = "(--password)"
+_API_PASSWORD_HINT = "(send it in the request's `password` field)"
+
+
+def _for_api(problem: InputProblem) -> InputProblem:
+    """An input problem worded for an API caller (no CLI flags)."""
+    if _CLI_PASSWORD_HINT not in problem.message:
+        return problem
+    return InputProblem(
+        problem.code, problem.message.replace(_CLI_PASSWORD_HINT, _API_PASSWORD_HINT), problem.source,
+        problem.page, problem.detail.replace(_CLI_PASSWORD_HINT, _API_PASSWORD_HINT),
+    )
+
+
+def _grpc_unauthenticated(grpc_context, api_key) -> bool:
+    """True (and the call's status set to UNAUTHENTICATED) when the call lacks the API key.
+    Without a context (a direct call) there is no metadata, so a configured key refuses it."""
+    if api_key is None or getattr(grpc_context, "authenticated_upstream", False):
+        return False
+    metadata = grpc_context.invocation_metadata() if grpc_context is not None else ()
+    if metadata_authorized(api_key, metadata):
+        return False
+    if grpc_context is not None:
+        grpc_context.set_code(grpc.StatusCode.UNAUTHENTICATED)
+        grpc_context.set_details(UNAUTHORIZED_MESSAGE)
+        grpc_context.set_trailing_metadata([("error-code", UNAUTHORIZED_CODE)])
+    return True
+
 
 def _single_page_problem(number: int, name: str) -> InputProblem | None:
     """A page number below 1 is a bad selection, not a range: "-3" would read as pages 1-3."""
@@ -83,12 +124,20 @@ class IngressCore:
         layout: DeploymentHandle,
         small_reader: DeploymentHandle,
         large_reader: DeploymentHandle,
+        require_api_key: bool = False,
     ):
         self.cfg = load_cfg(cfg_data)
         self.triage, self.layout, self.small_reader, self.large_reader = triage, layout, small_reader, large_reader
         self.metrics = GraphMetrics(self.cfg.serve.metrics_enabled)
         self.concurrency = self.cfg.ocr.pages_in_flight_for(served=True)
         self._versions: dict[str, dict[str, str]] = {}
+        # From this replica's environment, never from its arguments; a bad key file fails the start.
+        self.api_key = server_api_key()
+        if require_api_key and self.api_key is None:
+            raise RuntimeError(
+                f"the application was built with an API key but this replica has none: set {ENV_KEY} or "
+                f"{ENV_KEY_FILE} in the environment of every Ray node"
+            )
 
     # ------------------------------------------------------------------ the one conversion path
     async def convert_items(
@@ -110,7 +159,7 @@ class IngressCore:
         try:
             first = await stream.__anext__()
             finished = not isinstance(first, DocumentHead)  # Triage stops after an InputProblem
-            yield first
+            yield _for_api(first) if isinstance(first, InputProblem) else first
             if finished:
                 return
             used: dict[str, str] = {"pymupdf": pymupdf.VersionBind}
@@ -262,6 +311,8 @@ class IngressCore:
     # ------------------------------------------------------------------ gRPC
     async def ConvertDocument(self, request: pb.ConvertRequest, grpc_context=None) -> pb.DocumentReply:
         rid = current_request_id()
+        if _grpc_unauthenticated(grpc_context, self.api_key):
+            return pb.DocumentReply(request_id=rid)
         result = await self.collect(
             request.data, request.filename or "-", request.password or None, request.pages or None,
             *_grpc_wait(request),
@@ -274,6 +325,9 @@ class IngressCore:
 
     async def StreamDocument(self, request: pb.ConvertRequest, grpc_context=None) -> AsyncIterator[pb.StreamReply]:
         rid = current_request_id()
+        if _grpc_unauthenticated(grpc_context, self.api_key):
+            yield pb.StreamReply(request_id=rid)  # the status travels with a message (see below)
+            return
         document: Document | None = None
         items = self.convert_items(
             request.data, request.filename or "-", request.password or None, request.pages or None,
@@ -297,6 +351,8 @@ class IngressCore:
 
     async def ConvertPage(self, request: pb.PageRequest, grpc_context=None) -> pb.PageReply:
         rid = current_request_id()
+        if _grpc_unauthenticated(grpc_context, self.api_key):
+            return pb.PageReply(request_id=rid)
         number = request.page or 1  # proto3: 0 is "not set", documented as page 1
         name = request.filename or "-"
         problem = _single_page_problem(number, name)
@@ -308,6 +364,28 @@ class IngressCore:
             _grpc_problem(grpc_context, result)
             return pb.PageReply(request_id=rid)
         return pb.PageReply(page=proto_model.page_to_proto(result.pages[0]), request_id=rid)
+
+    # ------------------------------------------------------------------ gRPC through a handle
+    # `pagerouter serve` answers gRPC with its own front server (graph/grpc_front.py, bound to
+    # serve.host) instead of Serve's proxy, which listens on all interfaces. The front forwards
+    # each call here through a DeploymentHandle with the serialized request and the caller's
+    # metadata; the status the method sets comes back with the reply.
+    async def grpc_unary(self, method: str, request: bytes, metadata: list[tuple[str, str]]):
+        """(serialized reply, (code name or None, details, trailing metadata)) of a unary rpc."""
+        message = grpc_request_type(method, streaming=False).FromString(request)  # validates `method`
+        ctx = RecordingContext(metadata, current_request_id())
+        reply = await getattr(self, method)(message, ctx)
+        return reply.SerializeToString(), ctx.outcome()
+
+    async def grpc_stream(self, method: str, request: bytes, metadata: list[tuple[str, str]]):
+        """Serialized replies of a server-streaming rpc, then its (code name, details, trailers)."""
+        message = grpc_request_type(method, streaming=True).FromString(request)  # validates `method`
+        ctx = RecordingContext(metadata, current_request_id())
+        replies = getattr(self, method)(message, ctx)
+        async with aclosing(replies):
+            async for reply in replies:
+                yield reply.SerializeToString()
+        yield ctx.outcome()
 
 
 
@@ -343,6 +421,7 @@ def make_ingress():
     """
     api = FastAPI(title="pagerouter", version=PAGEROUTER_VERSION)
     install_error_handlers(api)
+    api.add_middleware(ApiKeyMiddleware)  # the key is read in the replica, when the app first runs
 
     @serve.deployment(name="Ingress")
     @serve.ingress(api)

@@ -56,8 +56,12 @@ def deployment_options(s: DeploymentSettings) -> dict[str, Any]:
     }
 
 
-def build_app(cfg: PagerouterConfig) -> Application:
-    """A fresh Serve application for `cfg` (build one per run: Serve cannot run one twice)."""
+def build_app(cfg: PagerouterConfig, require_api_key: bool = False) -> Application:
+    """A fresh Serve application for `cfg` (build one per run: Serve cannot run one twice).
+
+    `require_api_key`: the Ingress refuses to start without an API key in its own environment
+    (so a key set where the app is built cannot silently be missing where requests land).
+    The key itself never goes into the application's arguments."""
     data = cfg.model_dump(mode="json")
     s = cfg.serve
     metrics = s.metrics_enabled
@@ -65,7 +69,8 @@ def build_app(cfg: PagerouterConfig) -> Application:
     layout = Layout.options(**deployment_options(s.layout)).bind(data, True, metrics)
     reader = SmallReader.options(**deployment_options(s.small_reader)).bind(data, True, metrics)
     large = LargeReader.options(**deployment_options(s.large_reader)).bind(data)
-    return make_ingress().options(**deployment_options(s.ingress)).bind(data, triage, layout, reader, large)
+    ingress = make_ingress().options(**deployment_options(s.ingress))
+    return ingress.bind(data, triage, layout, reader, large, require_api_key=require_api_key)
 
 
 def app_builder(args: dict[str, Any]) -> Application:
@@ -77,19 +82,25 @@ def app_builder(args: dict[str, Any]) -> Application:
         raise ValueError(f"unknown application args {sorted(unknown)}; expected `config` and/or `config_path`")
     path = args.get("config_path")
     cfg = load_config(Path(path) if path else None, overrides=args.get("config") or None)
-    return build_app(cfg)
+    from deployments.auth import load_api_key
+
+    return build_app(cfg, require_api_key=load_api_key() is not None)
 
 
-def serve_start_options(s: ServeConfig) -> dict[str, Any]:
-    """Keyword arguments of `serve.start` for this config's proxies and tracing."""
+def serve_start_options(s: ServeConfig, grpc_proxy: bool = True) -> dict[str, Any]:
+    """Keyword arguments of `serve.start` for this config's proxies and tracing.
+
+    `grpc_proxy=False` leaves Serve's gRPC proxy off (it listens on `[::]:grpc_port` whatever
+    serve.host says); `pagerouter serve` answers gRPC with graph/grpc_front.py instead."""
     from ray.serve.config import HTTPOptions, gRPCOptions
 
     out: dict[str, Any] = {
         "http_options": HTTPOptions(host=s.host, port=s.http_port, request_timeout_s=s.request_timeout_s),
-        "grpc_options": gRPCOptions(
-            port=s.grpc_port, grpc_servicer_functions=[GRPC_SERVICER], request_timeout_s=s.request_timeout_s
-        ),
     }
+    if grpc_proxy:
+        out["grpc_options"] = gRPCOptions(
+            port=s.grpc_port, grpc_servicer_functions=[GRPC_SERVICER], request_timeout_s=s.request_timeout_s
+        )
     if s.tracing.enabled:
         from ray.serve.schema import TracingConfig
 

@@ -1,9 +1,12 @@
 """`pagerouter serve`: run the Ray Serve graph (HTTP + gRPC) on this machine.
 
-Starts a local Ray (fractional CPUs, no dashboard), Serve's HTTP and gRPC proxies on
-127.0.0.1 by default, and deploys the graph built from the same config as `pagerouter
-convert`; Ctrl-C shuts Serve and Ray down cleanly. Registered as a `pagerouter.commands`
-entry point (see pagerouter/cli.py); Ray is imported only when the command runs.
+Starts a local Ray (fractional CPUs, no dashboard), Serve's HTTP proxy and pagerouter's own
+gRPC front (graph/grpc_front.py; Serve's gRPC proxy would listen on every interface), both on
+serve.host (127.0.0.1 by default, `--host` changes both), and deploys the graph built from the
+same config as `pagerouter convert`. With PAGEROUTER_API_KEY (or PAGEROUTER_API_KEY_FILE) set,
+every call but /healthz needs the key; without it a non-loopback host gets a warning.
+Ctrl-C shuts Serve and Ray down cleanly. Registered as a `pagerouter.commands` entry point
+(see pagerouter/cli.py); Ray is imported only when the command runs.
 """
 
 from __future__ import annotations
@@ -24,19 +27,33 @@ def add_command(sub) -> None:
     s.add_argument("--config", type=Path, help="pagerouter YAML config (or a Serve config with args.config)")
     s.add_argument("--http-port", type=int, help="HTTP port (default from config: 8000)")
     s.add_argument("--grpc-port", type=int, help="gRPC port (default from config: 9000)")
-    s.add_argument("--host", help="listen address (default from config: 127.0.0.1)")
+    s.add_argument("--host", help="listen address of HTTP and gRPC (default from config: 127.0.0.1)")
     s.add_argument("--num-cpus", type=int, help="logical CPUs for the local Ray (default: 2x cores)")
     s.set_defaults(func=cmd_serve)
 
 
 def _port_free(host: str, port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+    try:
+        family, _, _, _, addr = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror:
+        return False
+    with socket.socket(family, socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            s.bind((host, port))
+            s.bind(addr)
         except OSError:
             return False
     return True
+
+
+def _auth_line(key, host: str) -> str | None:
+    """The warning for an open server on a reachable address, else None."""
+    from deployments.auth import ENV_KEY, ENV_KEY_FILE, is_loopback
+
+    if key is None and not is_loopback(host):
+        return (f"pagerouter: warning: listening on {host} without an API key: anyone who can reach this "
+                f"address can use the server; set {ENV_KEY} or {ENV_KEY_FILE}")
+    return None
 
 
 def cmd_serve(args) -> int:
@@ -51,24 +68,44 @@ def cmd_serve(args) -> int:
         if not _port_free(cfg.serve.host, port):
             return usage_error(f"{what} port {cfg.serve.host}:{port} is already in use")
     num_cpus = args.num_cpus or cfg.serve.ray_num_cpus or 2 * (os.cpu_count() or 1)
+    from deployments.auth import ApiKeyError, load_api_key
+
+    try:
+        key = load_api_key()  # the replicas and the gRPC front read the same variables
+    except ApiKeyError as exc:
+        return usage_error(str(exc))
+    warning = _auth_line(key, cfg.serve.host)
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
 
     import ray
     from ray import serve
 
     from graph.builder import build_app, serve_start_options
+    from graph.grpc_front import GrpcFront
 
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     t0 = time.perf_counter()
     ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=True)
+    front = None
     try:
-        serve.start(**serve_start_options(cfg.serve))
-        serve.run(build_app(cfg), name=cfg.serve.app_name, route_prefix=cfg.serve.route_prefix, blocking=False)
+        serve.start(**serve_start_options(cfg.serve, grpc_proxy=False))
+        # gRPC listens before the app is deployed (as Serve's HTTP proxy does); the handle is
+        # looked up on the first call.
+        front = GrpcFront(
+            lambda: serve.get_app_handle(cfg.serve.app_name), cfg.serve.host, cfg.serve.grpc_port,
+            app_name=cfg.serve.app_name, api_key=key, request_timeout_s=cfg.serve.request_timeout_s,
+            max_upload_mb=cfg.serve.max_upload_mb,
+        )
+        front.start()
+        app = build_app(cfg, require_api_key=key is not None)
+        serve.run(app, name=cfg.serve.app_name, route_prefix=cfg.serve.route_prefix, blocking=False)
         print(
             f"pagerouter: serving in {time.perf_counter() - t0:.1f} s: "
             f"HTTP http://{cfg.serve.host}:{cfg.serve.http_port}  gRPC {cfg.serve.host}:{cfg.serve.grpc_port}  "
-            "(Ctrl-C stops)",
+            f"API key {'required' if key else 'off'}  (Ctrl-C stops)",
             file=sys.stderr,
             flush=True,
         )
@@ -77,6 +114,8 @@ def cmd_serve(args) -> int:
         print("pagerouter: stopping", file=sys.stderr, flush=True)
     finally:
         try:
+            if front is not None:
+                front.stop()
             serve.shutdown()
         finally:
             ray.shutdown()

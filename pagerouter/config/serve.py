@@ -114,8 +114,16 @@ class ServeConfig(StrictModel):
     """Ray Serve deployments and endpoints (owned by graph/ and deployments/)."""
 
     http_port: int = Field(default=8000, description="HTTP port of the Serve proxy.")
-    grpc_port: int = Field(default=9000, description="gRPC port of the Serve proxy.")
-    host: str = Field(default="127.0.0.1", description="Address the proxies listen on.")
+    grpc_port: int = Field(
+        default=9000,
+        description="gRPC port: of pagerouter's gRPC front under `pagerouter serve`, of Serve's gRPC proxy under "
+        "`serve run` (which listens on every interface whatever `host` says).",
+    )
+    host: str = Field(
+        default="127.0.0.1",
+        description="Address HTTP and gRPC listen on under `pagerouter serve` (its --host). Anything but loopback "
+        "without an API key (env PAGEROUTER_API_KEY or PAGEROUTER_API_KEY_FILE, never in this config) is warned about.",
+    )
     escalation_timeout_s: float = Field(
         default=120.0,
         gt=0,
