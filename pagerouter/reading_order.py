@@ -13,15 +13,18 @@ At each region, in this order:
 1. **Clean gutter**: a vertical strip of whitespace at least `min_gap` wide that no box
    crosses splits the region into columns, read left to right, unless the two sides are
    short items paired row by row (labels and values of a form: read row by row instead).
+   Text lines: a strip down to `narrow_gap` counts with `narrow_lines` lines on each side.
 2. **Blocked gutter**: a strip crossed only by a few boxes (a full-width title, a figure or a
    footer spanning both columns: at most `max_blockers` of the region's boxes). The crossing
    boxes cut the region into horizontal bands (above, the blockers, below) and each band is
    ordered on its own. Doing this *before* any horizontal cut matters: two columns whose
    baselines line up have whitespace between every row, and cutting there first would read
    the page row by row across both columns.
-3. **Horizontal cut** at every vertical whitespace gap (blocks: a box holding stacked boxes
-   inside it is peeled first, and a band of several pieces may open a run of bands that is
-   cut into columns as one region, `_order_bands`).
+3. **Horizontal cut** at every vertical whitespace gap; a band of several pieces may open a
+   run of bands that is cut into columns as one region (`_order_bands`: a page whose two
+   sections have different columns has no gutter running down it, and cutting every row of
+   the top section's aligned columns apart would read them row by row). Blocks: a box
+   holding stacked boxes inside it is peeled first.
 4. Otherwise: rows top to bottom, left to right within a row (blocks: a band that is not one
    row has its tallest box peeled and the rest cut again, `_peel`).
 
@@ -188,11 +191,7 @@ def _order(items: list[_It], key: Key, out: list[tuple[_It, Key]], p: OrderParam
         return
     bands = _split_y(items)
     if len(bands) > 1:
-        if p.blocks:
-            _order_bands(bands, key, out, p, depth)
-            return
-        for band in bands:
-            _order(band, key, out, p, depth + 1)
+        _order_bands(bands, key, out, p, depth)
         return
     if p.blocks and not _is_row(items):
         _peel(items, max(items, key=_height), key, out, p, depth)
@@ -201,7 +200,7 @@ def _order(items: list[_It], key: Key, out: list[tuple[_It, Key]], p: OrderParam
 
 
 def _order_bands(bands: list[list[_It]], key: Key, out: list[tuple[_It, Key]], p: OrderParams, depth: int) -> None:
-    """Blocks: bands top down, but a band of several pieces (a row across columns: two column
+    """Bands top down, but a band of several pieces (a row across columns: two column
     headings, the two groups of a dialog) opens the longest run of bands from it whose top
     splits into columns, and the bands of those columns are ordered as one region. Only such
     bands open a search, so a page of one column costs one cut per band."""

@@ -19,6 +19,7 @@ from pagerouter.pagetext import extract_textdict
 from pagerouter.textlayer import read_text_layer
 from pagerouter.textlayer.frame import dominant_angle
 from pagerouter.textlayer.lines import Line, merge_fragments
+from pagerouter.textlayer.native import prefer_native, reentries
 
 CFG = TextLayerConfig()
 REAL = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "real"
@@ -204,3 +205,50 @@ def test_edgar_rotated90_reads_like_the_upright_page():
     assert long[0].text.startswith("Edgar (or Eadgar")
     upright = pymupdf.open(REAL / "edgar.pdf")
     assert [b.text for b in body] == [b.text for b in read(upright[0]) if b.role not in ("header", "footer", "page_number")]
+
+
+# ---- falling back to MuPDF's own order ---------------------------------------------------
+
+
+def _seq_line(x0: float, y: float, block: int, rank: int, words: int) -> Line:
+    text = " ".join(["word"] * words)
+    return Line(x0, y, x0 + 200, y + 10, text, 10.0, False, False, chars=len(text), seq=(block, rank))
+
+
+def test_an_interleaving_order_falls_back_to_mupdfs_and_a_form_does_not():
+    left = [_seq_line(50, 100 + 12 * k, 0, k, 8) for k in range(6)]
+    right = [_seq_line(300, 100 + 12 * k, 1, 6 + k, 8) for k in range(6)]
+    interleaved = [(ln, ()) for pair in zip(left, right) for ln in pair]
+    assert reentries([ln for ln, _k in interleaved], CFG.form_max_words) == 10
+    out, n = prefer_native(interleaved, CFG)
+    assert n == 10 and [ln for ln, _k in out] == left + right
+    assert len({k for ln, k in out if ln in left}) == 1 and {k for ln, k in out if ln in left} != {k for ln, k in out if ln in right}
+    # the cut's column order re-enters nothing and stays
+    columns = [(ln, (0,)) for ln in left] + [(ln, (1,)) for ln in right]
+    assert prefer_native(columns, CFG) == (columns, 0)
+    # labels and values of a form, read row by row on purpose, never count
+    labels = [_seq_line(50, 100 + 12 * k, 0, k, 1) for k in range(6)]
+    values = [_seq_line(300, 100 + 12 * k, 1, 6 + k, 2) for k in range(6)]
+    form = [(ln, ()) for pair in zip(labels, values) for ln in pair]
+    assert prefer_native(form, CFG) == (form, 0)
+
+
+def test_two_sections_with_different_columns_are_each_read_column_by_column():
+    """The top section's gutter is crossed by the lower section's columns, so no gutter runs
+    down the page; cutting every row apart would read the top two columns row by row."""
+    rng = random.Random(5)
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    a, b = sentences("Ac", 6, rng), sentences("Bc", 6, rng)
+    page.insert_textbox((54, 60, 296, 330), " ".join(a), fontsize=9.5, fontname="helv", align=3)
+    page.insert_textbox((316, 60, 558, 330), " ".join(b), fontsize=9.5, fontname="helv", align=3)
+    x, texts = 54.0, []
+    for c in "CDE":
+        texts.append(sentences(c + "c", 5, rng))
+        page.insert_textbox((x, 360, x + 150, 740), " ".join(texts[-1]), fontsize=9.5, fontname="helv", align=3)
+        x += 177
+    blocks = read(page)
+    seq = [t for t in tags(blocks) if t[1] == "c"]
+    assert seq == sorted(seq) and len(seq) == 12 + 15, seq
+    for blk in blocks:
+        assert len({a for a, _n in TAG.findall(blk.text)}) <= 1, blk.text

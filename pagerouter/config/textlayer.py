@@ -70,6 +70,11 @@ class TextLayerConfig(StrictModel):
         "the right, the gutter separates labels from values (a form), not columns: read row by row.",
     )
     form_max_words: float = Field(default=3.0, description="Median words per item below which items count as short.")
+    native_order_min_reentries: int = Field(
+        default=3,
+        description="When the cut's order comes back this many times to a MuPDF text block of prose lines it had "
+        "left (interleaved columns), the page is read in MuPDF's own order instead.",
+    )
 
     # --- headings, lists, captions, footnotes -----------------------------------------
     heading_size_ratio: float = Field(

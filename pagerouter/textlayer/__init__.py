@@ -14,7 +14,12 @@ Pipeline of one page (all cheap unless a table candidate shows up):
    `get_bboxlog()`); table
    candidates from rules or aligned text, cells from word positions (tables.py);
 4. reading order of lines, tables and figures by the column-aware XY cut every route shares
-   (pagerouter.reading_order);
+   (pagerouter.reading_order), or MuPDF's own order where the cut measurably interleaves
+   what MuPDF keeps whole (native.py);
+
+Everything is read in the page's reading frame (frame.py): the displayed page, or the page
+turned so that its dominant writing direction runs left to right (a /Rotate 90 page with
+upright content, text drawn sideways); blocks' boxes are mapped back to the displayed page.
 5. paragraphs, hyphenation joins, roles: heading (level by document size ladder), list_item,
    caption, footnote, code (roles.py, hyphen.py).
 
@@ -40,6 +45,7 @@ from .furniture import FurnitureModel, is_page_number, normalise
 from .graphics import read_graphics, vector_figures
 from .hyphen import join_lines, page_vocabulary
 from .lines import Line, extract_lines, merge_fragments
+from .native import prefer_native
 from .roles import Para, assign_roles, group_paragraphs, list_marker
 from .tables import Table, build_table, rule_candidates, text_candidates
 
@@ -167,7 +173,8 @@ def read_text_layer(
     flow: list[Line | _Atom] = [*horiz, *atoms]
     keyed = order_with_keys([(it.x0, it.y0, it.x1, it.y1) for it in flow], OrderParams.for_lines(em, cfg),
                             words=[it.words() for it in flow])
-    ordered = [(flow[i], key) for i, key in keyed]
+    # the cut's order, unless it interleaves what MuPDF's own order keeps whole (native.py)
+    ordered, _reentries = prefer_native([(flow[i], key) for i, key in keyed], cfg)
 
     vocab = page_vocabulary([ln.text for ln in lines])
     items: list[Para | _Atom] = []

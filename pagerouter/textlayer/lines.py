@@ -46,6 +46,7 @@ class Line:
     horizontal: bool = True
     chars: int = 0
     role: str | None = None  # set for furniture ("header"/"footer"/"page_number")
+    seq: tuple[int, int] = (0, 0)  # (MuPDF block, rank in MuPDF's order): the layer's own order
     parts: list["Line"] = field(default_factory=list, repr=False)
 
     @property
@@ -118,7 +119,7 @@ def extract_lines(
     out: list[Line] = []
     rot = rotation_matrix  # None for an unrotated page
     # Per-line work is kept to one pass over the spans (a dense page has 1-2k lines).
-    for block in textdict.get("blocks", ()):
+    for nb, block in enumerate(textdict.get("blocks", ())):
         if block.get("type", 0) != 0:
             continue
         for line in block.get("lines", ()):
@@ -180,7 +181,7 @@ def extract_lines(
                     text=text.rstrip(),
                     size=size, bold=bold, mono=mono,
                     horizontal=abs(dy) < 0.05 and dx > 0,
-                    chars=len(text.strip()),
+                    chars=len(text.strip()), seq=(nb, len(out)),
                 )
             )  # fmt: skip
     return out
@@ -302,5 +303,5 @@ def _join(a: Line, b: Line, space: bool) -> Line:
         min(a.x0, b.x0), min(a.y0, b.y0), max(a.x1, b.x1), max(a.y1, b.y1),
         text=a.text + sep + b.text, size=bigger.size,
         bold=a.bold and b.bold if min(a.chars, b.chars) > 2 else bigger.bold,
-        mono=a.mono and b.mono, horizontal=True, chars=a.chars + b.chars,
+        mono=a.mono and b.mono, horizontal=True, chars=a.chars + b.chars, seq=min(a.seq, b.seq),
     )  # fmt: skip
