@@ -207,7 +207,9 @@ def _order_bands(bands: list[list[_It]], key: Key, out: list[tuple[_It, Key]], p
     k = 0
     while k < len(bands):
         end = k + 1
-        if k + 1 < len(bands) and len(_split_x(bands[k], p.min_gap)) > 1:
+        if not p.blocks:
+            end = _line_run(bands, k, p)
+        elif k + 1 < len(bands) and len(_split_x(bands[k], p.min_gap)) > 1:
             for j in range(len(bands), k + 1, -1):
                 region = _columns_at_top([it for b in bands[k:j] for it in b], p) if (k, j) != (0, len(bands)) else None
                 if region is not None:
@@ -221,6 +223,36 @@ def _order_bands(bands: list[list[_It]], key: Key, out: list[tuple[_It, Key]], p
         k = end
 
 
+def _line_run(bands: list[list[_It]], k: int, p: OrderParams) -> int:
+    """Text lines: the end of the run of bands from `k` that one gutter runs down (each band's
+    lines lie wholly on either side of it, the gutter narrowed to each band's whitespace),
+    if the run's bands form stacked columns; else k + 1. One pass down the bands per band of
+    several pieces, not `_order_bands`' search over every run length (a page has many rows
+    of several fragments that open no run)."""
+    cols = _split_x(bands[k], p.min_gap, p)
+    if len(cols) < 2 or k + 2 >= len(bands):
+        return k + 1
+    a = max(it.x1 for it in cols[0])
+    b = min(it.x0 for it in cols[1])
+    need = min(p.min_gap, p.narrow_gap or p.min_gap)
+    j = k + 1
+    while j < len(bands):
+        mid = (a + b) / 2
+        left = [it.x1 for it in bands[j] if it.x1 <= mid]
+        right = [it.x0 for it in bands[j] if it.x0 >= mid]
+        if len(left) + len(right) < len(bands[j]):
+            break  # a line crosses the gutter: the columns end here
+        a2, b2 = max([a, *left]), min([b, *right])
+        if b2 - a2 < need:
+            break
+        a, b = a2, b2
+        j += 1
+    if j - k < 3 or (k == 0 and j == len(bands)):  # the whole region was cut already
+        return k + 1
+    region = [it for band in bands[k:j] for it in band]
+    return j if _stacked_columns(region, p) else k + 1
+
+
 def _columns_at_top(items: list[_It], p: OrderParams) -> list[_It] | None:
     """The boxes of the columns at the run's top, cleanly or in the first zone around blockers,
     if at least two of them are stacks of three boxes or more: a row of buttons over a caption
@@ -231,7 +263,7 @@ def _columns_at_top(items: list[_It], p: OrderParams) -> list[_It] | None:
 
 
 def _stacked_columns(items: list[_It], p: OrderParams) -> bool:
-    cols = _split_x(items, p.min_gap)
+    cols = _split_x(items, p.min_gap, None if p.blocks else p)
     return len(cols) > 1 and not _is_form(cols, p) and sum(len(_split_y(c)) > 2 for c in cols) >= 2
 
 
