@@ -13,15 +13,18 @@ At each region, in this order:
 1. **Clean gutter**: a vertical strip of whitespace at least `min_gap` wide that no box
    crosses splits the region into columns, read left to right, unless the two sides are
    short items paired row by row (labels and values of a form: read row by row instead).
+   Text lines: a strip down to `narrow_gap` counts with `narrow_lines` lines on each side.
 2. **Blocked gutter**: a strip crossed only by a few boxes (a full-width title, a figure or a
    footer spanning both columns: at most `max_blockers` of the region's boxes). The crossing
    boxes cut the region into horizontal bands (above, the blockers, below) and each band is
    ordered on its own. Doing this *before* any horizontal cut matters: two columns whose
    baselines line up have whitespace between every row, and cutting there first would read
    the page row by row across both columns.
-3. **Horizontal cut** at every vertical whitespace gap (blocks: a box holding stacked boxes
-   inside it is peeled first, and a band of several pieces may open a run of bands that is
-   cut into columns as one region, `_order_bands`).
+3. **Horizontal cut** at every vertical whitespace gap; a band of several pieces may open a
+   run of bands that is cut into columns as one region (`_order_bands`: a page whose two
+   sections have different columns has no gutter running down it, and cutting every row of
+   the top section's aligned columns apart would read them row by row). Blocks: a box
+   holding stacked boxes inside it is peeled first.
 4. Otherwise: rows top to bottom, left to right within a row (blocks: a band that is not one
    row has its tallest box peeled and the rest cut again, `_peel`).
 
@@ -63,6 +66,8 @@ class OrderParams:
     form_max_words: float  # median words per item at or below which items are short (labels/values)
     blocks: bool = False  # boxes are blocks (OCR: paragraphs, regions, figures), not lines; see below
     line: float = 0.0  # height of one text line in the boxes' units (blocks; 0: unknown)
+    narrow_gap: float = 0.0  # a narrower gutter counts with `narrow_lines` boxes each side (0: off)
+    narrow_lines: int = 0
 
     @classmethod
     def for_lines(cls, em: float, cfg: TextLayerConfig) -> OrderParams:
@@ -71,7 +76,9 @@ class OrderParams:
         PDF coordinates are exact, so a band no cut splits is read as one row, left to right
         (sub/superscripts, labels of a diagram; stacked lines with one left edge come out top
         down because ties on x0 go by y0)."""
-        return cls._from(cfg, max(cfg.min_column_gap_pt, cfg.min_column_gap_em * em))
+        p = cls._from(cfg, max(cfg.min_column_gap_pt, cfg.min_column_gap_em * em))
+        narrow = min(p.min_gap, cfg.narrow_gutter_em * em)
+        return cls(**{**p.__dict__, "narrow_gap": narrow, "narrow_lines": cfg.narrow_gutter_min_lines})
 
     @classmethod
     def for_blocks(
@@ -168,7 +175,7 @@ def _order(items: list[_It], key: Key, out: list[tuple[_It, Key]], p: OrderParam
     if len(items) <= 1 or depth > 60:
         out.extend((it, key) for it in _rows(items))
         return
-    cols = _split_x(items, p.min_gap)
+    cols = _split_x(items, p.min_gap, p)
     if len(cols) > 1 and not _is_form(cols, p):
         for i, col in enumerate(cols):
             _order(col, key + (i,), out, p, depth + 1)
@@ -184,11 +191,7 @@ def _order(items: list[_It], key: Key, out: list[tuple[_It, Key]], p: OrderParam
         return
     bands = _split_y(items)
     if len(bands) > 1:
-        if p.blocks:
-            _order_bands(bands, key, out, p, depth)
-            return
-        for band in bands:
-            _order(band, key, out, p, depth + 1)
+        _order_bands(bands, key, out, p, depth)
         return
     if p.blocks and not _is_row(items):
         _peel(items, max(items, key=_height), key, out, p, depth)
@@ -197,14 +200,16 @@ def _order(items: list[_It], key: Key, out: list[tuple[_It, Key]], p: OrderParam
 
 
 def _order_bands(bands: list[list[_It]], key: Key, out: list[tuple[_It, Key]], p: OrderParams, depth: int) -> None:
-    """Blocks: bands top down, but a band of several pieces (a row across columns: two column
+    """Bands top down, but a band of several pieces (a row across columns: two column
     headings, the two groups of a dialog) opens the longest run of bands from it whose top
     splits into columns, and the bands of those columns are ordered as one region. Only such
     bands open a search, so a page of one column costs one cut per band."""
     k = 0
     while k < len(bands):
         end = k + 1
-        if k + 1 < len(bands) and len(_split_x(bands[k], p.min_gap)) > 1:
+        if not p.blocks:
+            end = _line_run(bands, k, p)
+        elif k + 1 < len(bands) and len(_split_x(bands[k], p.min_gap)) > 1:
             for j in range(len(bands), k + 1, -1):
                 region = _columns_at_top([it for b in bands[k:j] for it in b], p) if (k, j) != (0, len(bands)) else None
                 if region is not None:
@@ -218,6 +223,36 @@ def _order_bands(bands: list[list[_It]], key: Key, out: list[tuple[_It, Key]], p
         k = end
 
 
+def _line_run(bands: list[list[_It]], k: int, p: OrderParams) -> int:
+    """Text lines: the end of the run of bands from `k` that one gutter runs down (each band's
+    lines lie wholly on either side of it, the gutter narrowed to each band's whitespace),
+    if the run's bands form stacked columns; else k + 1. One pass down the bands per band of
+    several pieces, not `_order_bands`' search over every run length (a page has many rows
+    of several fragments that open no run)."""
+    cols = _split_x(bands[k], p.min_gap, p)
+    if len(cols) < 2 or k + 2 >= len(bands):
+        return k + 1
+    a = max(it.x1 for it in cols[0])
+    b = min(it.x0 for it in cols[1])
+    need = min(p.min_gap, p.narrow_gap or p.min_gap)
+    j = k + 1
+    while j < len(bands):
+        mid = (a + b) / 2
+        left = [it.x1 for it in bands[j] if it.x1 <= mid]
+        right = [it.x0 for it in bands[j] if it.x0 >= mid]
+        if len(left) + len(right) < len(bands[j]):
+            break  # a line crosses the gutter: the columns end here
+        a2, b2 = max([a, *left]), min([b, *right])
+        if b2 - a2 < need:
+            break
+        a, b = a2, b2
+        j += 1
+    if j - k < 3 or (k == 0 and j == len(bands)):  # the whole region was cut already
+        return k + 1
+    region = [it for band in bands[k:j] for it in band]
+    return j if _stacked_columns(region, p) else k + 1
+
+
 def _columns_at_top(items: list[_It], p: OrderParams) -> list[_It] | None:
     """The boxes of the columns at the run's top, cleanly or in the first zone around blockers,
     if at least two of them are stacks of three boxes or more: a row of buttons over a caption
@@ -228,7 +263,7 @@ def _columns_at_top(items: list[_It], p: OrderParams) -> list[_It] | None:
 
 
 def _stacked_columns(items: list[_It], p: OrderParams) -> bool:
-    cols = _split_x(items, p.min_gap)
+    cols = _split_x(items, p.min_gap, None if p.blocks else p)
     return len(cols) > 1 and not _is_form(cols, p) and sum(len(_split_y(c)) > 2 for c in cols) >= 2
 
 
@@ -287,12 +322,21 @@ def _peel(items: list[_It], tall: _It, key: Key, out: list[tuple[_It, Key]], p: 
     out.extend(sub[at:])
 
 
-def _split_x(items: list[_It], min_gap: float) -> list[list[_It]]:
+def _split_x(items: list[_It], min_gap: float, p: OrderParams | None = None) -> list[list[_It]]:
+    """Columns at clean gutters. With `p` (text lines), a gutter down to `p.narrow_gap` counts
+    when at least `p.narrow_lines` lines lie on each side of it: no line crosses it, so it
+    runs through every one of them, which word spaces never do (a prose line always crosses
+    the strip), while two columns set 5 pt apart do. The OCR route's blocks leave this off."""
     srt = sorted(items, key=lambda it: it.x0)
+    narrow = p.narrow_gap if p is not None and p.narrow_lines else min_gap
     groups: list[list[_It]] = [[srt[0]]]
     right = srt[0].x1
-    for it in srt[1:]:
-        if it.x0 - right >= min_gap:
+    n = len(srt)
+    for k, it in enumerate(srt[1:], start=1):
+        gap = it.x0 - right
+        if gap >= min_gap or (
+            gap >= narrow and len(groups[-1]) >= p.narrow_lines and n - k >= p.narrow_lines  # type: ignore[union-attr]
+        ):
             groups.append([it])
         else:
             groups[-1].append(it)
@@ -363,6 +407,18 @@ def _weight(it: _It, p: OrderParams) -> int:
     return max(1, round((it.y1 - it.y0) / p.line))
 
 
+def _wide_enough(items: list[_It], g0: float, g1: float, p: OrderParams) -> bool:
+    """A strip is a gutter at `min_gap`, or at `narrow_gap` with `narrow_lines` lines wholly on
+    each side (see `_split_x`)."""
+    if g1 - g0 >= p.min_gap:
+        return True
+    if not p.narrow_lines or g1 - g0 < p.narrow_gap:
+        return False
+    left = sum(1 for it in items if it.x1 <= g0 + 1)
+    right = sum(1 for it in items if it.x0 >= g1 - 1)
+    return left >= p.narrow_lines and right >= p.narrow_lines
+
+
 def _split_blocked(items: list[_It], p: OrderParams) -> list[list[_It]] | None:
     """Bands cut around the few boxes crossing the least-crossed gutter, or None."""
     min_gap = p.min_gap
@@ -373,7 +429,7 @@ def _split_blocked(items: list[_It], p: OrderParams) -> list[list[_It]] | None:
     x1 = max(it.x1 for it in items)
     # coverage at unit resolution: a point for the text layer, a pixel for the OCR route
     width = int(x1 - x0) + 2
-    if width < 3 * min_gap:
+    if width < 3 * min(min_gap, p.narrow_gap or min_gap):
         return None
     # text lines weigh one each (the text layer's hot path: no per-item call); OCR blocks their lines
     weights = [_weight(it, p) for it in items] if p.blocks else [1] * n
@@ -399,7 +455,7 @@ def _split_blocked(items: list[_It], p: OrderParams) -> list[list[_It]] | None:
             j = i
             while j < width and cov[j] <= level:
                 j += 1
-            if i > 0 and j < width and j - i >= min_gap and (best is None or j - i > best[1]):
+            if i > 0 and j < width and _wide_enough(items, x0 + i, x0 + j, p) and (best is None or j - i > best[1]):
                 best = (i, j - i)  # the widest; the first of equals, left to right
             i = j
         if best is not None:

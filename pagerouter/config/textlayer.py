@@ -32,6 +32,16 @@ class TextLayerConfig(StrictModel):
     bullet_merge_gap_em: float = Field(
         default=3.0, description="A lone bullet/number fragment joins the text on its baseline within this gap (em)."
     )
+    merge_justified_gap_em: float = Field(
+        default=3.0,
+        description="A wider gap between fragments on one baseline still joins them when the rows around it "
+        "show text flowing through it (justified text that MuPDF split at its stretched spaces).",
+    )
+    merge_context_lines: float = Field(
+        default=2.5,
+        description="Rows whose centre lies within this many line heights judge a gap between fragments: "
+        "text crossing it (a word gap) or text on both sides of it (a column gutter, never bridged).",
+    )
     paragraph_gap_ratio: float = Field(
         default=0.75,
         description="A vertical gap between lines larger than this times the line height starts a new paragraph.",
@@ -41,6 +51,14 @@ class TextLayerConfig(StrictModel):
     # --- reading order (recursive XY cut) ---------------------------------------------
     min_column_gap_pt: float = Field(default=7.0, description="Narrowest vertical whitespace gutter between columns.")
     min_column_gap_em: float = Field(default=0.7, description="Narrowest gutter relative to the body font size.")
+    narrow_gutter_em: float = Field(
+        default=0.4,
+        description="A whitespace strip narrower than the column gap but at least this wide (em) still separates "
+        "columns when it runs past narrow_gutter_min_lines lines on each side (no line crosses it).",
+    )
+    narrow_gutter_min_lines: int = Field(
+        default=4, description="Lines needed on each side of a narrow gutter (narrow_gutter_em) for it to count."
+    )
     gutter_max_blockers: float = Field(
         default=0.12,
         description="A gutter may be crossed by at most this share of a region's lines (full-width titles, "
@@ -52,6 +70,11 @@ class TextLayerConfig(StrictModel):
         "the right, the gutter separates labels from values (a form), not columns: read row by row.",
     )
     form_max_words: float = Field(default=3.0, description="Median words per item below which items count as short.")
+    native_order_min_reentries: int = Field(
+        default=3,
+        description="When the cut's order comes back this many times to a MuPDF text block of prose lines it had "
+        "left (interleaved columns), the page is read in MuPDF's own order instead.",
+    )
 
     # --- headings, lists, captions, footnotes -----------------------------------------
     heading_size_ratio: float = Field(

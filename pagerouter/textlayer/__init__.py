@@ -14,7 +14,12 @@ Pipeline of one page (all cheap unless a table candidate shows up):
    `get_bboxlog()`); table
    candidates from rules or aligned text, cells from word positions (tables.py);
 4. reading order of lines, tables and figures by the column-aware XY cut every route shares
-   (pagerouter.reading_order);
+   (pagerouter.reading_order), or MuPDF's own order where the cut measurably interleaves
+   what MuPDF keeps whole (native.py);
+
+Everything is read in the page's reading frame (frame.py): the displayed page, or the page
+turned so that its dominant writing direction runs left to right (a /Rotate 90 page with
+upright content, text drawn sideways); blocks' boxes are mapped back to the displayed page.
 5. paragraphs, hyphenation joins, roles: heading (level by document size ladder), list_item,
    caption, footnote, code (roles.py, hyphen.py).
 
@@ -35,10 +40,12 @@ from ..geometry import BBox, center_inside, overlap_share
 from ..model import Block
 from ..reading_order import OrderParams, order_with_keys
 from ..triage.layer import hidden_text_boxes
+from .frame import reading_frame
 from .furniture import FurnitureModel, is_page_number, normalise
 from .graphics import read_graphics, vector_figures
 from .hyphen import join_lines, page_vocabulary
 from .lines import Line, extract_lines, merge_fragments
+from .native import prefer_native
 from .roles import Para, assign_roles, attach_captions, group_paragraphs, list_marker
 from .tables import Table, build_table, rule_candidates, text_candidates
 
@@ -92,9 +99,12 @@ def read_text_layer(
     blocks are emitted there; `invisible_too` reads invisible (render mode 3) text as well (a
     hidden OCR layer triage proved, `TriageDecision.hidden_layer`).
     """
-    W, H = page.rect.width, page.rect.height
-    rot = page.rotation_matrix if page.rotation else None
-    derot = page.derotation_matrix if page.rotation else None
+    # read in the frame where the text runs left to right (frame.py): the displayed page,
+    # or the page turned so that rotated text is upright; boxes go back to displayed at `add`
+    frame = reading_frame(page, textdict)
+    W, H = frame.width, frame.height
+    rot, derot = frame.matrix, frame.inverse
+    skip_regions = [frame.frame_box(r) for r in skip_regions]
     # text painted over by a later opaque image is not on the page (a hidden OCR layer under
     # a scan, a form field covered by a picture); only pages that list images pay for this
     hidden: list = []
@@ -102,7 +112,7 @@ def read_text_layer(
         hidden, _total = hidden_text_boxes(page, cfg.hidden_text_min_image_share)
     lines = merge_fragments(extract_lines(textdict, cfg, rot, hidden, invisible_too), cfg)
     em = _body_size(lines)
-    g = read_graphics(page, rot, cfg, textdict)
+    g = read_graphics(page, rot, cfg, textdict, size=(W, H))
     # ruled tables first: their rows may reach into the header/footer bands
     found: list[Table] = []
     if cfg.detect_tables:
@@ -163,7 +173,8 @@ def read_text_layer(
     flow: list[Line | _Atom] = [*horiz, *atoms]
     keyed = order_with_keys([(it.x0, it.y0, it.x1, it.y1) for it in flow], OrderParams.for_lines(em, cfg),
                             words=[it.words() for it in flow])
-    ordered = [(flow[i], key) for i, key in keyed]
+    # the cut's order, unless it interleaves what MuPDF's own order keeps whole (native.py)
+    ordered, _reentries = prefer_native([(flow[i], key) for i, key in keyed], cfg)
 
     vocab = page_vocabulary([ln.text for ln in lines])
     items: list[Para | _Atom] = []
@@ -185,8 +196,8 @@ def read_text_layer(
     bottom = sorted((ln for ln in furn if ln.yc >= H / 2), key=lambda ln: (round(ln.y0), ln.x0))
     blocks: list[Block] = []
 
-    def add(**kw: Any) -> None:
-        blocks.append(Block(order=len(blocks), **common, **kw))
+    def add(bbox: BBox, **kw: Any) -> None:
+        blocks.append(Block(order=len(blocks), bbox=frame.display_box(tuple(bbox)), **common, **kw))
 
     for ln in top:
         add(text=ln.text.strip(), role=ln.role, bbox=ln.bbox, confidence=1.0)

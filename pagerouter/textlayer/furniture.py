@@ -30,6 +30,7 @@ import pymupdf
 
 from ..config.textlayer import TextLayerConfig
 from ..pagetext import TEXT_FLAGS
+from .frame import reading_frame
 from .lines import Line, extract_lines, merge_fragments
 
 _ROMAN = r"[ivxlcdm]{1,7}"
@@ -92,11 +93,11 @@ class FurnitureModel:
             try:
                 page = doc[n - 1]
                 td = textdict_for(n, page) if textdict_for else page.get_text("dict", flags=TEXT_FLAGS)
-                rot = page.rotation_matrix if page.rotation else None
-                lines = merge_fragments(extract_lines(td, cfg, rot), cfg)
+                frame = reading_frame(page, td)  # the frame read_text_layer reads the page in
+                lines = merge_fragments(extract_lines(td, cfg, frame.matrix), cfg)
             except Exception:  # a damaged page must not stop the pre-scan; it is read (and fails) later
                 continue
-            h = page.rect.height
+            h = frame.height
             seen_top: set[str] = set()
             seen_bot: set[str] = set()
             for ln in lines:

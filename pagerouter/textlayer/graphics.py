@@ -37,10 +37,12 @@ def vectors_in_textdict() -> bool:
 
 
 def read_graphics(
-    page: pymupdf.Page, rot: pymupdf.Matrix | None, cfg: TextLayerConfig, textdict: dict | None = None
+    page: pymupdf.Page, rot: pymupdf.Matrix | None, cfg: TextLayerConfig, textdict: dict | None = None,
+    size: tuple[float, float] | None = None,
 ) -> Graphics:
+    """`rot`: unrotated page -> the frame read in; `size`: that frame's (width, height) (default the page's)."""
     g = Graphics()
-    W, H = page.rect.width, page.rect.height
+    W, H = size if size is not None else (page.rect.width, page.rect.height)
     page_area = W * H
     items: list[tuple[str, tuple]] = []
     has_images = bool(page_images(page))

@@ -51,6 +51,7 @@ class Line:
     horizontal: bool = True
     chars: int = 0
     role: str | None = None  # set for furniture ("header"/"footer"/"page_number")
+    seq: tuple[int, int] = (0, 0)  # (MuPDF block, rank in MuPDF's order): the layer's own order
     parts: list["Line"] = field(default_factory=list, repr=False)
 
     @property
@@ -123,7 +124,7 @@ def extract_lines(
     out: list[Line] = []
     rot = rotation_matrix  # None for an unrotated page
     # Per-line work is kept to one pass over the spans (a dense page has 1-2k lines).
-    for block in textdict.get("blocks", ()):
+    for nb, block in enumerate(textdict.get("blocks", ())):
         if block.get("type", 0) != 0:
             continue
         for line in block.get("lines", ()):
@@ -193,7 +194,7 @@ def extract_lines(
                     text=_edge_spaces(text),
                     size=size, bold=bold, mono=mono,
                     horizontal=abs(dy) < 0.05 and dx > 0,
-                    chars=chars,
+                    chars=chars, seq=(nb, len(out)),
                 )
             )  # fmt: skip
     return out
@@ -282,8 +283,22 @@ def is_marker_only(text: str) -> bool:
 
 
 def merge_fragments(lines: list[Line], cfg: TextLayerConfig) -> list[Line]:
-    """Merge horizontal fragments on one baseline that belong to one line of text."""
-    horiz = sorted((ln for ln in lines if ln.horizontal), key=lambda ln: (round(ln.y1), ln.x0))
+    """Merge horizontal fragments on one baseline that belong to one line of text.
+
+    Whether the gap between two fragments of a row is inside a line is judged by the rows
+    around it (within `merge_context_lines` line heights above and below), not by its width
+    alone: a column gutter and a word gap can be equally wide (a 5 pt gutter, a justified line
+    whose spaces MuPDF reports as 1.5 em gaps and splits the line at).
+    - *gutter*: at least two neighbouring rows have text on both sides of the gap's middle and
+      none crosses it. Never bridged, however narrow: two columns whose lines share a
+      baseline stay two lines.
+    - *inside text*: at least two neighbouring rows cross the gap's middle and they outnumber
+      the gapped ones (text flows through the strip): a word gap up to `merge_justified_gap_em`,
+      if both sides have one style (a bold run-in heading before its text stays apart).
+    - otherwise the gap alone decides: up to `merge_gap_em`, as before.
+    A lone list marker joins the text after it within `bullet_merge_gap_em`, context or not.
+    """
+    horiz = [ln for ln in lines if ln.horizontal]
     others = [ln for ln in lines if not ln.horizontal]
     if len(horiz) < 2:
         return horiz + others
@@ -297,21 +312,69 @@ def merge_fragments(lines: list[Line], cfg: TextLayerConfig) -> list[Line]:
                 rows[-1].append(ln)
                 continue
         rows.append([ln])
-    merged: list[Line] = []
     for row in rows:
         row.sort(key=lambda ln: ln.x0)
+    ycs = [row[0].yc for row in rows]
+    merged: list[Line] = []
+    for r, row in enumerate(rows):
         cur = row[0]
-        for nxt in row[1:]:
+        for k in range(1, len(row)):
+            nxt = row[k]
             gap = nxt.x0 - cur.x1
             em = max(cur.size, nxt.size, 1.0)
-            limit = cfg.bullet_merge_gap_em * em if is_marker_only(cur.text) else cfg.merge_gap_em * em
-            if -0.5 * em <= gap <= limit:
+            marker = is_marker_only(cur.text)
+            tight = cfg.bullet_merge_gap_em * em if marker else cfg.merge_gap_em * em
+            join = -0.5 * em <= gap <= tight
+            # a lone marker keeps its own rule: a list's markers and texts are gapped alike on every row
+            if not marker and 0.15 * em < gap <= max(tight, cfg.merge_justified_gap_em * em):
+                # a gap wider than letter spacing: ask the neighbouring rows (cheap: only such gaps)
+                crossed, gapped = _gap_context(rows, ycs, r, row[k - 1].x1, nxt.x0, cur.height, cfg)
+                if crossed == 0 and gapped >= 2:
+                    join = False  # a gutter other rows show: never bridged
+                elif crossed >= 2 and crossed > gapped and _same_style(row[k - 1], nxt):
+                    join = True  # text flows through: a (justified) word gap
+            if join:
                 cur = _join(cur, nxt, gap > 0.15 * em)
             else:
                 merged.append(cur)
                 cur = nxt
         merged.append(cur)
     return merged + others
+
+
+def _gap_context(
+    rows: list[list[Line]], ycs: list[float], r: int, a: float, b: float, h: float, cfg: TextLayerConfig
+) -> tuple[int, int]:
+    """(rows crossing, rows gapped at) the middle of the gap a..b on row `r`, among the rows
+    whose centre lies within `merge_context_lines` line heights of it. A row is *gapped* when
+    it has text ending left of the middle near `a` and text starting right of it near `b`."""
+    mid = (a + b) / 2
+    reach = cfg.merge_context_lines * max(h, 1.0)
+    near = 2.0 * (b - a) + h  # a neighbour's edge this close to the gap counts for it
+    crossed = gapped = 0
+    y = ycs[r]
+    for step in (-1, 1):
+        j = r + step
+        while 0 <= j < len(rows) and abs(ycs[j] - y) <= reach:
+            left = right = cross = False
+            for ln in rows[j]:
+                if ln.x0 < mid < ln.x1:
+                    cross = True
+                    break
+                if ln.x1 <= mid and ln.x1 >= a - near:
+                    left = True
+                elif ln.x0 >= mid and ln.x0 <= b + near:
+                    right = True
+            if cross:
+                crossed += 1
+            elif left and right:
+                gapped += 1
+            j += step
+    return crossed, gapped
+
+
+def _same_style(a: Line, b: Line) -> bool:
+    return a.size == b.size and a.bold == b.bold and a.mono == b.mono
 
 
 def _similar(a: Line, b: Line) -> bool:
@@ -325,5 +388,5 @@ def _join(a: Line, b: Line, space: bool) -> Line:
         min(a.x0, b.x0), min(a.y0, b.y0), max(a.x1, b.x1), max(a.y1, b.y1),
         text=a.text + sep + b.text, size=bigger.size,
         bold=a.bold and b.bold if min(a.chars, b.chars) > 2 else bigger.bold,
-        mono=a.mono and b.mono, horizontal=True, chars=a.chars + b.chars,
+        mono=a.mono and b.mono, horizontal=True, chars=a.chars + b.chars, seq=min(a.seq, b.seq),
     )  # fmt: skip

@@ -1,0 +1,65 @@
+"""Falling back to MuPDF's own order when the cut's order is measurably worse.
+
+The XY cut finds columns, bands and rows; where a page has no layout it can read (columns
+too irregular for a gutter, a gutter crossed by too many lines), it reads bands row by row,
+left to right, and two columns' lines come out interleaved. MuPDF's own order (its blocks in
+content-stream order, lines in order inside a block) is then usually better: producers write
+a column's text in sequence, and MuPDF groups a column's neighbouring lines into one block.
+
+"Worse" is measured, not guessed: the cut order *re-enters* a MuPDF block when it reads a
+line of that block after having left it for another block. MuPDF's own order never does
+(blocks are read whole), so every re-entry is a place where the cut interleaved text the
+producer wrote in one piece. Only prose lines count (more words than `form_max_words`): a
+form's labels and values, which MuPDF may keep as one block of labels and one of values, are
+read row by row on purpose (the cut's form rule) and must not trigger the fallback. At
+`native_order_min_reentries` re-entries or more, the page's lines are read in MuPDF's order.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..config.textlayer import TextLayerConfig
+from .lines import Line
+
+
+def reentries(lines: Sequence[Line], max_words: float) -> int:
+    """Times `lines` (in reading order) come back to a MuPDF block of prose lines they had left."""
+    left: set[int] = set()
+    cur: int | None = None
+    n = 0
+    for ln in lines:
+        if ln.words() <= max_words:
+            continue
+        b = ln.seq[0]
+        if b == cur:
+            continue
+        if b in left:
+            n += 1
+        if cur is not None:
+            left.add(cur)
+        cur = b
+    return n
+
+
+def prefer_native(ordered: list[tuple[Any, tuple]], cfg: TextLayerConfig) -> tuple[list[tuple[Any, tuple]], int]:
+    """`ordered` ((item, column key) in the cut's order: Lines and tables/figures), or the same
+    items in MuPDF's order when the cut re-enters blocks (module docstring); and the count of
+    re-entries measured. In MuPDF's order a line's key is its MuPDF block, so paragraphs
+    never continue across blocks; a table or figure goes before the first line below its top
+    that it shares some width with (its place in the flow)."""
+    lines = [it for it, _key in ordered if isinstance(it, Line)]
+    n = reentries(lines, cfg.form_max_words)
+    if n < cfg.native_order_min_reentries:
+        return ordered, n
+    native: list[tuple[Any, tuple]] = [(ln, ("native", ln.seq[0])) for ln in sorted(lines, key=lambda ln: ln.seq)]
+    for atom, key in ordered:
+        if isinstance(atom, Line):
+            continue
+        at = next(
+            (k for k, (ln, _key) in enumerate(native)
+             if isinstance(ln, Line) and ln.yc > atom.y0 and min(ln.x1, atom.x1) > max(ln.x0, atom.x0)),
+            len(native),
+        )  # fmt: skip
+        native.insert(at, (atom, key))
+    return native, n
