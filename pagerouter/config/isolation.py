@@ -22,7 +22,10 @@ class IsolationConfig(StrictModel):
         default=2, ge=1, description="Worker processes at most per converter or Triage replica (started on demand)."
     )
     pages_per_task: int = Field(
-        default=64, ge=1, description="Pages one worker triages per task; results stream back page by page."
+        default=64,
+        ge=1,
+        description="Pages one worker triages per task at most (a task also ends after 50 ms of work or at a page "
+        "that needs OCR); the worker is handed back between tasks, so documents share the pool.",
     )
     page_timeout_s: float = Field(
         default=30.0,

@@ -92,6 +92,7 @@ class _Worker:
         self.pages = 0  # pages read, for recycling
         self.rss_mb = 0.0
         self.docs: set[str] = set()  # digests it probably holds (a hint: it answers "missing" otherwise)
+        self.walk: tuple | None = None  # (digest, walk key, next index) of its live walk
 
     def send(self, msg: dict, data: bytes | None = None) -> None:
         try:
@@ -158,15 +159,18 @@ class IsolatedPages:
         self._finalizer = weakref.finalize(self, _stop_all, self._all)
 
     # ------------------------------------------------------------------ workers
-    def _acquire(self, digest: str) -> _Worker:
+    def _acquire(self, digest: str, walk: tuple | None = None) -> _Worker:
+        """An idle worker (preferring the one whose live walk of this document is at `walk`,
+        then one holding the document), a new one if the pool has room, else wait."""
         with self._cond:
             while True:
                 if self._closed:
                     raise RuntimeError("the isolation pool is closed")
-                for w in reversed(self._idle):
-                    if digest in w.docs:
-                        self._idle.remove(w)
-                        return w
+                for pick in ([w for w in self._idle if walk is not None and w.walk == walk],
+                             [w for w in self._idle if digest in w.docs]):
+                    if pick:
+                        self._idle.remove(pick[-1])
+                        return pick[-1]
                 if self._idle:
                     return self._idle.pop()
                 if len(self._all) + self._starting < self.icfg.workers:
@@ -256,7 +260,7 @@ class IsolatedPages:
                     return
                 for outcome in batch:
                     yield outcome
-        finally:
+        finally:  # the consumer went away: a task in flight ends, no further task starts
             walk.close()
 
     def figure_pngs(self, src: SourceDocument, number: int, clips: list, dpi: int) -> list[bytes | None]:
@@ -289,109 +293,74 @@ def _fault() -> str:
 
 
 class _DocumentWalk:
-    """One document's pages through the pool, in page order (runs in executor threads)."""
+    """One document's pages through the pool, in page order (runs in executor threads).
+
+    Each `next_batch` is one task: a worker triages pages until `pages_per_task`, its time
+    budget or an OCR page (like `pipeline.triage_outcomes`' batches), this thread reads them
+    all and hands the worker back. A worker is never held while the caller is busy with the
+    pages (OCR, a slow client), so documents share the pool task by task."""
 
     def __init__(self, pool: IsolatedPages, src: SourceDocument, numbers: list[int]):
         self.pool, self.src, self.numbers = pool, src, numbers
+        self.key = (len(numbers), hash(tuple(numbers)))
         self.pos = 0  # index of the next page to deliver
-        self.end = 0  # end of the current task
         self.furniture = True
-        self.worker: _Worker | None = None
-        self._lock = threading.Lock()
-        self._busy = self._closed = False
-
-    def next_batch(self, budget_s: float = 0.05, max_pages: int = 64) -> list[TriageOutcome]:
-        """Like `pipeline.triage_outcomes`: a few pages per thread hand-off, ending at an OCR page."""
-        with self._lock:
-            if self._closed:
-                return []
-            self._busy = True
-        batch: list[TriageOutcome] = []
-        try:
-            t0 = time.perf_counter()
-            while self.pos < len(self.numbers):
-                outcome = self._next()
-                batch.append(outcome)
-                if outcome.task is not None or len(batch) >= max_pages or time.perf_counter() - t0 > budget_s:
-                    break
-            return batch
-        finally:
-            with self._lock:
-                self._busy = False
-                closing = self._closed
-            if closing:
-                self._drop_worker(healthy=False)
+        self._closed = False
 
     def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            if self._busy:  # the batch in flight drops the worker when it ends
-                return
-        # a worker left mid-task has unread pages in its pipe: it cannot be reused
-        self._drop_worker(healthy=False)
+        self._closed = True  # a task in flight finishes; no new one starts
 
-    def _drop_worker(self, healthy: bool) -> None:
-        w, self.worker = self.worker, None
-        if w is not None:
-            self.pool._release(w, healthy)
-
-    def _task(self) -> dict:
+    def _task(self, budget_s: float) -> dict:
         return {"op": "walk", "digest": self.src.digest, "name": self.src.name, "password": self.src.password,
-                "numbers": self.numbers, "start": self.pos, "count": self.end - self.pos,
-                "furniture": self.furniture, "fault": _fault(), "has_data": False}
+                "numbers": self.numbers, "start": self.pos, "count": self.pool.icfg.pages_per_task,
+                "budget_s": budget_s, "furniture": self.furniture, "fault": _fault(), "has_data": False}
 
-    def _next(self) -> TriageOutcome:
-        icfg = self.pool.icfg
-        while True:
-            try:
-                if self.worker is None:
-                    self.worker = self.pool._acquire(self.src.digest)
-                    self.end = min(self.pos + icfg.pages_per_task, len(self.numbers))
-                    self.worker.send(self._task())
-                reply = self.worker.recv(icfg.page_timeout_s)
-                if reply[0] == "missing":  # a fresh worker: the document's bytes cross once
-                    self.worker.send({**self._task(), "has_data": True}, self.src.data)
-                    self.worker.docs.add(self.src.digest)
-                    continue
-            except WorkerLost as exc:
-                outcome = self._lost(exc)
-                if outcome is None:
-                    continue
-                return outcome
-            if reply[0] != "page":  # the worker reported an error for the task: fail the page it was on
-                self._drop_worker(healthy=False)
-                return self._failed(f"reading failed in the worker: {reply[-1]}")
-            self.pos += 1
-            self.worker.pages += 1
-            if self.pos == self.end:
-                self._finish_task()
-            return reply[1]
+    def next_batch(self, budget_s: float = 0.05) -> list[TriageOutcome]:
+        batch: list[TriageOutcome] = []
+        while not batch and not self._closed and self.pos < len(self.numbers):
+            self._run_task(batch, budget_s)
+        return batch
 
-    def _finish_task(self) -> None:
-        w = self.worker
+    def _run_task(self, batch: list[TriageOutcome], budget_s: float) -> None:
+        pool, icfg = self.pool, self.pool.icfg
+        w = pool._acquire(self.src.digest, walk=(self.src.digest, self.key, self.pos))
         try:
-            done = w.recv(self.pool.icfg.page_timeout_s)
-            w.rss_mb = done[1] if done[0] == "done" else w.rss_mb
-            self._drop_worker(healthy=done[0] == "done")
-        except WorkerLost:
-            self._drop_worker(healthy=False)
-
-    def _lost(self, exc: WorkerLost) -> TriageOutcome | None:
-        """The worker died or hung: fail the page it was reading (None: retry the task)."""
-        w = self.worker
-        mark = w.marker.value if w is not None else 0
-        self._drop_worker(healthy=False)
-        if mark == MARK_PRESCAN and self.furniture:
-            log.warning("%s: the header/footer pre-scan %s; reading on without it", self.src.name, exc.reason)
-            self.furniture = False
-            return None
-        n = self.numbers[self.pos]
-        if exc.timed_out:
-            what = "to re-open" if mark == MARK_OPEN else "to read"
-            why = f"page {n} took longer than {self.pool.icfg.page_timeout_s:g} s {what} (its worker was stopped)"
-        else:
-            why = f"{exc.reason} while {'re-opening the file for' if mark == MARK_OPEN else 'reading'} page {n}"
-        return self._failed(why)
+            w.send(self._task(budget_s))
+            while True:
+                reply = w.recv(icfg.page_timeout_s)
+                if reply[0] == "missing":  # a fresh worker: the document's bytes cross once
+                    w.send({**self._task(budget_s), "has_data": True}, self.src.data)
+                    w.docs.add(self.src.digest)
+                elif reply[0] == "page":
+                    batch.append(reply[1])
+                    self.pos += 1
+                    w.pages += 1
+                elif reply[0] == "done":
+                    w.rss_mb = reply[1]
+                    w.walk = (self.src.digest, self.key, self.pos)
+                    pool._release(w, healthy=True)
+                    return
+                else:  # an error escaped the page handlers in the worker: fail the page it was on
+                    pool._release(w, healthy=False)
+                    batch.append(self._failed(f"reading failed in the worker: {reply[-1]}"))
+                    return
+        except WorkerLost as exc:
+            mark = w.marker.value
+            pool._release(w, healthy=False)
+            if mark == MARK_PRESCAN and self.furniture:
+                log.warning("%s: the header/footer pre-scan: %s; reading on without it", self.src.name, exc.reason)
+                self.furniture = False
+                return
+            n = self.numbers[self.pos]
+            if exc.timed_out:
+                what = "to re-open" if mark == MARK_OPEN else "to read"
+                why = f"page {n} took longer than {icfg.page_timeout_s:g} s {what} (its worker was stopped)"
+            else:
+                why = f"{exc.reason} while {'re-opening the file for' if mark == MARK_OPEN else 'reading'} page {n}"
+            batch.append(self._failed(why))
+        except BaseException:
+            pool._release(w, healthy=False)
+            raise
 
     def _failed(self, why: str) -> TriageOutcome:
         n = self.numbers[self.pos]

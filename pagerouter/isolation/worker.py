@@ -3,8 +3,9 @@
 Messages are dicts from the pool (`op`: open, walk, figures, forget, quit); replies are tuples.
 A file's bytes follow an `open` (or a `walk`/`figures` marked `has_data`) as one raw message,
 and the opened document stays cached here by content hash (`isolation.cached_documents`).
-A walk streams one ("page", TriageOutcome) per page, then ("done", rss_mb); a live walk is
-resumed by the next task of the same document, so the header/footer pre-scan runs once.
+A walk task streams one ("page", TriageOutcome) per page, up to `count` pages, its time budget
+or an OCR page, then ("done", rss_mb); a live walk is resumed by the next task of the same
+document, so the header/footer pre-scan runs once.
 
 `marker` (shared memory) says what the worker is doing: a page number, -1 for the pre-scan,
 -2 for opening. When the worker dies or stops answering, the pool reads it to name the page.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -162,12 +164,16 @@ def _walk(conn, cfg: PagerouterConfig, doc: _Doc, msg: dict, marker) -> None:
         t = _MarkedTriage(cfg, marker, msg["furniture"])
         w = doc.walk = _Walk(key, t, t.iter_pages(doc.src, numbers, walk=numbers[start:]), start)
     w.triage.fault = msg.get("fault", "")
+    t0 = time.perf_counter()
     for _ in range(count):
         outcome: TriageOutcome | None = next(w.pages, None)
         if outcome is None:
             break
         w.next += 1
         conn.send(("page", outcome))
+        # like pipeline.triage_outcomes' batches: OCR work goes out at once, and a task is short
+        if outcome.task is not None or time.perf_counter() - t0 > msg.get("budget_s", 0.05):
+            break
     marker.value = MARK_IDLE
     conn.send(("done", _rss_mb()))
 
