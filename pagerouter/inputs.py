@@ -121,7 +121,10 @@ def open_source(
     with MUPDF_LOCK:
         if kind != "pdf":
             return _open_image(name, data, kind)
-        return _open_pdf(name, data, password)
+        try:
+            return _open_pdf(name, data, password)
+        except (RuntimeError, ValueError) as exc:  # e.g. a page tree MuPDF cannot count ("Invalid number of pages")
+            raise InputError(name, f"corrupt PDF (PyMuPDF: {_short(exc)})") from None
 
 
 def _open_image(name: str, data: bytes, kind: str) -> SourceDocument:

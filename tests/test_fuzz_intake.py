@@ -151,3 +151,12 @@ def test_mutated_pdfs_are_clean_errors_or_whole_documents(fuzz_converter):
     # the next good request is whole
     doc = fuzz_converter.convert(BASES[0], name="good.pdf")
     assert [p.status for p in doc.pages][:2] == ["ok", "ok"]
+
+
+@pytest.mark.parametrize("isolated", [True, False], ids=["isolated", "in-process"])
+def test_found_by_fuzzing_a_page_tree_cut_after_its_kids_is_a_clean_error(isolated):
+    """A file cut right after the page tree's /Kids made `doc.page_count` raise RuntimeError
+    ("Invalid number of pages") out of `open_source`: a traceback in-process."""
+    cfg = PagerouterConfig.model_validate({"ocr": {"enabled": False}, "isolation": {"enabled": isolated}})
+    with Converter(cfg) as conv, pytest.raises(InputError, match=r"^cut\.pdf: corrupt PDF \(PyMuPDF: .*Invalid number of pages\)$"):
+        conv.convert(BASES[0][:184], name="cut.pdf")
