@@ -9,7 +9,10 @@
 It owns the engines (`engines.EngineSet`: one cache, built per `kind` on first use) and runs
 the one orchestration of `pipeline.py`. The Serve deployments build the very same engines with
 `engines.build_engine` and feed the same `pipeline.convert_pages`, so the served graph and
-this converter produce identical documents. No Ray import here or below.
+this converter produce identical documents. MuPDF's work on the input (open, triage, text
+layer, render for OCR, figure export) goes through `isolation.PageWork`, in worker processes
+unless `isolation.enabled: false`, so a crash or hang in MuPDF fails a page, not the caller;
+`close()` (or `with Converter(...)`) stops the workers. No Ray import here or below.
 """
 
 from __future__ import annotations

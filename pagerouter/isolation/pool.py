@@ -19,7 +19,6 @@ import multiprocessing
 import os
 import signal
 import threading
-import time
 import weakref
 from collections.abc import AsyncIterator
 from functools import partial

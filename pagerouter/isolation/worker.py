@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # Imported here so the fork server loads them once and every worker starts warm.
-import pymupdf
+import pymupdf  # noqa: F401
 
 from .. import ocr, textlayer, triage  # noqa: F401
 from ..config import PagerouterConfig
