@@ -5,7 +5,7 @@
 Prints:
 1. pages/s of `page.get_text()` alone (the floor) vs. the in-process convert (triage +
    text-layer reading with layout + Markdown/JSON rendering) on the same born-digital pages,
-   pinned to one core;
+   pinned to one core, with MuPDF's work in isolation workers (the default) and without;
 2. peak RSS converting N-page born-digital PDFs in a fresh process (flat in N = streaming);
 3. how many pages of the real corpus each triage route took (OCR not run: routing only).
 """
@@ -74,6 +74,14 @@ def bench_throughput(path: Path) -> None:
     to_markdown(again)
     to_json(again)
     warm = n / (time.perf_counter() - t)
+    # The same with MuPDF in this process (isolation.enabled: false): the isolation workers' cost.
+    inproc = Converter(PagerouterConfig.model_validate({"isolation": {"enabled": False}}))
+    inproc.convert(path)
+    t = time.perf_counter()
+    again = inproc.convert(path)
+    to_markdown(again)
+    to_json(again)
+    unisolated = n / (time.perf_counter() - t)
 
     # The CLI as a user runs it: a fresh process, start to exit (imports included), one core.
     cmd = [sys.executable, "-c", "import os, sys; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
@@ -85,6 +93,8 @@ def bench_throughput(path: Path) -> None:
     print(f"  page.get_text() alone              : {floor:8.1f} pages/s")
     print(f"  Converter in-process, first run    : {cold:8.1f} pages/s  ({cold / floor:.0%} of the floor; target >= 50%)")
     print(f"  Converter in-process, second run   : {warm:8.1f} pages/s  ({warm / floor:.0%} of the floor)")
+    print(f"  the same, isolation off            : {unisolated:8.1f} pages/s  (MuPDF in this process; "
+          f"isolation on is {warm / unisolated:.0%} of it, target > 200 pages/s on)")
     print(f"  pagerouter convert, whole process  : {cli:8.1f} pages/s  ({cli / floor:.0%} of the floor, start to exit)")
 
 

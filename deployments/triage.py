@@ -2,7 +2,9 @@
 
 Streams `DocumentHead` (or `InputProblem`), then one `TriageOutcome` per page in page order:
 a finished page, or a page plus its `OcrTask` for the OCR tiers. The page walk is the core
-`pagerouter.pipeline.triage_outcomes`, unchanged.
+`pagerouter.pipeline.triage_outcomes`, unchanged; the file is opened and its pages read through
+`pagerouter.isolation` (worker processes unless `isolation.enabled: false`), so a crash or a hang
+in MuPDF fails one page, never this replica.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from collections.abc import AsyncIterator
 
 from ray import serve
 
-from pagerouter.inputs import InputError, open_source, parse_pages
-from pagerouter.pipeline import TriageOutcome, new_document, triage_outcomes
+from pagerouter.inputs import InputError, parse_pages
+from pagerouter.isolation import page_work
+from pagerouter.pipeline import TriageOutcome, new_document
 from pagerouter.wire.items import DocumentHead, InputProblem
 
 from .common import load_cfg
@@ -26,13 +29,14 @@ TRIAGE_STAGES = ("triage", "text_layer", "render")
 class Triage:
     def __init__(self, cfg_data: dict):
         self.cfg = load_cfg(cfg_data)
+        self.pages = page_work(self.cfg)
 
     async def outcomes(
         self, data: bytes, name: str, password: str | None, pages: str | None
     ) -> AsyncIterator[DocumentHead | InputProblem | TriageOutcome]:
         try:
             # Opening may repair a broken PDF (pypdf) for seconds: off the replica's event loop.
-            src = await asyncio.to_thread(open_source, data=data, name=name, password=password)
+            src = await asyncio.to_thread(self.pages.open, data, name, password)
         except InputError as exc:
             yield InputProblem("bad_input", str(exc), exc.source, exc.page, exc.message)
             return
@@ -43,7 +47,7 @@ class Triage:
                 yield InputProblem("bad_pages", str(exc), exc.source, exc.page, exc.message)
                 return
             yield DocumentHead(new_document(src), numbers)
-            async for outcome in triage_outcomes(src, numbers, self.cfg):
+            async for outcome in self.pages.outcomes(src, numbers):
                 for stage in TRIAGE_STAGES:
                     if stage in outcome.page.timings:
                         record_stage_span(stage, outcome.page.number, outcome.page.route, outcome.page.timings[stage])

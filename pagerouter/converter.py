@@ -9,7 +9,10 @@
 It owns the engines (`engines.EngineSet`: one cache, built per `kind` on first use) and runs
 the one orchestration of `pipeline.py`. The Serve deployments build the very same engines with
 `engines.build_engine` and feed the same `pipeline.convert_pages`, so the served graph and
-this converter produce identical documents. No Ray import here or below.
+this converter produce identical documents. MuPDF's work on the input (open, triage, text
+layer, render for OCR, figure export) goes through `isolation.PageWork`, in worker processes
+unless `isolation.enabled: false`, so a crash or hang in MuPDF fails a page, not the caller;
+`close()` (or `with Converter(...)`) stops the workers. No Ray import here or below.
 """
 
 from __future__ import annotations
@@ -24,11 +27,11 @@ import pymupdf
 from .config import PagerouterConfig
 from .engines import EngineSet
 from .escalation_wait import EscalationWait, resolve_escalation_wait
-from .inputs import SourceDocument, open_source, parse_pages
+from .inputs import SourceDocument, parse_pages, read_input
+from .isolation import InProcessPages, PageWork, page_work
 from .memory import release_free_memory
 from .model import CheckResult, Document, Page
-from .pagetext import MUPDF_LOCK
-from .pipeline import convert_pages, new_document, ocr_flow, triage_outcomes
+from .pipeline import convert_pages, new_document, ocr_flow
 from .stages import OcrTask, Reading
 
 Progress = Callable[[Page, int, int], None]
@@ -43,6 +46,18 @@ class Converter:
     def __init__(self, cfg: PagerouterConfig | None = None):
         self.cfg = cfg or PagerouterConfig()
         self.engines = EngineSet(self.cfg.ocr)
+        # MuPDF's work on the inputs: worker processes unless `isolation.enabled: false`
+        self.pages: PageWork = page_work(self.cfg)
+
+    def close(self) -> None:
+        """Stop the isolation workers now (they also stop when the converter is collected)."""
+        self.pages.close()
+
+    def __enter__(self) -> Converter:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     # ------------------------------------------------------------------ opening
     def open(self, source: Source | SourceDocument, *, name: str | None = None, password: str | None = None) -> SourceDocument:
@@ -50,8 +65,9 @@ class Converter:
         if isinstance(source, SourceDocument):
             return source
         if isinstance(source, (bytes, bytearray)):
-            return open_source(data=bytes(source), name=name or "-", password=password)
-        return open_source(source, name=name, password=password)
+            return self.pages.open(bytes(source), name or "-", password)
+        name = name or str(source)
+        return self.pages.open(read_input(source, name), name, password)
 
     # ------------------------------------------------------------------ streaming
     def escalation_wait(self, wait: str | None = None, escalation_wait_s: float | None = None) -> EscalationWait:
@@ -69,7 +85,7 @@ class Converter:
         calls = self.engines.calls(used)
         if calls is not None and wait is not None:
             calls.escalation_timeout_s, calls.escalation_wait = wait.seconds, wait.why
-        outcomes = triage_outcomes(src, numbers, self.cfg)
+        outcomes = self.pages.outcomes(src, numbers)
         in_flight = self.cfg.ocr.pages_in_flight_for(served=False)
         async with aclosing(convert_pages(outcomes, src.name, self.cfg, calls, concurrency=in_flight)) as pages:
             async for page in pages:
@@ -100,7 +116,7 @@ class Converter:
             used: dict[str, str] = {}
             async for page in self.stream(src, numbers, used=used, wait=escalation):
                 if images_dir is not None and page.status != "failed":
-                    save_figures(src, page, Path(images_dir))
+                    save_figures(src, page, Path(images_dir), pages=self.pages)
                 doc.pages.append(page)
                 if progress is not None:
                     progress(page, len(doc.pages), len(numbers))
@@ -156,24 +172,24 @@ class Converter:
             release_free_memory()
 
 
-def save_figures(src: SourceDocument, page: Page, images_dir: Path, dpi: int = 150) -> None:
-    """Write each figure block as a PNG and reference it from the block (for --images).
-    A write that fails flags the page (`figure_not_saved`) instead of stopping the run."""
+def save_figures(src: SourceDocument, page: Page, images_dir: Path, dpi: int = 150, pages: PageWork | None = None) -> None:
+    """Write each figure block as a PNG and reference it from the block (for --images); the
+    rendering runs where `pages` runs MuPDF (an isolation worker, or here). A render or write
+    that fails flags the page (`figure_not_saved`) instead of stopping the run."""
     figures = [b for b in page.blocks if b.role == "figure"]
     if not figures:
         return
     stem = Path(src.name).stem or "input"
     try:
         images_dir.mkdir(parents=True, exist_ok=True)
-        with MUPDF_LOCK:
-            pg = src.doc.load_page(page.number - 1)
-            for i, b in enumerate(figures, 1):
-                clip = pymupdf.Rect(b.bbox) & pg.rect
-                if clip.is_empty:
-                    continue
-                out = images_dir / f"{stem}-p{page.number}-{i}.png"
-                pg.get_pixmap(clip=clip, dpi=dpi).save(out)
-                b.image = str(out)
+        work = pages or InProcessPages(PagerouterConfig())
+        pngs = work.figure_pngs(src, page.number, [tuple(b.bbox) for b in figures], dpi)
+        for i, (b, png) in enumerate(zip(figures, pngs), 1):
+            if png is None:
+                continue
+            out = images_dir / f"{stem}-p{page.number}-{i}.png"
+            out.write_bytes(png)
+            b.image = str(out)
     except (OSError, RuntimeError, ValueError) as exc:
         page.status = "flagged" if page.status == "ok" else page.status
         page.flags.append("figure_not_saved")

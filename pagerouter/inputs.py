@@ -12,7 +12,8 @@ from __future__ import annotations
 import io
 import logging
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pymupdf
@@ -46,18 +47,31 @@ class InputError(Exception):
 
 @dataclass
 class SourceDocument:
+    """An opened input. In this process `doc` is the PyMuPDF document; opened in an isolation
+    worker (`pagerouter.isolation`) `doc` is None and the worker holds it, found by `digest`,
+    re-opened from `data` by a fresh worker."""
+
     name: str  # what error messages and the output call the input
-    doc: pymupdf.Document
+    doc: pymupdf.Document | None
     kind: str  # "pdf" or "image"
     opened_with: str  # "pymupdf" or "pypdf" (repaired)
     open_warnings: str = ""  # MuPDF warnings raised while decoding an image input (e.g. truncated)
+    pages: int = 0  # the page count, when `doc` lives in a worker
+    data: bytes | None = field(default=None, repr=False)  # the input's bytes, when `doc` lives in a worker
+    digest: str = ""  # sha256 of `data`
+    password: str | None = field(default=None, repr=False)
+    on_close: Callable[[], None] | None = field(default=None, repr=False)
 
     @property
     def page_count(self) -> int:
-        return self.doc.page_count
+        return self.doc.page_count if self.doc is not None else self.pages
 
     def close(self) -> None:
-        self.doc.close()
+        if self.doc is not None:
+            self.doc.close()
+        if self.on_close is not None:
+            self.on_close, hook = None, self.on_close
+            hook()
 
 
 def read_input(path: str | Path, name: str | None = None) -> bytes:
@@ -107,7 +121,10 @@ def open_source(
     with MUPDF_LOCK:
         if kind != "pdf":
             return _open_image(name, data, kind)
-        return _open_pdf(name, data, password)
+        try:
+            return _open_pdf(name, data, password)
+        except (RuntimeError, ValueError) as exc:  # e.g. a page tree MuPDF cannot count ("Invalid number of pages")
+            raise InputError(name, f"corrupt PDF (PyMuPDF: {_short(exc)})") from None
 
 
 def _open_image(name: str, data: bytes, kind: str) -> SourceDocument:

@@ -47,7 +47,12 @@ class DocumentTriage:
     def __init__(self, cfg: PagerouterConfig):
         self.cfg = cfg
 
-    def iter_pages(self, src: SourceDocument, numbers: list[int]) -> Iterator[TriageOutcome]:
+    def iter_pages(
+        self, src: SourceDocument, numbers: list[int], walk: list[int] | None = None
+    ) -> Iterator[TriageOutcome]:
+        """Triage `walk` (default: all of `numbers`); header/footer roles always come from a
+        sample of `numbers`, so a walk resumed part-way (an isolation worker replaced after a
+        crash) reads its pages exactly as one walk over all of them would."""
         from .textlayer import FurnitureModel
 
         # The pre-scan's text dicts (a bounded sample) are kept, with the MuPDF warnings their
@@ -65,7 +70,7 @@ class DocumentTriage:
                 furniture = FurnitureModel.from_document(src.doc, numbers, self.cfg.text_layer, textdict_for=keep)
         except Exception:  # noqa: BLE001 - furniture is an optimisation of roles, never fatal
             furniture = None
-        for n in numbers:
+        for n in numbers if walk is None else walk:
             yield self.triage_one(src, n, furniture, sampled.pop(n, None))
 
     def triage_one(
@@ -85,6 +90,9 @@ class DocumentTriage:
         pymupdf.TOOLS.reset_mupdf_warnings()
         try:
             page = src.doc.load_page(number - 1)
+            lost = _lost_page(page)
+            if lost:  # a truncated file: MuPDF hands out an empty page, never say it was read
+                return TriageOutcome(failed_page(src.name, number, "reading", ValueError(lost)))
             textdict, early_warnings = extracted if extracted else (extract_textdict(page), "")
             early_warnings += "\n" + src.open_warnings
             decision = triage_page(page, textdict, self.cfg.triage, self.cfg.ocr)
@@ -111,7 +119,7 @@ class DocumentTriage:
                     invisible_too=decision.hidden_layer,
                 )
                 timings["text_layer"] = time.perf_counter() - t1
-            damaged = _damage_report(early_warnings + "\n" + pymupdf.TOOLS.mupdf_warnings())
+            damaged = _damage_report(early_warnings + "\n" + pymupdf.TOOLS.mupdf_warnings()) or _lost_contents(page)
             if damaged:
                 # MuPDF reads around broken content streams silently; a page that parsed with
                 # syntax errors may have lost content, so say so instead of trusting the result.
@@ -149,6 +157,31 @@ def _damage_report(warnings: str) -> str:
     for line in warnings.splitlines():
         if any(m in line.lower() for m in _DAMAGE_MARKERS):
             return f"PDF damaged, content may be missing (MuPDF: {line.strip()[:160]})"
+    return ""
+
+
+def _lost_page(page: pymupdf.Page) -> str:
+    """Why a PDF page's own object is missing from the file (cut off by truncation), or ''.
+    MuPDF loads such a page as an empty page of default size, with warnings it does not repeat."""
+    doc = page.parent
+    try:
+        if doc.is_pdf and (not 0 < page.xref < doc.xref_length() or not doc.xref_get_keys(page.xref)):
+            return "the page's object is missing from the file (truncated or damaged PDF); its content could not be recovered"
+    except Exception:  # noqa: BLE001 - a page MuPDF cannot even describe is lost too
+        return "the page's object cannot be read (damaged PDF); its content could not be recovered"
+    return ""
+
+
+def _lost_contents(page: pymupdf.Page) -> str:
+    """Why part of a PDF page's content is missing from the file (a content stream cut off), or ''."""
+    doc = page.parent
+    try:
+        n = doc.xref_length() if doc.is_pdf else 0
+        gone = [x for x in page.get_contents() if not (0 < x < n and doc.xref_is_stream(x))] if n else []
+    except Exception:  # noqa: BLE001
+        return "PDF damaged, content may be missing (its content streams cannot be listed)"
+    if gone:
+        return f"PDF damaged, content may be missing ({len(gone)} of the page's content streams are missing from the file)"
     return ""
 
 

@@ -123,7 +123,9 @@ def test_failed_page_exit_1_others_survive(born_digital, tmp_path, monkeypatch, 
         return real(page)
 
     monkeypatch.setattr(pipeline, "extract_textdict", breaks_on_page_2)
-    code = main(["convert", str(born_digital), "--format", "json", "-q", "--config", str(_no_ocr_config(tmp_path))])
+    cfg = tmp_path / "in-process.yaml"  # the patch lives in this process: read the pages here
+    cfg.write_text("ocr:\n  enabled: false\nisolation:\n  enabled: false\n")
+    code = main(["convert", str(born_digital), "--format", "json", "-q", "--config", str(cfg)])
     captured = capsys.readouterr()
     data = json.loads(captured.out)
     assert code == 1

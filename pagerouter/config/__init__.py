@@ -14,6 +14,7 @@ import yaml
 from pydantic import Field
 
 from .base import StrictModel
+from .isolation import IsolationConfig
 from .ocr import OcrConfig
 from .output import OutputConfig
 from .serve import ServeConfig
@@ -29,6 +30,9 @@ class PagerouterConfig(StrictModel):
     ocr: OcrConfig = Field(default_factory=OcrConfig, description="Rendering, layout, small reader, checks, escalation.")
     output: OutputConfig = Field(default_factory=OutputConfig, description="Markdown/JSON rendering.")
     serve: ServeConfig = Field(default_factory=ServeConfig, description="Ray Serve deployments and endpoints.")
+    isolation: IsolationConfig = Field(
+        default_factory=IsolationConfig, description="Worker processes for MuPDF's work on untrusted input files."
+    )
 
 
 def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> PagerouterConfig:

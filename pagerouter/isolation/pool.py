@@ -1,0 +1,371 @@
+"""The isolation pool: MuPDF's work on untrusted bytes in worker processes (`worker.py`).
+
+Workers are forked from a fork server that has the page code imported (cheap to start, and no
+threads of the caller are forked), started on demand up to `isolation.workers`, and replaced
+when one dies, stops answering within `isolation.page_timeout_s`, has read
+`recycle_after_pages` pages or holds more than `recycle_rss_mb`. A document's pages go to a
+worker `pages_per_task` at a time; outcomes stream back page by page, so a crash costs one
+page: the page being read is reported `failed` with the reason, and the walk goes on at the
+next page in a fresh worker (which re-opens the document from the bytes kept here).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import io
+import logging
+import multiprocessing
+import os
+import signal
+import threading
+import weakref
+from collections.abc import AsyncIterator
+from functools import partial
+from multiprocessing import context, forkserver, popen_forkserver, reduction, spawn, util
+
+from ..config import PagerouterConfig
+from ..inputs import InputError, SourceDocument
+from ..model import Page
+from ..pipeline import TriageOutcome, triage_outcomes
+from . import FAULT_ENV, render_figures
+from .worker import MARK_OPEN, MARK_PRESCAN
+
+log = logging.getLogger(__name__)
+
+
+class WorkerLost(Exception):
+    """The worker died or stopped answering; `reason` says which, for the page's error."""
+
+    def __init__(self, reason: str, timed_out: bool = False):
+        super().__init__(reason)
+        self.reason, self.timed_out = reason, timed_out
+
+
+def _context():
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["pagerouter.isolation.worker"])  # effective until the server starts
+    return ctx
+
+
+class _NoMainPopen(popen_forkserver.Popen):
+    """Forkserver's Popen (CPython 3.11), minus re-importing the caller's `__main__` in the
+    worker: a worker needs only `pagerouter.isolation.worker`, and the caller's main may be a
+    script without a `__name__` guard or Ray's worker entry point (which would import Ray)."""
+
+    def _launch(self, process_obj):
+        prep_data = spawn.get_preparation_data(process_obj._name)
+        prep_data.pop("init_main_from_path", None)
+        prep_data.pop("init_main_from_name", None)
+        buf = io.BytesIO()
+        context.set_spawning_popen(self)
+        try:
+            reduction.dump(prep_data, buf)
+            reduction.dump(process_obj, buf)
+        finally:
+            context.set_spawning_popen(None)
+        self.sentinel, w = forkserver.connect_to_new_process(self._fds)
+        _parent_w = os.dup(w)
+        self.finalizer = util.Finalize(self, util.close_fds, (_parent_w, self.sentinel))
+        with open(w, "wb", closefd=True) as f:
+            f.write(buf.getbuffer())
+        self.pid = forkserver.read_signed(self.sentinel)
+
+
+class _Process(context.ForkServerProcess):
+    @staticmethod
+    def _Popen(process_obj):
+        return _NoMainPopen(process_obj)
+
+
+class _Worker:
+    def __init__(self, ctx, cfg_json: str):
+        from .worker import serve
+
+        self.marker = ctx.Value("i", 0, lock=False)
+        parent, child = ctx.Pipe()
+        self.proc = _Process(target=serve, args=(child, cfg_json, self.marker), daemon=True, name="pagerouter-isolation")
+        self.proc.start()
+        child.close()
+        self.conn = parent
+        self.pages = 0  # pages read, for recycling
+        self.rss_mb = 0.0
+        self.docs: set[str] = set()  # digests it probably holds (a hint: it answers "missing" otherwise)
+        self.walk: tuple | None = None  # (digest, walk key, next index) of its live walk
+
+    def send(self, msg: dict, data: bytes | None = None) -> None:
+        try:
+            self.conn.send(msg)
+            if data is not None:
+                self.conn.send_bytes(data)
+        except OSError:
+            raise WorkerLost(self.death()) from None
+
+    def recv(self, timeout: float):
+        if not self.conn.poll(timeout):
+            raise WorkerLost(f"took longer than {timeout:g} s", timed_out=True)
+        try:
+            return self.conn.recv()
+        except (EOFError, OSError):
+            raise WorkerLost(self.death()) from None
+
+    def death(self) -> str:
+        self.proc.join(2)
+        code = self.proc.exitcode
+        if code is None:
+            return "worker stopped answering"
+        if code < 0:
+            try:
+                return f"worker crashed ({signal.Signals(-code).name})"
+            except ValueError:
+                return f"worker crashed (signal {-code})"
+        return f"worker exited with code {code}"
+
+    def stop(self, kill: bool) -> None:
+        if not kill and self.proc.is_alive():
+            try:
+                self.conn.send({"op": "quit"})
+            except OSError:
+                kill = True
+            self.proc.join(1)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join(5)
+        self.conn.close()
+
+
+def _stop_all(workers: set[_Worker]) -> None:
+    for w in list(workers):
+        w.stop(kill=True)
+    workers.clear()
+
+
+class IsolatedPages:
+    """The worker pool; one per converter or Triage replica (see `isolation.PageWork`)."""
+
+    isolated = True
+
+    def __init__(self, cfg: PagerouterConfig):
+        self.cfg, self.icfg = cfg, cfg.isolation
+        self._cfg_json = cfg.model_dump_json()
+        self._ctx = _context()
+        self._cond = threading.Condition()
+        self._idle: list[_Worker] = []
+        self._all: set[_Worker] = set()
+        self._starting = 0
+        self._closed = False
+        self.started = 0  # workers started so far (tests and figures read it)
+        self._finalizer = weakref.finalize(self, _stop_all, self._all)
+
+    # ------------------------------------------------------------------ workers
+    def _acquire(self, digest: str, walk: tuple | None = None) -> _Worker:
+        """An idle worker (preferring the one whose live walk of this document is at `walk`,
+        then one holding the document), a new one if the pool has room, else wait."""
+        with self._cond:
+            while True:
+                if self._closed:
+                    raise RuntimeError("the isolation pool is closed")
+                for pick in ([w for w in self._idle if walk is not None and w.walk == walk],
+                             [w for w in self._idle if digest in w.docs]):
+                    if pick:
+                        self._idle.remove(pick[-1])
+                        return pick[-1]
+                if self._idle:
+                    return self._idle.pop()
+                if len(self._all) + self._starting < self.icfg.workers:
+                    self._starting += 1
+                    break
+                self._cond.wait()
+        try:
+            w = _Worker(self._ctx, self._cfg_json)
+        finally:
+            with self._cond:
+                self._starting -= 1
+                self._cond.notify()
+        with self._cond:
+            self._all.add(w)
+            self.started += 1
+        return w
+
+    def _release(self, w: _Worker, healthy: bool) -> None:
+        i = self.icfg
+        retire = not healthy or self._closed or w.pages >= i.recycle_after_pages or w.rss_mb > i.recycle_rss_mb
+        if retire:
+            w.stop(kill=not healthy)
+        with self._cond:
+            if retire:
+                self._all.discard(w)
+            else:
+                self._idle.append(w)
+            self._cond.notify()
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            idle, self._idle = self._idle, []
+            for w in idle:
+                self._all.discard(w)
+        for w in idle:
+            w.stop(kill=False)
+
+    def _forget(self, digest: str) -> None:
+        with self._cond:
+            for w in self._idle:
+                if digest in w.docs:
+                    w.docs.discard(digest)
+                    try:
+                        w.conn.send({"op": "forget", "digest": digest})
+                    except OSError:
+                        pass
+
+    # ------------------------------------------------------------------ PageWork
+    def open(self, data: bytes, name: str, password: str | None = None) -> SourceDocument:
+        digest = hashlib.sha256(data).hexdigest()
+        w = self._acquire(digest)
+        healthy = False
+        try:
+            w.send({"op": "open", "digest": digest, "name": name, "password": password, "fault": _fault()}, data)
+            reply = w.recv(self.icfg.open_timeout_s)
+            healthy = True
+        except WorkerLost as exc:
+            t = self.icfg.open_timeout_s
+            why = f"opening it took longer than {t:g} s" if exc.timed_out else f"{exc.reason} while opening it"
+            raise InputError(name, f"cannot open: {why}") from None
+        finally:
+            if healthy and reply[0] == "opened":
+                w.docs.add(digest)
+            self._release(w, healthy)
+        if reply[0] == "input_error":
+            raise InputError(reply[1], reply[2], reply[3])
+        if reply[0] != "opened":
+            raise InputError(name, f"cannot open: {reply[1] if len(reply) > 1 else reply[0]}")
+        meta = reply[1]
+        return SourceDocument(
+            name=name, doc=None, kind=meta["kind"], opened_with=meta["opened_with"], pages=meta["pages"], data=data,
+            digest=digest, password=password, on_close=partial(self._forget, digest),
+        )
+
+    async def outcomes(self, src: SourceDocument, numbers: list[int]) -> AsyncIterator[TriageOutcome]:
+        if src.doc is not None:  # opened by the caller in this process: read it here
+            async for outcome in triage_outcomes(src, numbers, self.cfg):
+                yield outcome
+            return
+        walk = _DocumentWalk(self, src, numbers)
+        loop = asyncio.get_running_loop()
+        try:
+            while True:
+                batch = await loop.run_in_executor(None, walk.next_batch)
+                if not batch:
+                    return
+                for outcome in batch:
+                    yield outcome
+        finally:  # the consumer went away: a task in flight ends, no further task starts
+            walk.close()
+
+    def figure_pngs(self, src: SourceDocument, number: int, clips: list, dpi: int) -> list[bytes | None]:
+        if src.doc is not None:
+            return render_figures(src.doc, number, clips, dpi)
+        w = self._acquire(src.digest)
+        healthy = False
+        msg = {"op": "figures", "digest": src.digest, "name": src.name, "password": src.password, "number": number,
+               "clips": clips, "dpi": dpi, "fault": _fault(), "has_data": False}
+        try:
+            w.send(msg)
+            reply = w.recv(self.icfg.page_timeout_s)
+            if reply[0] == "missing":
+                w.send({**msg, "has_data": True}, src.data)
+                reply = w.recv(self.icfg.page_timeout_s)
+            healthy = True
+        except WorkerLost as exc:
+            raise RuntimeError(f"{exc.reason} while rendering the figures of page {number}") from None
+        finally:
+            if healthy:
+                w.docs.add(src.digest)
+            self._release(w, healthy)
+        if reply[0] != "figures":
+            raise RuntimeError(f"cannot render the figures of page {number}: {reply[-1]}")
+        return reply[1]
+
+
+def _fault() -> str:
+    return os.environ.get(FAULT_ENV, "")
+
+
+class _DocumentWalk:
+    """One document's pages through the pool, in page order (runs in executor threads).
+
+    Each `next_batch` is one task: a worker triages pages until `pages_per_task`, its time
+    budget or an OCR page (like `pipeline.triage_outcomes`' batches), this thread reads them
+    all and hands the worker back. A worker is never held while the caller is busy with the
+    pages (OCR, a slow client), so documents share the pool task by task."""
+
+    def __init__(self, pool: IsolatedPages, src: SourceDocument, numbers: list[int]):
+        self.pool, self.src, self.numbers = pool, src, numbers
+        self.key = (len(numbers), hash(tuple(numbers)))
+        self.pos = 0  # index of the next page to deliver
+        self.furniture = True
+        self._closed = False
+
+    def close(self) -> None:
+        self._closed = True  # a task in flight finishes; no new one starts
+
+    def _task(self, budget_s: float) -> dict:
+        return {"op": "walk", "digest": self.src.digest, "name": self.src.name, "password": self.src.password,
+                "numbers": self.numbers, "start": self.pos, "count": self.pool.icfg.pages_per_task,
+                "budget_s": budget_s, "furniture": self.furniture, "fault": _fault(), "has_data": False}
+
+    def next_batch(self, budget_s: float = 0.05) -> list[TriageOutcome]:
+        batch: list[TriageOutcome] = []
+        while not batch and not self._closed and self.pos < len(self.numbers):
+            self._run_task(batch, budget_s)
+        return batch
+
+    def _run_task(self, batch: list[TriageOutcome], budget_s: float) -> None:
+        pool, icfg = self.pool, self.pool.icfg
+        w = pool._acquire(self.src.digest, walk=(self.src.digest, self.key, self.pos))
+        try:
+            w.send(self._task(budget_s))
+            while True:
+                reply = w.recv(icfg.page_timeout_s)
+                if reply[0] == "missing":  # a fresh worker: the document's bytes cross once
+                    w.send({**self._task(budget_s), "has_data": True}, self.src.data)
+                    w.docs.add(self.src.digest)
+                elif reply[0] == "page":
+                    batch.append(reply[1])
+                    self.pos += 1
+                    w.pages += 1
+                elif reply[0] == "done":
+                    w.rss_mb = reply[1]
+                    w.walk = (self.src.digest, self.key, self.pos)
+                    pool._release(w, healthy=True)
+                    return
+                else:  # an error escaped the page handlers in the worker: fail the page it was on
+                    pool._release(w, healthy=False)
+                    batch.append(self._failed(f"reading failed in the worker: {reply[-1]}"))
+                    return
+        except WorkerLost as exc:
+            mark = w.marker.value
+            pool._release(w, healthy=False)
+            if mark == MARK_PRESCAN and self.furniture:
+                log.warning("%s: the header/footer pre-scan: %s; reading on without it", self.src.name, exc.reason)
+                self.furniture = False
+                return
+            n = self.numbers[self.pos]
+            if exc.timed_out:
+                what = "to re-open" if mark == MARK_OPEN else "to read"
+                why = f"page {n} took longer than {icfg.page_timeout_s:g} s {what} (its worker was stopped)"
+            else:
+                why = f"{exc.reason} while {'re-opening the file for' if mark == MARK_OPEN else 'reading'} page {n}"
+            batch.append(self._failed(why))
+        except BaseException:
+            pool._release(w, healthy=False)
+            raise
+
+    def _failed(self, why: str) -> TriageOutcome:
+        n = self.numbers[self.pos]
+        self.pos += 1
+        log.warning("%s: page %d: %s", self.src.name, n, why)
+        return TriageOutcome(Page(number=n, status="failed", route=None, error=f"{self.src.name}: page {n}: {why}"))
+
+
+__all__ = ["IsolatedPages", "WorkerLost"]

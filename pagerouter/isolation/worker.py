@@ -1,0 +1,181 @@
+"""The isolation worker process: opens documents and triages pages for `pool.IsolatedPages`.
+
+Messages are dicts from the pool (`op`: open, walk, figures, forget, quit); replies are tuples.
+A file's bytes follow an `open` (or a `walk`/`figures` marked `has_data`) as one raw message,
+and the opened document stays cached here by content hash (`isolation.cached_documents`).
+A walk task streams one ("page", TriageOutcome) per page, up to `count` pages, its time budget
+or an OCR page, then ("done", rss_mb); a live walk is resumed by the next task of the same
+document, so the header/footer pre-scan runs once.
+
+`marker` (shared memory) says what the worker is doing: a page number, -1 for the pre-scan,
+-2 for opening. When the worker dies or stops answering, the pool reads it to name the page.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+# Imported here so the fork server loads them once and every worker starts warm.
+import pymupdf  # noqa: F401
+
+from .. import ocr, textlayer, triage  # noqa: F401
+from ..config import PagerouterConfig
+from ..inputs import InputError, SourceDocument, open_source
+from ..ocr import task  # noqa: F401
+from ..pipeline import DocumentTriage, TriageOutcome
+from . import render_figures
+
+MARK_IDLE, MARK_PRESCAN, MARK_OPEN = 0, -1, -2
+
+
+def inject_fault(spec: str, where: str) -> None:
+    """The test-only fault injection hook (see `isolation.FAULT_ENV`); a no-op unless `spec` names `where`."""
+    if not spec:
+        return
+    for item in spec.split(","):
+        kind, _, at = item.strip().partition("@")
+        if at != where:
+            continue
+        if kind == "segv":
+            os.kill(os.getpid(), signal.SIGSEGV)
+        elif kind == "abort":
+            os.abort()
+        elif kind == "hang":
+            while True:  # a runaway loop, as a malformed stream might cause
+                pass
+        elif kind == "exit":
+            os._exit(3)
+        elif kind == "raise":
+            raise RuntimeError(f"injected fault at {where}")
+
+
+class _MarkedTriage(DocumentTriage):
+    """`DocumentTriage` that keeps the marker current (and honours the fault hook)."""
+
+    def __init__(self, cfg: PagerouterConfig, marker, furniture: bool):
+        super().__init__(cfg)
+        self.marker, self.furniture, self.fault = marker, furniture, ""
+
+    def iter_pages(self, src, numbers, walk=None):
+        self.marker.value = MARK_PRESCAN
+        if self.furniture:
+            inject_fault(self.fault, "prescan")
+            yield from super().iter_pages(src, numbers, walk)
+            return
+        # The pre-scan crashed or hung before: walk without header/footer roles.
+        for n in numbers if walk is None else walk:
+            yield self.triage_one(src, n)
+
+    def triage_one(self, src, number, furniture=None, extracted=None):
+        self.marker.value = number
+        inject_fault(self.fault, str(number))
+        return super().triage_one(src, number, furniture, extracted)
+
+
+@dataclass
+class _Walk:
+    key: tuple
+    triage: _MarkedTriage
+    pages: Any  # the live generator
+    next: int  # index into the walk's numbers of the page it yields next
+
+
+@dataclass
+class _Doc:
+    src: SourceDocument
+    walk: _Walk | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def _rss_mb() -> float:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def serve(conn, cfg_json: str, marker) -> None:
+    """The worker's loop: answer the pool until it says quit or goes away."""
+    cfg = PagerouterConfig.model_validate_json(cfg_json)
+    docs: OrderedDict[str, _Doc] = OrderedDict()
+
+    def load(msg: dict) -> _Doc:
+        data = conn.recv_bytes()
+        marker.value = MARK_OPEN
+        inject_fault(msg.get("fault", ""), "open")
+        src = open_source(data=data, name=msg["name"], password=msg.get("password"))
+        doc = docs[msg["digest"]] = _Doc(src)
+        while len(docs) > cfg.isolation.cached_documents:
+            docs.popitem(last=False)[1].src.close()
+        return doc
+
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError, KeyboardInterrupt):
+            return
+        op = msg["op"]
+        if op == "quit":
+            return
+        if op == "forget":
+            gone = docs.pop(msg["digest"], None)
+            if gone is not None:
+                gone.src.close()
+            continue
+        try:
+            if op == "open":
+                doc = load(msg)
+                s = doc.src
+                conn.send(("opened", {"kind": s.kind, "opened_with": s.opened_with, "pages": s.page_count}))
+                continue
+            doc = load(msg) if msg.get("has_data") else docs.get(msg["digest"])
+            if doc is None:
+                conn.send(("missing",))
+                continue
+            docs.move_to_end(msg["digest"])
+            if op == "figures":
+                marker.value = msg["number"]
+                inject_fault(msg.get("fault", ""), "figures")
+                conn.send(("figures", render_figures(doc.src.doc, msg["number"], msg["clips"], msg["dpi"])))
+            elif op == "walk":
+                _walk(conn, cfg, doc, msg, marker)
+            else:
+                conn.send(("error", f"unknown request {op!r}"))
+        except InputError as exc:
+            conn.send(("input_error", exc.source, exc.message, exc.page))
+        except Exception as exc:  # noqa: BLE001 - reported to the pool, which fails the page
+            text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            conn.send(("error", text[:300]))
+        finally:
+            marker.value = MARK_IDLE
+
+
+def _walk(conn, cfg: PagerouterConfig, doc: _Doc, msg: dict, marker) -> None:
+    numbers, start, count = msg["numbers"], msg["start"], msg["count"]
+    key = (len(numbers), hash(tuple(numbers)), msg["furniture"])
+    w = doc.walk
+    if w is None or w.key != key or w.next != start:
+        t = _MarkedTriage(cfg, marker, msg["furniture"])
+        w = doc.walk = _Walk(key, t, t.iter_pages(doc.src, numbers, walk=numbers[start:]), start)
+    w.triage.fault = msg.get("fault", "")
+    t0 = time.perf_counter()
+    for _ in range(count):
+        outcome: TriageOutcome | None = next(w.pages, None)
+        if outcome is None:
+            break
+        w.next += 1
+        conn.send(("page", outcome))
+        # like pipeline.triage_outcomes' batches: OCR work goes out at once, and a task is short
+        if outcome.task is not None or time.perf_counter() - t0 > msg.get("budget_s", 0.05):
+            break
+    marker.value = MARK_IDLE
+    conn.send(("done", _rss_mb()))
+
+
+__all__ = ["serve", "inject_fault"]

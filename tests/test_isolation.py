@@ -1,0 +1,195 @@
+"""Isolation: MuPDF's work on input files runs in worker processes, so a crash, an abort or a
+runaway loop while reading one page fails that page (with the reason) and nothing else; and a
+truncated PDF never loses pages silently.
+
+Faults are injected in the workers with the test-only hook `PAGEROUTER_FAULT_INJECTION_FOR_TESTS`
+(`pagerouter.isolation.FAULT_ENV`): real SIGSEGV, SIGABRT and busy loops, never in this process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pymupdf
+import pytest
+
+from pagerouter import synth
+from pagerouter.config import PagerouterConfig
+from pagerouter.converter import Converter
+from pagerouter.inputs import InputError
+from pagerouter.isolation import FAULT_ENV
+
+from . import textlayer_fixtures as F
+
+PAGES = 6
+
+
+def _cfg(**isolation) -> PagerouterConfig:
+    return PagerouterConfig.model_validate({"ocr": {"enabled": False}, "isolation": {"page_timeout_s": 2, **isolation}})
+
+
+def _text(page) -> str:
+    return "\n".join(b.text for b in page.blocks)
+
+
+def _strip(doc):
+    return [p.model_dump(exclude={"timings"}) for p in doc.pages]
+
+
+@pytest.fixture(scope="module")
+def pdf_bytes() -> bytes:
+    d = pymupdf.open()
+    for i in range(PAGES):
+        synth.add_text_page(
+            d, [f"Page {i + 1} says: the quick brown fox jumps over the lazy dog. " * 3],
+            title=f"Section {i + 1}", header="Annual report", footer=str(i + 1),
+        )
+    data = d.tobytes(garbage=3, deflate=True)
+    d.close()
+    return data
+
+
+@pytest.fixture(scope="module")
+def conv():
+    with Converter(_cfg()) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def reference(pdf_bytes):
+    return Converter(_cfg(enabled=False)).convert(pdf_bytes, name="doc.pdf")
+
+
+def test_isolated_pages_equal_in_process_pages(conv, reference, pdf_bytes, monkeypatch):
+    monkeypatch.delenv(FAULT_ENV, raising=False)
+    assert conv.pages.isolated
+    assert _strip(conv.convert(pdf_bytes, name="doc.pdf")) == _strip(reference)
+    # a page image (opened, converted and read in the worker) and a page selection
+    png = F.png_bytes()
+    assert _strip(conv.convert(png, name="p.png")) == _strip(Converter(_cfg(enabled=False)).convert(png, name="p.png"))
+    assert [p.number for p in conv.convert(pdf_bytes, name="doc.pdf", pages="2,5").pages] == [2, 5]
+
+
+def test_segfault_abort_and_runaway_loop_fail_one_page_each_and_the_converter_keeps_serving(
+    conv, reference, pdf_bytes, monkeypatch
+):
+    monkeypatch.setenv(FAULT_ENV, "segv@2,abort@4,hang@5")
+    doc = conv.convert(pdf_bytes, name="doc.pdf")
+    status = {p.number: p.status for p in doc.pages}
+    assert status == {1: "ok", 2: "failed", 3: "ok", 4: "failed", 5: "failed", 6: "ok"}
+    errors = {p.number: p.error for p in doc.pages if p.error}
+    assert errors[2] == "doc.pdf: page 2: worker crashed (SIGSEGV) while reading page 2"
+    assert errors[4] == "doc.pdf: page 4: worker crashed (SIGABRT) while reading page 4"
+    assert errors[5] == "doc.pdf: page 5: page 5 took longer than 2 s to read (its worker was stopped)"
+    # the pages around the faults read exactly as without isolation (furniture roles included)
+    for p, ref in zip(doc.pages, reference.pages):
+        if p.status == "ok":
+            assert p.model_dump(exclude={"timings"}) == ref.model_dump(exclude={"timings"})
+    # the same converter serves the next request in full
+    monkeypatch.delenv(FAULT_ENV)
+    assert _strip(conv.convert(pdf_bytes, name="doc.pdf")) == _strip(reference)
+
+
+def test_a_crash_in_the_header_footer_prescan_reads_on_without_it(conv, pdf_bytes, monkeypatch):
+    monkeypatch.setenv(FAULT_ENV, "segv@prescan")
+    doc = conv.convert(pdf_bytes, name="doc.pdf")
+    assert [p.status for p in doc.pages] == ["ok"] * PAGES
+    assert all(f"Page {p.number} says" in _text(p) for p in doc.pages)
+
+
+def test_a_crash_while_opening_is_a_clean_input_error(conv, pdf_bytes, monkeypatch):
+    monkeypatch.setenv(FAULT_ENV, "segv@open")
+    with pytest.raises(InputError, match=r"^doc\.pdf: cannot open: worker crashed \(SIGSEGV\) while opening it$"):
+        conv.convert(pdf_bytes, name="doc.pdf")
+    monkeypatch.setenv(FAULT_ENV, "hang@open")
+    slow = Converter(_cfg(open_timeout_s=1))
+    with pytest.raises(InputError, match="opening it took longer than 1 s"):
+        slow.convert(pdf_bytes, name="doc.pdf")
+    monkeypatch.delenv(FAULT_ENV)
+    assert [p.status for p in slow.convert(pdf_bytes, name="doc.pdf").pages] == ["ok"] * PAGES
+    with pytest.raises(InputError, match="not a PDF"):  # bad input is still the one-line error
+        conv.convert(b"no pdf here", name="junk.pdf")
+
+
+def test_workers_are_recycled_and_a_fresh_worker_gets_the_bytes_again(reference, pdf_bytes, monkeypatch):
+    monkeypatch.delenv(FAULT_ENV, raising=False)
+    with Converter(_cfg(pages_per_task=2, recycle_after_pages=3, workers=1)) as c:
+        assert _strip(c.convert(pdf_bytes, name="doc.pdf")) == _strip(reference)
+        # tasks of at most 2 pages; the first worker retires once it has read 3 or more, and the
+        # next, which never saw the file, asks for its bytes and reads on at the right page
+        assert c.pages.started >= 2
+
+
+def test_stream_closed_early_frees_the_worker(pdf_bytes, monkeypatch):
+    monkeypatch.delenv(FAULT_ENV, raising=False)
+    with Converter(_cfg(workers=1, pages_per_task=64)) as c:
+        it = c.iter_pages(pdf_bytes, name="doc.pdf")
+        assert next(it).number == 1
+        it.close()
+        assert [p.status for p in c.convert(pdf_bytes, name="doc.pdf").pages] == ["ok"] * PAGES
+
+
+def test_figures_are_rendered_in_the_worker(tmp_path, monkeypatch):
+    d = pymupdf.open()
+    page = d.new_page()
+    F.put(page, 56, 80, "Text above the picture.", 10)
+    page.insert_image(pymupdf.Rect(100, 120, 400, 320), stream=F.png_bytes())
+    F.put(page, 56, 360, "Figure 1: A picture of nothing.", 10)
+    data = d.tobytes()
+    monkeypatch.delenv(FAULT_ENV, raising=False)
+    with Converter(_cfg()) as c:
+        doc = c.convert(data, name="fig.pdf", images_dir=tmp_path / "img")
+        (fig,) = [b for b in doc.pages[0].blocks if b.role == "figure"]
+        assert fig.image and pymupdf.open(fig.image).page_count == 1
+        monkeypatch.setenv(FAULT_ENV, "abort@figures")
+        doc = c.convert(data, name="fig.pdf", images_dir=tmp_path / "img2")
+    page = doc.pages[0]
+    assert "figure_not_saved" in page.flags
+    assert "worker crashed (SIGABRT) while rendering the figures of page 1" in page.checks[-1].reason
+
+
+def test_the_triage_deployment_keeps_serving_after_a_crash(pdf_bytes, monkeypatch):
+    """The Serve Triage deployment's own code (its class, called without starting Ray Serve)
+    reads through the same pool: a segfault fails one page, the next request is whole."""
+    pytest.importorskip("ray")
+    from deployments.triage import Triage
+    from pagerouter.pipeline import TriageOutcome
+
+    replica = Triage.func_or_class(_cfg().model_dump())
+
+    async def run() -> list[TriageOutcome]:
+        return [o async for o in replica.outcomes(pdf_bytes, "doc.pdf", None, None) if isinstance(o, TriageOutcome)]
+
+    monkeypatch.setenv(FAULT_ENV, "segv@3")
+    first = asyncio.run(run())
+    assert [o.page.status for o in first] == ["ok", "ok", "failed", "ok", "ok", "ok"]
+    assert "worker crashed (SIGSEGV) while reading page 3" in first[2].page.error
+    monkeypatch.delenv(FAULT_ENV)
+    assert [o.page.status for o in asyncio.run(run())] == ["ok"] * PAGES
+    replica.pages.close()
+
+
+# ---------------------------------------------------------------------------- truncated files
+@pytest.mark.parametrize("isolated", [True, False], ids=["isolated", "in-process"])
+def test_a_truncated_pdf_never_loses_pages_silently(pdf_bytes, isolated, monkeypatch):
+    """Every page of a cut-off PDF either has its own text, or says it lost it: `flagged`
+    (damaged_page) or `failed`; never `ok` and blank (pages after the cut used to be)."""
+    monkeypatch.delenv(FAULT_ENV, raising=False)
+    conv = Converter(_cfg(enabled=isolated))
+    lost = 0
+    for frac in (0.15, 0.3, 0.45, 0.6, 0.75, 0.9):
+        cut = pdf_bytes[: int(len(pdf_bytes) * frac)]
+        try:
+            doc = conv.convert(cut, name="cut.pdf")
+        except InputError:
+            continue
+        assert [p.number for p in doc.pages] == list(range(1, doc.page_count + 1))
+        for p in doc.pages:
+            if p.status == "ok":
+                assert f"Page {p.number} says" in _text(p), (frac, p.number, p.route)
+            else:
+                lost += 1
+                assert p.status == "failed" or "damaged_page" in p.flags, (frac, p.number)
+                assert p.error or any(c.name == "damaged_page" for c in p.checks)
+    assert lost  # the cuts did lose pages, and said so
+    conv.close()
