@@ -97,7 +97,7 @@ class TextLayerConfig(StrictModel):
         default=0.35, description="Weight of the whitespace between the line (or its stack of band lines) and the body."
     )
     furniture_gap_full_em: float = Field(
-        default=2.0, gt=0, description="A gap to the body of this many body sizes gives the full gap cue."
+        default=2.5, gt=0, description="A gap to the body of this many body sizes gives the full gap cue."
     )
     furniture_w_position: float = Field(
         default=0.25, description="Weight of closeness to the page edge (1 at the edge, 0 at the band's inner edge)."
@@ -122,6 +122,10 @@ class TextLayerConfig(StrictModel):
         default=1.0, description="Subtracted when the line runs on, at body leading and the same size, past the band: "
         "the first lines of a paragraph that starts near the page edge."
     )
+    furniture_prose_penalty: float = Field(
+        default=0.4, description="Subtracted for a body-size line that reads as a sentence (8+ words, mostly "
+        "lower-case); its weak cues (dates, volume numbers, URLs) count half."
+    )
     furniture_bottom_needs_cue: bool = Field(
         default=True, description="A bottom-band line needs a cue (content, a page number beside it, the layout "
         "model) to be furniture by its own page: small type far below the body is as often a footnote."
@@ -132,6 +136,10 @@ class TextLayerConfig(StrictModel):
     furniture_chain_gap: float = Field(
         default=0.8, description="Band lines closer than this many line heights form one stack (a 2-3 line banner) "
         "whose gap to the body is what counts."
+    )
+    furniture_runon_gap: float = Field(
+        default=0.3, description="A band line followed, closer than this many line heights, by same-size text past "
+        "the band runs on into the body (MuPDF line boxes of one paragraph nearly touch)."
     )
     furniture_max_band_lines: int = Field(
         default=12, description="A band holding more lines than this (a map, a chart's axis, a table) gets no "

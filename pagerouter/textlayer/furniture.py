@@ -41,7 +41,7 @@ import pymupdf
 from ..config.textlayer import TextLayerConfig
 from ..pagetext import TEXT_FLAGS
 from ..model import Decision
-from .furniture_cues import Box, band_depth, content_cues, score_item, side_stamp
+from .furniture_cues import Box, band_depth, content_cues, gap_to_body, score_item, side_stamp
 from .lines import Line, extract_lines, merge_fragments
 
 _ROMAN = r"[ivxlcdm]{1,7}"
@@ -174,7 +174,9 @@ class FurnitureModel:
                         scores={"furniture": 1.0, "page_number": 1.0},
                         reasons=[f"{'top' if is_top else 'bottom'} band line matches the page-number pattern"],
                     )
-                elif self._repeated(ln, is_top, page_height, body_size, cfg):
+                elif self._repeated(ln, is_top, page_height, body_size, cfg) and not gap_to_body(
+                    ln, horiz, is_top, band, page_height, cfg
+                )[1]:  # (a repeated line running on at body leading is a paragraph that repeats)
                     ln.role = "header" if is_top else "footer"
                     out[id(ln)] = Decision(
                         scores={"furniture": 1.0, "repeated": 1.0},

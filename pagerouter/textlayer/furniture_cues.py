@@ -63,6 +63,8 @@ _CUES: list[tuple[str, float, re.Pattern[str]]] = [
         ("edge_page_number", 0.6, r"^\d{1,4}\s{2,}\S|\S\s{2,}\d{1,4}$"),
     ]
 ]
+_STAMPS = frozenset({"download_stamp", "published", "copyright", "doi", "issn"})
+"""Cues that stay strong inside a sentence; dates, volume numbers, URLs also occur in prose."""
 _FOOTNOTE_MARK = re.compile(r"^(?:[*†‡§¶]|\d{1,2}(?=[A-Za-z])|[¹²³⁴⁵⁶⁷⁸⁹⁰]+)")
 
 
@@ -95,6 +97,12 @@ class Box:
 def content_cues(text: str) -> dict[str, float]:
     """Named content cues found in `text` with their strength (0..1)."""
     return {name: strength for name, strength, pat in _CUES if pat.search(text)}
+
+
+def _reads_as_prose(text: str) -> bool:
+    """Many words, most of them lower-case: a sentence, not a banner or a name."""
+    words = [w for w in text.split() if w[:1].isalpha()]
+    return len(words) >= 8 and sum(w[0].islower() for w in words) >= 0.5 * len(words)
 
 
 def band_depth(page_height: float, share: float, cfg: TextLayerConfig) -> float:
@@ -133,21 +141,29 @@ def gap_to_body(item: Item, items: Sequence[Item], top: bool, band: float, page_
     `furniture_chain_gap` line heights; `runs_into_body` is True when that walk leaves the
     band at body leading onto text of the same size (a paragraph starting near the edge).
     """
-    cur = item
+    cur, own_paragraph, last = item, True, None
     for _ in range(8):
         nb = _beyond(cur, items, down=top)
         if nb is None:
-            return None, False
+            return last, False
         gap = (nb.y0 - cur.y1) if top else (cur.y0 - nb.y1)
         h = max(cur.y1 - cur.y0, nb.y1 - nb.y0, 0.5)
         if gap >= cfg.furniture_chain_gap * h:
             return max(0.0, gap), False
         in_band = nb.y1 <= band if top else nb.y0 >= page_h - band
-        if not in_band:
-            same = abs(nb.size - cur.size) <= 0.1 * max(cur.size, 0.5)
-            return max(0.0, gap), same
+        # body leading: MuPDF line boxes (ascender to descender) of one paragraph nearly touch
+        leading = abs(nb.size - cur.size) <= 0.1 * max(cur.size, 0.5) and gap < cfg.furniture_runon_gap * h
+        if leading and own_paragraph:
+            if not in_band:
+                return max(0.0, gap), True  # the item's own paragraph goes on past the band
+        elif leading:
+            return last, False  # the stack reached a paragraph: its gap to it is what counts
+        else:
+            own_paragraph, last = False, max(0.0, gap)
+            if not in_band:
+                return last, False
         cur = nb
-    return 0.0, False
+    return last if last is not None else 0.0, False
 
 
 def score_item(
@@ -166,7 +182,11 @@ def score_item(
     cues = content_cues(item.text)
     if beside_page_number:
         cues["beside_page_number"] = 0.8
-    content = max(cues.values(), default=0.0)
+    prose = _reads_as_prose(item.text) and item.size >= 0.95 * body
+    if prose:  # a body-size sentence: only stamp cues keep their full strength
+        content = max([v if k in _STAMPS else 0.5 * v for k, v in cues.items()], default=0.0)
+    else:
+        content = max(cues.values(), default=0.0)
     heading = item.size >= cfg.furniture_heading_ratio * body
     footnote = not top and bool(_FOOTNOTE_MARK.match(item.text.strip()))
     # without any cue only the geometry speaks, and it cannot tell a footnote from a footer,
@@ -177,7 +197,7 @@ def score_item(
     s = (cfg.furniture_w_content * content + cfg.furniture_w_gap * gap_cue + cfg.furniture_w_position * position
          + cfg.furniture_w_size * size_cue + cfg.furniture_w_short * short + cfg.furniture_w_layout * layout)
     s -= cfg.furniture_heading_penalty * heading + cfg.furniture_body_penalty * runs_on
-    s -= cfg.furniture_footnote_penalty * footnote
+    s -= cfg.furniture_footnote_penalty * footnote + cfg.furniture_prose_penalty * prose
     s -= cfg.furniture_body_penalty * (uncued_bottom or in_row)
     scores = {
         "furniture": round(s, 3), "content": content, "gap": round(gap_cue, 3), "position": round(position, 3),
@@ -198,6 +218,8 @@ def score_item(
         reasons.append("runs on past the band at body leading (penalised)")
     if footnote:
         reasons.append("starts with a footnote mark (penalised)")
+    if prose:
+        reasons.append("a body-size sentence (penalised, weak cues halved)")
     if uncued_bottom:
         reasons.append("bottom line without any cue: a footnote as likely as a footer (penalised)")
     if in_row:
