@@ -168,16 +168,16 @@ class FurnitureModel:
             numbers = sum(1 for ln in group if _NUMBER_ONLY.match(ln.text.strip()))
             pn_ok = numbers <= cfg.furniture_max_page_numbers
             for ln in group:
-                if pn_ok and is_page_number(ln.text):
+                if pn_ok and is_page_number(ln.text) and _apart(ln, group, body_size):
                     ln.role = "page_number"
                     out[id(ln)] = Decision(
                         scores={"furniture": 1.0, "page_number": 1.0},
                         reasons=[f"{'top' if is_top else 'bottom'} band line matches the page-number pattern"],
                     )
-                elif self._repeated(ln, is_top, page_height, body_size, cfg) and not gap_to_body(
-                    ln, horiz, is_top, band, page_height, cfg
-                )[1]:  # (a repeated line running on at body leading is a paragraph that repeats)
-                    ln.role = "header" if is_top else "footer"
+                elif self._repeated(ln, is_top, page_height, body_size, cfg) and (
+                    self.sampled_pages >= 3 or not gap_to_body(ln, horiz, is_top, band, page_height, cfg)[1]
+                ):  # (two pages only: a line repeated on both that runs on at body leading is body text)
+                    ln.role = "page_number" if is_page_number(ln.text) else "header" if is_top else "footer"
                     out[id(ln)] = Decision(
                         scores={"furniture": 1.0, "repeated": 1.0},
                         reasons=[f"repeated in the {'top' if is_top else 'bottom'} band on >= "
@@ -255,6 +255,17 @@ def classify_blocks(
         if k in ("header", "footer") and i not in out:
             out[i] = ("text", None)
     return out
+
+
+def _apart(ln, group, em: float) -> bool:
+    """A page number stands apart on its row: no text within 0.3 em of it (a subscript or a
+    formula's digit touching its neighbours is none)."""
+    for m in group:
+        if m is ln or abs(m.yc - ln.yc) >= 0.5 * max(m.height, ln.height):
+            continue
+        if max(m.x0 - ln.x1, ln.x0 - m.x1) < 0.3 * em:
+            return False
+    return True
 
 
 def _context_pages(sample: list[int], page_count: int, want: int) -> list[int]:

@@ -194,7 +194,10 @@ def score_item(
     cued = bool(cues) or layout
     uncued_bottom = not cued and not top and cfg.furniture_bottom_needs_cue
     in_row = not cued and row_mates > 0
-    s = (cfg.furniture_w_content * content + cfg.furniture_w_gap * gap_cue + cfg.furniture_w_position * position
+    # a cue counts fully only on a line set apart (near the edge or after a gap): a URL or a date
+    # ending a paragraph at the top of a column is body text
+    separated = 0.5 + 0.5 * max(gap_cue, position)
+    s = (cfg.furniture_w_content * content * separated + cfg.furniture_w_gap * gap_cue + cfg.furniture_w_position * position
          + cfg.furniture_w_size * size_cue + cfg.furniture_w_short * short + cfg.furniture_w_layout * layout)
     s -= cfg.furniture_heading_penalty * heading + cfg.furniture_body_penalty * runs_on
     s -= cfg.furniture_footnote_penalty * footnote + cfg.furniture_prose_penalty * prose
