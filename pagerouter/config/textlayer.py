@@ -87,7 +87,7 @@ class TextLayerConfig(StrictModel):
         "1500 pt header band).",
     )
     furniture_min_score: float = Field(
-        default=0.65, description="A band line whose per-page furniture score reaches this is furniture."
+        default=0.7, description="A band line whose per-page furniture score reaches this is furniture."
     )
     furniture_w_content: float = Field(
         default=0.5, description="Weight of the content cue (URL, DOI, email, date, download/publish/copyright "
@@ -121,6 +121,10 @@ class TextLayerConfig(StrictModel):
     furniture_body_penalty: float = Field(
         default=1.0, description="Subtracted when the line runs on, at body leading and the same size, past the band: "
         "the first lines of a paragraph that starts near the page edge."
+    )
+    furniture_uncued_min_position: float = Field(
+        default=0.35, description="A band line without any cue must lie at least this far out in the band (position "
+        "cue; 1 = at the page edge): uncued small text deep in the band is a figure's labels."
     )
     furniture_prose_penalty: float = Field(
         default=0.4, description="Subtracted for a body-size line that reads as a sentence (8+ words, mostly "

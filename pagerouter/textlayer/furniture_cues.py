@@ -194,6 +194,9 @@ def score_item(
     cued = bool(cues) or layout
     uncued_bottom = not cued and not top and cfg.furniture_bottom_needs_cue
     in_row = not cued and row_mates > 0
+    # running heads sit in the outer part of the margin; uncued tiny text deep in the band is
+    # a figure's labels reaching up into it
+    deep = not cued and position < cfg.furniture_uncued_min_position
     # a cue counts fully only on a line set apart (near the edge or after a gap): a URL or a date
     # ending a paragraph at the top of a column is body text
     separated = 0.5 + 0.5 * max(gap_cue, position)
@@ -201,7 +204,7 @@ def score_item(
          + cfg.furniture_w_size * size_cue + cfg.furniture_w_short * short + cfg.furniture_w_layout * layout)
     s -= cfg.furniture_heading_penalty * heading + cfg.furniture_body_penalty * runs_on
     s -= cfg.furniture_footnote_penalty * footnote + cfg.furniture_prose_penalty * prose
-    s -= cfg.furniture_body_penalty * (uncued_bottom or in_row)
+    s -= cfg.furniture_body_penalty * (uncued_bottom or in_row or deep)
     scores = {
         "furniture": round(s, 3), "content": content, "gap": round(gap_cue, 3), "position": round(position, 3),
         "size": round(size_cue, 3), "short": round(short, 3), "layout": float(layout), "repeated": 0.0,
@@ -225,6 +228,8 @@ def score_item(
         reasons.append("a body-size sentence (penalised, weak cues halved)")
     if uncued_bottom:
         reasons.append("bottom line without any cue: a footnote as likely as a footer (penalised)")
+    if deep:
+        reasons.append("no cue and deep in the band, away from the page edge (penalised)")
     if in_row:
         reasons.append(f"shares its row with {row_mates} other uncued line(s): a table or formula row (penalised)")
     return Decision(scores=scores, reasons=reasons)
