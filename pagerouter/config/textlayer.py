@@ -138,6 +138,85 @@ class TextLayerConfig(StrictModel):
     )
     furniture_min_pages: int = Field(default=2, description="...and on at least this many sampled pages.")
     furniture_max_chars: int = Field(default=160, description="Longer band lines are never furniture.")
+    # per-page furniture score (furniture_cues.py): needs no other page. Each cue is 0..1, the
+    # score is the weighted sum minus penalties; a band line scoring >= furniture_min_score is
+    # furniture. Repetition across pages (above) decides on its own and always wins.
+    furniture_band_max_pt: float = Field(
+        default=120.0, gt=0,
+        description="The top/bottom band is at most this many points deep (a 14000 pt tall log plot has no "
+        "1500 pt header band).",
+    )
+    furniture_min_score: float = Field(
+        default=0.7, description="A band line whose per-page furniture score reaches this is furniture."
+    )
+    furniture_w_content: float = Field(
+        default=0.5, description="Weight of the content cue (URL, DOI, email, date, download/publish/copyright "
+        "stamp, volume/issue line, banner separators, document/revision numbers)."
+    )
+    furniture_w_gap: float = Field(
+        default=0.35, description="Weight of the whitespace between the line (or its stack of band lines) and the body."
+    )
+    furniture_gap_full_em: float = Field(
+        default=2.5, gt=0, description="A gap to the body of this many body sizes gives the full gap cue."
+    )
+    furniture_w_position: float = Field(
+        default=0.25, description="Weight of closeness to the page edge (1 at the edge, 0 at the band's inner edge)."
+    )
+    furniture_w_size: float = Field(
+        default=0.2, description="Weight of smaller-than-body type (full at 0.75 x body size)."
+    )
+    furniture_w_short: float = Field(
+        default=0.1, description="Weight of a short line (full up to 60 characters, none at furniture_max_chars)."
+    )
+    furniture_w_layout: float = Field(
+        default=0.45, description="OCR pages: weight of the layout model calling the region header/footer."
+    )
+    furniture_heading_ratio: float = Field(
+        default=1.3, description="Band text at least this times the body size counts as heading type for the penalty "
+        "below (a 9 pt journal line over an 8 pt body is not a title)."
+    )
+    furniture_heading_penalty: float = Field(
+        default=0.5, description="Subtracted for heading-size type (a title at the top of the first page is no header)."
+    )
+    furniture_body_penalty: float = Field(
+        default=1.0, description="Subtracted when the line runs on, at body leading and the same size, past the band: "
+        "the first lines of a paragraph that starts near the page edge."
+    )
+    furniture_uncued_min_position: float = Field(
+        default=0.35, description="A band line without any cue must lie at least this far out in the band (position "
+        "cue; 1 = at the page edge): uncued small text deep in the band is a figure's labels."
+    )
+    furniture_prose_penalty: float = Field(
+        default=0.4, description="Subtracted for a body-size line that reads as a sentence (8+ words, mostly "
+        "lower-case); its weak cues (dates, volume numbers, URLs) count half."
+    )
+    furniture_bottom_needs_cue: bool = Field(
+        default=True, description="A bottom-band line needs a cue (content, a page number beside it, the layout "
+        "model) to be furniture by its own page: small type far below the body is as often a footnote."
+    )
+    furniture_footnote_penalty: float = Field(
+        default=0.6, description="Subtracted for a bottom line that starts with a footnote mark (1Text, *, †)."
+    )
+    furniture_chain_gap: float = Field(
+        default=0.8, description="Band lines closer than this many line heights form one stack (a 2-3 line banner) "
+        "whose gap to the body is what counts."
+    )
+    furniture_runon_gap: float = Field(
+        default=0.3, description="A band line followed, closer than this many line heights, by same-size text past "
+        "the band runs on into the body (MuPDF line boxes of one paragraph nearly touch)."
+    )
+    furniture_max_band_lines: int = Field(
+        default=12, description="A band holding more lines than this (a map, a chart's axis, a table) gets no "
+        "per-page furniture; only repetition applies there."
+    )
+    furniture_max_page_numbers: int = Field(
+        default=2, description="More number-only lines than this in one band are a scale or a table row, not page numbers."
+    )
+    furniture_context_pages: int = Field(
+        default=5, ge=0,
+        description="When fewer pages than this are converted from a longer document, neighbouring pages are "
+        "sampled too, so a page converted alone still gets repetition evidence.",
+    )
 
     # --- tables ----------------------------------------------------------------------
     detect_tables: bool = Field(default=True, description="Look for tables where drawings/geometry suggest one.")

@@ -12,6 +12,7 @@ from typing import Protocol
 import numpy as np
 
 from ..config.ocr import OcrConfig
+from ..config.textlayer import TextLayerConfig
 from ..geometry import grow, overlap_share, union
 from ..model import Block, CheckResult
 from ..reading_order import OrderParams, median_height, order_boxes
@@ -21,17 +22,28 @@ from .lines import OcrLine, join_text, mean_confidence, merge_rows, sort_lines, 
 from .script_options import reading_script
 from .tables import looks_like_grid, looks_like_prose
 
-def _furniture_kind(kind: str, box: tuple, text: str, page_h: float, cfg: OcrConfig) -> str:
-    """Keep a layout `header`/`footer` only where running heads live: in the page's top or
-    bottom band and short. A single page gives no repetition evidence, and the layout model
-    labels the first lines of a sparse page `header`; those are body text, not furniture."""
-    from ..textlayer.furniture import is_page_number
+_TEXTLAYER_CFG = TextLayerConfig()
+"""Furniture score weights: the text layer's defaults (the OCR config carries only the band)."""
 
-    band = cfg.small_reader.furniture_band * page_h
-    in_band = box[3] <= band if kind == "header" else box[1] >= page_h - band
-    if not in_band or len(text) > cfg.small_reader.furniture_max_chars:
-        return "text"
-    return "page_number" if is_page_number(text.strip()) else kind
+def _furniture(pieces, boxes, text_layer, lines, scale: float, page_h: float, cfg: OcrConfig) -> dict:
+    """Header/footer/page-number decisions for the OCR blocks in the page bands: the text
+    layer's per-page score (content cues, position, gap, size) with the layout model's
+    header/footer kind as one more cue. index -> (kind, Decision | None)."""
+    from ..textlayer.furniture import classify_blocks
+    from ..textlayer.furniture_cues import Box
+
+    items, kinds = [], []
+    for (kind, _b, plines), box in zip(pieces, boxes):
+        hs = sorted(l.height for l in plines) or [box[3] - box[1]]
+        text = " ".join(l.text for l in plines)
+        items.append(Box(*box, text=text, size=hs[len(hs) // 2] / scale, chars=len(text.strip())))
+        kinds.append(kind)
+    body = median_height([l.bbox for l in lines]) / scale if lines else 10.0
+    for b in text_layer:  # (mixed pages) the text layer's blocks are neighbours, already decided
+        items.append(Box(*b.bbox, text=b.text, size=body, chars=len(b.text)))
+        kinds.append("decided")
+    return classify_blocks(items, kinds, page_h, body, cfg.small_reader.furniture_band,
+                           cfg.small_reader.furniture_max_chars, _TEXTLAYER_CFG)
 
 
 ROLE_OF = {
@@ -192,6 +204,9 @@ def read_task_with_lines(
     text_layer = list(task.text_blocks)
     boxes = [tuple(v / scale for v in p[1]) for p in pieces] + [tuple(b.bbox) for b in text_layer]
     kinds = [p[0] for p in pieces] + [b.role for b in text_layer]
+    furniture = _furniture(pieces, boxes, text_layer, lines, scale, page_h, cfg)
+    for i, (k, _d) in furniture.items():
+        kinds[i] = k  # furniture is ordered outside the body (header first, footer last)
     words = [0 if p[0] in ("figure", "table") else sum(len(l.text.split()) for l in p[2]) for p in pieces]
     words += [0 if b.role in ("figure", "table") else len(b.text.split()) for b in text_layer]
     # OCR line height in points, like `boxes`; a mixed page's OCR lines are a picture's, not its text's
@@ -203,8 +218,9 @@ def read_task_with_lines(
             blocks.append(text_layer[i - len(pieces)].model_copy(update={"order": pos}))
             continue
         kind, _box, plines = pieces[i]
-        if kind in ("header", "footer"):
-            kind = _furniture_kind(kind, boxes[i], " ".join(l.text for l in plines), page_h, cfg)
+        decision = None
+        if i in furniture:
+            kind, decision = furniture[i]
         role = ROLE_OF.get(kind, "paragraph")
         text, cells = "", None
         if kind == "table":
@@ -224,7 +240,7 @@ def read_task_with_lines(
             text=text, role=role, bbox=tuple(round(v, 2) for v in boxes[i]), page=task.number,
             engine=reader.name, engine_version=reader.version, route="ocr",
             confidence=float(min(1.0, max(0.0, conf))), order=pos, cells=cells,
-            level=1 if role == "heading" else None,
+            level=1 if role == "heading" else None, furniture=decision,
         ))
 
     all_text = " ".join(l.text for l in lines)

@@ -123,7 +123,7 @@ def read_text_layer(
     in_table = [ln for ln in lines if any(center_inside(ln.bbox, t.bbox, _TOL) for t in found)]
     rest = [ln for ln in lines if not any(center_inside(ln.bbox, t.bbox, _TOL) for t in found)]
     fm = furniture if furniture is not None else FurnitureModel()
-    fm.classify(rest, H, em, cfg)
+    decisions = fm.classify(rest, H, em, cfg, page_width=W)
     body_size = fm.body_size or em
     ladder = fm.heading_sizes if fm.sampled_pages >= 3 and fm.body_size else _page_ladder(lines, em, cfg)
     body = [ln for ln in rest if ln.role is None]
@@ -200,7 +200,7 @@ def read_text_layer(
         blocks.append(Block(order=len(blocks), bbox=frame.display_box(tuple(bbox)), **common, **kw))
 
     for ln in top:
-        add(text=ln.text.strip(), role=ln.role, bbox=ln.bbox, confidence=1.0)
+        add(text=ln.text.strip(), role=ln.role, bbox=ln.bbox, confidence=1.0, furniture=decisions.get(id(ln)))
     for r in backgrounds:
         add(text="", role="figure", bbox=r, confidence=1.0)
     for it in items:
@@ -217,7 +217,7 @@ def read_text_layer(
     for ln in sorted(vertical, key=lambda ln: (ln.x0, ln.y0)):
         add(text=ln.text.strip(), role="paragraph", bbox=ln.bbox, confidence=1.0)
     for ln in bottom:
-        add(text=ln.text.strip(), role=ln.role, bbox=ln.bbox, confidence=1.0)
+        add(text=ln.text.strip(), role=ln.role, bbox=ln.bbox, confidence=1.0, furniture=decisions.get(id(ln)))
     return blocks
 
 

@@ -11,10 +11,20 @@ learns:
   level 1).
 
 Because the model is learned before any page is read, page 1's header is recognised too.
-Page numbers ("3", "- 3 -", "Page 3", "p. 3", "3 / 10", "iii") in the bands are recognised
-by pattern alone, so even a 1-page document gets them; documents of one or two pages get no
-repetition evidence, only patterns and (for the top band) a position rule: a short
-small-type line alone at the top of the page, well above the body, is a header.
+When only a few pages of a longer document are converted (a page requested alone), their
+neighbours are sampled too (`furniture_context_pages`), so the page still gets repetition
+evidence.
+
+Page numbers ("3", "- 3 -", "Page 3", "p. 3", "3 / 10", "iii", "Page ii of iv") in the
+bands are recognised by pattern alone, unless the band holds more number-only lines than a
+page has page numbers (a scale, an axis, a table row). Every other band line that does not
+repeat gets a per-page score (furniture_cues.py: content cues such as URLs, DOIs, dates,
+download/publish/copyright stamps, volume/issue lines, plus position, gap to the body, type
+size and length), so a one-page input, a page converted alone and a journal whose running
+head changes every page keep their furniture out of the body too. Repetition stays the
+stronger signal: a repeated band line is furniture with no cue at all.
+
+Each furniture line gets a `Decision` (score and reasons) that the pipeline puts on its block.
 
 Furniture is never dropped: it keeps its role (header/footer/page_number) in the JSON and
 the Markdown renderer leaves it out of the body.
@@ -30,16 +40,22 @@ import pymupdf
 
 from ..config.textlayer import TextLayerConfig
 from ..pagetext import TEXT_FLAGS
+from ..model import Decision
 from .frame import reading_frame
+from .furniture_cues import Box, band_depth, content_cues, gap_to_body, score_item, side_stamp
 from .lines import Line, extract_lines, merge_fragments
 
 _ROMAN = r"[ivxlcdm]{1,7}"
+# page numbers are small roman numerals (i..xxxix); "L", "C", "D", "M" alone are map and
+# table labels far more often than page 50, 100, 500 or 1000
+_PAGE_ROMAN = r"(?=[ivx])x{0,3}(?:ix|iv|v?i{0,3})"
 _PAGE_NUMBER = re.compile(
     r"^(?:(?:page|pg\.?|p\.|seite|s\.|стр\.?|страница|pagina|página)\s*)?"
-    r"[-–—(\[|]?\s*(?:\d{1,4}|" + _ROMAN + r")\s*[-–—)\]|]?"
-    r"(?:\s*(?:of|/|von|из|de)\s*\d{1,4})?$",
+    r"[-–—(\[|]?\s*(?:\d{1,4}|" + _PAGE_ROMAN + r")\s*[-–—)\]|]?"
+    r"(?:\s*(?:of|/|von|из|de)\s*(?:\d{1,4}|" + _PAGE_ROMAN + r"))?$",
     re.IGNORECASE,
 )
+_NUMBER_ONLY = re.compile(r"^[\d\s.,:/()%+-]+$")
 _DIGITS = re.compile(r"\d+")
 _SPACES = re.compile(r"\s+")
 _ROMAN_WORD = re.compile(r"\b" + _ROMAN + r"\b", re.IGNORECASE)
@@ -86,18 +102,22 @@ class FurnitureModel:
         if k == 0:
             return cls(reasons=["no pages to sample"])
         sample = sorted({nums[round(i * (len(nums) - 1) / max(1, k - 1))] for i in range(k)})
+        context = _context_pages(sample, doc.page_count, cfg.furniture_context_pages)
         top_c: Counter[str] = Counter()
         bot_c: Counter[str] = Counter()
         sizes: Counter[float] = Counter()
-        for n in sample:
+        for n in sorted(set(sample) | set(context)):
             try:
                 page = doc[n - 1]
-                td = textdict_for(n, page) if textdict_for else page.get_text("dict", flags=TEXT_FLAGS)
+                # (neighbours only lend evidence: their dicts are not kept for the pipeline)
+                keep = textdict_for and n not in context
+                td = textdict_for(n, page) if keep else page.get_text("dict", flags=TEXT_FLAGS)
                 frame = reading_frame(page, td)  # the frame read_text_layer reads the page in
                 lines = merge_fragments(extract_lines(td, cfg, frame.matrix), cfg)
             except Exception:  # a damaged page must not stop the pre-scan; it is read (and fails) later
                 continue
             h = frame.height
+            band = band_depth(h, cfg.furniture_band, cfg)
             seen_top: set[str] = set()
             seen_bot: set[str] = set()
             for ln in lines:
@@ -106,14 +126,15 @@ class FurnitureModel:
                     continue
                 # the key carries the position (8 pt buckets): running heads sit at the same
                 # height on every page, table rows that happen to reach the band do not
-                if ln.y1 <= cfg.furniture_band * h:
+                if ln.y1 <= band:
                     seen_top.add(_key(ln, 0.0))
-                elif ln.y0 >= (1 - cfg.furniture_band) * h:
+                elif ln.y0 >= h - band:
                     seen_bot.add(_key(ln, h))
             # count PAGES, not lines: a key's neighbouring height buckets are pooled per page first,
             # so two different lines of one page ("Line 1", "Line 2" -> "Line #") count once
             top_c.update(_with_neighbours(seen_top))
             bot_c.update(_with_neighbours(seen_bot))
+        sample = sorted(set(sample) | set(context))
         need = max(cfg.furniture_min_pages, cfg.furniture_min_share * len(sample))
         headers = _repeated(top_c, need)
         footers = _repeated(bot_c, need)
@@ -123,49 +144,144 @@ class FurnitureModel:
             big = sorted({s for s, c in sizes.items() if s >= body * cfg.heading_size_ratio and c >= 3}, reverse=True)
             ladder = tuple(big)
         reasons = [
-            f"sampled {len(sample)} of {len(nums)} pages; a band line is furniture when seen on >= {need:.1f} of them",
+            f"sampled {len(sample)} pages ({len(context)} of them neighbours of the {len(nums)} selected); "
+            f"a band line is furniture when seen on >= {need:.1f} of them",
             f"{len(headers)} repeated header line(s), {len(footers)} repeated footer line(s)",
         ]
         if body:
             reasons.append(f"body size {body:g} pt; larger sizes {', '.join(f'{s:g}' for s in ladder) or 'none'}")
         return cls(headers, footers, len(sample), body, ladder, reasons)
 
-    def classify(self, lines: list[Line], page_height: float, body_size: float, cfg: TextLayerConfig) -> None:
-        """Set `role` on the lines of one page that are headers, footers or page numbers."""
-        band = cfg.furniture_band * page_height
-        body_lines = [ln for ln in lines if ln.horizontal]
-        for ln in body_lines:
-            if ln.chars > cfg.furniture_max_chars:
-                continue
-            top = ln.y1 <= band
-            bottom = ln.y0 >= page_height - band
-            if not (top or bottom):
-                continue
-            if is_page_number(ln.text):
-                ln.role = "page_number"
-            elif top and ln.size < cfg.heading_size_ratio * body_size and _matches(_key(ln, 0.0), self.headers):
-                # (a repeated line in heading type, "Section 3" on every page, is a heading)
-                ln.role = "header"
-            elif bottom and _matches(_key(ln, page_height), self.footers):
-                ln.role = "footer"
-        if self.sampled_pages < 3:
-            self._position_rule(body_lines, page_height, body_size, cfg)
+    def classify(
+        self, lines: list[Line], page_height: float, body_size: float, cfg: TextLayerConfig, page_width: float = 0.0
+    ) -> dict[int, Decision]:
+        """Set `role` on the lines of one page that are headers, footers or page numbers.
 
-    @staticmethod
-    def _position_rule(lines: list[Line], page_height: float, body_size: float, cfg: TextLayerConfig) -> None:
-        """Without repetition evidence: small type alone at the top, far above the body."""
-        band = cfg.furniture_band * page_height
-        rest = [ln for ln in lines if ln.role is None]
-        top = [ln for ln in rest if ln.y1 <= band]
-        if not top or len(top) > 3:
-            return
-        below = [ln for ln in rest if ln.y1 > band]
-        if not below:
-            return
-        first_body = min(ln.y0 for ln in below)
-        for ln in top:
-            if ln.size <= 0.9 * body_size and first_body - ln.y1 >= 1.5 * ln.height and ln.chars <= 100:
-                ln.role = "header"
+        Returns each such line's Decision, keyed by `id(line)`. Order of evidence: page-number
+        pattern, repetition across pages (no cue needed), then the per-page score.
+        """
+        band = band_depth(page_height, cfg.furniture_band, cfg)
+        horiz = [ln for ln in lines if ln.horizontal]
+        out: dict[int, Decision] = {}
+        top = [ln for ln in horiz if ln.y1 <= band and ln.chars <= cfg.furniture_max_chars]
+        bottom = [ln for ln in horiz if ln.y0 >= page_height - band and ln.chars <= cfg.furniture_max_chars]
+        for group, is_top in ((top, True), (bottom, False)):
+            numbers = sum(1 for ln in group if _NUMBER_ONLY.match(ln.text.strip()))
+            pn_ok = numbers <= cfg.furniture_max_page_numbers
+            for ln in group:
+                if pn_ok and is_page_number(ln.text) and _apart(ln, group, body_size):
+                    ln.role = "page_number"
+                    out[id(ln)] = Decision(
+                        scores={"furniture": 1.0, "page_number": 1.0},
+                        reasons=[f"{'top' if is_top else 'bottom'} band line matches the page-number pattern"],
+                    )
+                elif self._repeated(ln, is_top, page_height, body_size, cfg) and (
+                    self.sampled_pages >= 3 or not gap_to_body(ln, horiz, is_top, band, page_height, cfg)[1]
+                ):  # (two pages only: a line repeated on both that runs on at body leading is body text)
+                    ln.role = "page_number" if is_page_number(ln.text) else "header" if is_top else "footer"
+                    out[id(ln)] = Decision(
+                        scores={"furniture": 1.0, "repeated": 1.0},
+                        reasons=[f"repeated in the {'top' if is_top else 'bottom'} band on >= "
+                                 f"{cfg.furniture_min_share:g} of {self.sampled_pages} sampled pages"],
+                    )
+            if len(group) > cfg.furniture_max_band_lines:
+                continue  # a map, an axis, a table reaching the band: only repetition decides there
+            for ln in group:
+                if ln.role is not None or sum(ch.isalnum() for ch in ln.text) < 2:
+                    continue
+                row = [m for m in group if m is not ln and abs(m.yc - ln.yc) < 0.5 * max(m.height, ln.height)]
+                beside = any(m.role == "page_number" for m in row)
+                mates = sum(1 for m in row if m.role is None and not content_cues(m.text))
+                d = score_item(ln, horiz, is_top, band, page_height, body_size, cfg, beside_page_number=beside,
+                               row_mates=mates)
+                if d.scores["furniture"] >= cfg.furniture_min_score:
+                    ln.role = "header" if is_top else "footer"
+                    out[id(ln)] = d
+        if page_width:
+            for ln in lines:
+                if not ln.horizontal and ln.role is None and ln.chars <= 2 * cfg.furniture_max_chars:
+                    d = side_stamp(ln, page_width, page_height, cfg)
+                    if d is not None:
+                        ln.role = "header" if ln.yc < page_height / 2 else "footer"
+                        out[id(ln)] = d
+        return out
+
+    def _repeated(self, ln: Line, top: bool, page_height: float, body_size: float, cfg: TextLayerConfig) -> bool:
+        if top:
+            # (a repeated line in heading type, "Section 3" on every page, is a heading)
+            return ln.size < cfg.heading_size_ratio * body_size and _matches(_key(ln, 0.0), self.headers)
+        return _matches(_key(ln, page_height), self.footers)
+
+
+OCR_TEXT_KINDS = ("text", "header", "footer", "title", "reference")
+
+
+def classify_blocks(
+    items: list[Box], kinds: list[str], page_h: float, body_size: float, band_share: float, max_chars: int,
+    cfg: TextLayerConfig,
+) -> dict[int, tuple[str, Decision | None]]:
+    """OCR pages: the same per-page score on recognised blocks (points, upright page).
+
+    `kinds` are the layout kinds; a layout `header`/`footer` is one more cue (weight
+    `furniture_w_layout`), never enough alone: the layout model labels the first lines of a
+    sparse page `header`. Returns index -> (kind, Decision) for every band block that is
+    furniture, and (`text`, None) for a layout header/footer that is not.
+    """
+    band = band_depth(page_h, band_share, cfg)
+    out: dict[int, tuple[str, Decision | None]] = {}
+    cand = [i for i, it in enumerate(items) if kinds[i] in OCR_TEXT_KINDS and it.chars]
+    for is_top in (True, False):
+        group = [i for i in cand if (items[i].y1 <= band if is_top else items[i].y0 >= page_h - band)
+                 and items[i].chars <= max_chars]
+        numbers = sum(1 for i in group if _NUMBER_ONLY.match(items[i].text.strip()))
+        for i in group:
+            if numbers <= cfg.furniture_max_page_numbers and is_page_number(items[i].text):
+                out[i] = ("page_number", Decision(scores={"furniture": 1.0, "page_number": 1.0},
+                                                  reasons=["band block matches the page-number pattern"]))
+        if len(group) > cfg.furniture_max_band_lines:
+            continue
+        for i in group:
+            it = items[i]
+            if i in out or sum(ch.isalnum() for ch in it.text) < 2:
+                continue
+            row = [j for j in group if j != i and abs((items[j].y0 + items[j].y1 - it.y0 - it.y1) / 2)
+                   < 0.5 * max(items[j].y1 - items[j].y0, it.y1 - it.y0)]
+            beside = any(j in out for j in row)
+            mates = sum(1 for j in row if j not in out and not content_cues(items[j].text))
+            d = score_item(it, items, is_top, band, page_h, body_size, cfg, layout=kinds[i] in ("header", "footer"),
+                           beside_page_number=beside, row_mates=mates)
+            if d.scores["furniture"] >= cfg.furniture_min_score:
+                out[i] = ("header" if is_top else "footer", d)
+    for i, k in enumerate(kinds):
+        if k in ("header", "footer") and i not in out:
+            out[i] = ("text", None)
+    return out
+
+
+def _apart(ln, group, em: float) -> bool:
+    """A page number stands apart on its row: no text within 0.3 em of it (a subscript or a
+    formula's digit touching its neighbours is none)."""
+    for m in group:
+        if m is ln or abs(m.yc - ln.yc) >= 0.5 * max(m.height, ln.height):
+            continue
+        if max(m.x0 - ln.x1, ln.x0 - m.x1) < 0.3 * em:
+            return False
+    return True
+
+
+def _context_pages(sample: list[int], page_count: int, want: int) -> list[int]:
+    """Neighbours of a small selection (a page converted alone), nearest first, not in it."""
+    if len(sample) >= want or page_count <= len(sample):
+        return []
+    chosen: list[int] = []
+    for d in range(1, page_count):
+        for n in sample:
+            for m in (n + d, n - d):
+                if 1 <= m <= page_count and m not in sample and m not in chosen:
+                    chosen.append(m)
+                    if len(sample) + len(chosen) >= want:
+                        return sorted(chosen)
+    return sorted(chosen)
 
 
 def _key(ln: Line, edge: float) -> str:

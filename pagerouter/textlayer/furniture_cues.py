@@ -1,0 +1,250 @@
+"""Per-page furniture score: is a line in the top/bottom band a header or footer, judged
+from this page alone?
+
+Repetition across pages (furniture.py) is the strong signal, but a one-page input, a page
+converted alone, or a journal whose running head changes every page ("Shen et al." /
+"LS-RSMR", a different article title per page) has none. Then the line itself must tell:
+
+* content: URLs, DOIs, emails, ISSNs, dates, "Downloaded from ... on DATE", "Published
+  by/online", "© ... All rights reserved", "Vol. 8 | Issue 3 | e2748", banners with `|`
+  separators, "Rev. C", "Doc No. 123-456", "Confidential", "Page 3 of 10" inside a line,
+  a running head sharing its baseline with a page number;
+* geometry: close to the page edge, a clear gap to the body (measured from the end of a
+  stack of band lines, so a 2-3 line banner counts as one), smaller type than the body,
+  short.
+
+Cues are 0..1, weighted (config `furniture_w_*`) and summed; penalties guard the two
+expensive mistakes: a heading-size line (the title at the top of page 1) and a line that
+runs on at body leading past the band (a paragraph that starts near the page edge). A
+bottom line starting with a footnote mark is a footnote, not a footer. A crowded band
+(a map, an axis, a table) gets no per-page furniture at all.
+
+Works on any item with x0/y0/x1/y1/text/size/chars (text-layer `Line`s and OCR blocks).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+from ..config.textlayer import TextLayerConfig
+from ..model import Decision
+
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+# (name, strength, pattern): strength 1.0 = a cue body text almost never has in a page band
+_CUES: list[tuple[str, float, re.Pattern[str]]] = [
+    (name, strength, re.compile(pat, re.IGNORECASE))
+    for name, strength, pat in [
+        ("download_stamp", 1.0, r"\bdownloaded\b|\baccessed\s+(?:on|at)\b|\bretrieved\s+(?:from|on)\b|\bprinted\s+on\b"),
+        ("published", 1.0, r"\bpublished\s+(?:by|online|in|on)\b|\bfirst\s+published\b|\bonline\s+first\b|"
+         r"\badvance\s+access\b|\bahead\s+of\s+print\b|\bpreprint\b|\bunder\s+review\b|\baccepted\s+manuscript\b|"
+         r"\bpublishing\b|\bpublishers?\b"),
+        ("copyright", 1.0, r"©|\(c\)\s*\d{4}|\bcopyright\b|\ball\s+rights\s+reserved\b|\blicen[cs]ed\s+under\b|"
+         r"\bcreative\s+commons\b|\bcc[- ]by\b"),
+        ("doi", 1.0, r"\bdoi\s*:|\bdoi\b|\b10\.\d{4,9}/\S+"),
+        ("url", 1.0, r"(?:https?://|www\.)\S+|\b[\w-]+\.(?:com|org|net|edu|gov|int|info|io)\b(?:/\S*)?"),
+        ("email", 1.0, r"[\w.+-]+@[\w-]+\.[\w.]+"),
+        ("issn", 1.0, r"\b(?:e-?|p-?)?issn\b|\bisbn\b"),
+        ("volume_issue", 1.0, r"\b(?:vol(?:ume)?|issue|iss|no|nr|pp|jahrgang|tome|bd)\.?\s*\d+|"
+         r"\b\d{1,4}\s*\(\d{1,4}\)\s*[:,]\s*e?\d+|\b\d{1,4}\s*:\s*e?\d{2,6}\s*[-–]\s*\d+|\be\d{4,7}\b|"
+         r"\(\d{4}\)\s*\d{1,4}\s*[,:]\s*\d+|\b\d{1,4}\s*,\s*\d{1,6}\s*[-–]\s*\d{1,6}\b"),
+        ("document_number", 1.0, r"\brev(?:ision)?\.?\s*(?:[A-Z]\b|\d+(?:\.\d+)*\b)|"
+         r"\b(?:doc(?:ument)?|part|drawing|dwg|ref|report|catalog|order|model|serial)\.?\s*"
+         r"(?:no\.?|nr\.?|number|#|id)\s*[:#]?\s*\S*\d|\bp/n\b|\bform\s+[A-Z]{0,4}[-\s]?\d[\w./-]*"),
+        ("confidential", 1.0, r"\bconfidential\b|\bproprietary\b|\binternal\s+use\b|\bdo\s+not\s+(?:copy|distribute)\b|"
+         r"\bdraft\b"),
+        ("page_of", 1.0, r"\bpage\s+\d+\s*(?:of|/)\s*\d+\b|\bp\.\s*\d+\b"),
+        ("date", 0.6, r"\b" + _MONTH + r"\s+(?:\d{1,2}(?:st|nd|rd|th)?,?\s+)?\d{4}\b|\b\d{1,2}\.?\s+" + _MONTH
+         + r"\s+\d{4}\b|\b\d{1,2}[/.-]\d{1,2}[/.-](?:\d{4}|\d{2})\b|\b\d{4}-\d{2}-\d{2}\b"),
+        ("banner", 0.6, r"\S\s*[|•·]\s*\S"),
+        ("publication_name", 0.5, r"\b(?:journal|proceedings|transactions|annals|bulletin|letters|magazine|"
+         r"review|press|society|conference|symposium|workshop|edition)\b"),
+        ("edge_page_number", 0.6, r"^\d{1,4}\s{2,}\S|\S\s{2,}\d{1,4}$"),
+    ]
+]
+_STAMPS = frozenset({"download_stamp", "published", "copyright", "doi", "issn"})
+"""Cues that stay strong inside a sentence; dates, volume numbers, URLs also occur in prose."""
+_FOOTNOTE_MARK = re.compile(r"^(?:[*†‡§¶]|\d{1,2}(?=[A-Za-z])|[¹²³⁴⁵⁶⁷⁸⁹⁰]+)")
+
+
+class Item(Protocol):
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    text: str
+    size: float
+    chars: int
+
+
+@dataclass
+class Box:
+    """A scorable item built from anything with a box and text (OCR blocks)."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    text: str
+    size: float
+    chars: int = 0
+
+    def __post_init__(self) -> None:
+        self.chars = self.chars or len(self.text.strip())
+
+
+def content_cues(text: str) -> dict[str, float]:
+    """Named content cues found in `text` with their strength (0..1)."""
+    return {name: strength for name, strength, pat in _CUES if pat.search(text)}
+
+
+def _reads_as_prose(text: str) -> bool:
+    """Many words, most of them lower-case: a sentence, not a banner or a name."""
+    words = [w for w in text.split() if w[:1].isalpha()]
+    return len(words) >= 8 and sum(w[0].islower() for w in words) >= 0.5 * len(words)
+
+
+def band_depth(page_height: float, share: float, cfg: TextLayerConfig) -> float:
+    return min(share * page_height, cfg.furniture_band_max_pt)
+
+
+def _beyond(cur: Item, items: Sequence[Item], down: bool) -> Item | None:
+    """The nearest item past `cur` towards the page's middle, preferring ones overlapping it
+    horizontally (the body under a header), else any."""
+    h = max(0.5, cur.y1 - cur.y0)
+    best = best_any = None
+    for m in items:
+        if m is cur:
+            continue
+        if down:
+            if m.y0 < cur.y1 - 0.25 * h:
+                continue
+            d = m.y0
+        else:
+            if m.y1 > cur.y0 + 0.25 * h:
+                continue
+            d = -m.y1
+        if best_any is None or d < best_any[0]:
+            best_any = (d, m)
+        if min(m.x1, cur.x1) > max(m.x0, cur.x0) and (best is None or d < best[0]):
+            best = (d, m)
+    pick = best or best_any
+    return pick[1] if pick else None
+
+
+def gap_to_body(item: Item, items: Sequence[Item], top: bool, band: float, page_h: float,
+                cfg: TextLayerConfig) -> tuple[float | None, bool]:
+    """(gap in points between the item's stack of band lines and what follows, runs_into_body).
+
+    Walks from the item towards the page's middle through band lines closer than
+    `furniture_chain_gap` line heights; `runs_into_body` is True when that walk leaves the
+    band at body leading onto text of the same size (a paragraph starting near the edge).
+    """
+    cur, own_paragraph, last = item, True, None
+    for _ in range(8):
+        nb = _beyond(cur, items, down=top)
+        if nb is None:
+            return last, False
+        gap = (nb.y0 - cur.y1) if top else (cur.y0 - nb.y1)
+        h = max(cur.y1 - cur.y0, nb.y1 - nb.y0, 0.5)
+        if gap >= cfg.furniture_chain_gap * h:
+            return max(0.0, gap), False
+        in_band = nb.y1 <= band if top else nb.y0 >= page_h - band
+        # body leading: MuPDF line boxes (ascender to descender) of one paragraph nearly touch
+        leading = abs(nb.size - cur.size) <= 0.1 * max(cur.size, 0.5) and gap < cfg.furniture_runon_gap * h
+        if leading and own_paragraph:
+            if not in_band:
+                return max(0.0, gap), True  # the item's own paragraph goes on past the band
+        elif leading:
+            return last, False  # the stack reached a paragraph: its gap to it is what counts
+        else:
+            own_paragraph, last = False, max(0.0, gap)
+            if not in_band:
+                return last, False
+        cur = nb
+    return last if last is not None else 0.0, False
+
+
+def score_item(
+    item: Item, items: Sequence[Item], top: bool, band: float, page_h: float, body_size: float,
+    cfg: TextLayerConfig, *, layout: bool = False, beside_page_number: bool = False, row_mates: int = 0,
+) -> Decision:
+    """The furniture Decision for one band item: `scores['furniture']` and the cues behind it."""
+    body = max(body_size, 0.5)
+    dist = item.y0 if top else page_h - item.y1
+    position = min(1.0, max(0.0, 1.0 - max(0.0, dist) / max(band, 1.0)))
+    gap, runs_on = gap_to_body(item, items, top, band, page_h, cfg)
+    gap_cue = 0.5 if gap is None else min(1.0, gap / body / cfg.furniture_gap_full_em)
+    size_cue = min(1.0, max(0.0, (body - item.size) / (0.25 * body)))
+    span = max(1.0, cfg.furniture_max_chars - 60)
+    short = min(1.0, max(0.0, 1.0 - (item.chars - 60) / span))
+    cues = content_cues(item.text)
+    if beside_page_number:
+        cues["beside_page_number"] = 0.8
+    prose = _reads_as_prose(item.text) and item.size >= 0.95 * body
+    if prose:  # a body-size sentence: only stamp cues keep their full strength
+        content = max([v if k in _STAMPS else 0.5 * v for k, v in cues.items()], default=0.0)
+    else:
+        content = max(cues.values(), default=0.0)
+    heading = item.size >= cfg.furniture_heading_ratio * body
+    footnote = not top and bool(_FOOTNOTE_MARK.match(item.text.strip()))
+    # without any cue only the geometry speaks, and it cannot tell a footnote from a footer,
+    # nor a running head from one cell of a table or formula row reaching the band
+    cued = bool(cues) or layout
+    uncued_bottom = not cued and not top and cfg.furniture_bottom_needs_cue
+    in_row = not cued and row_mates > 0
+    # running heads sit in the outer part of the margin; uncued tiny text deep in the band is
+    # a figure's labels reaching up into it
+    deep = not cued and position < cfg.furniture_uncued_min_position
+    # a cue counts fully only on a line set apart (near the edge or after a gap): a URL or a date
+    # ending a paragraph at the top of a column is body text
+    separated = 0.5 + 0.5 * max(gap_cue, position)
+    s = (cfg.furniture_w_content * content * separated + cfg.furniture_w_gap * gap_cue + cfg.furniture_w_position * position
+         + cfg.furniture_w_size * size_cue + cfg.furniture_w_short * short + cfg.furniture_w_layout * layout)
+    s -= cfg.furniture_heading_penalty * heading + cfg.furniture_body_penalty * runs_on
+    s -= cfg.furniture_footnote_penalty * footnote + cfg.furniture_prose_penalty * prose
+    s -= cfg.furniture_body_penalty * (uncued_bottom or in_row or deep)
+    scores = {
+        "furniture": round(s, 3), "content": content, "gap": round(gap_cue, 3), "position": round(position, 3),
+        "size": round(size_cue, 3), "short": round(short, 3), "layout": float(layout), "repeated": 0.0,
+    }
+    scores.update({f"cue_{k}": v for k, v in cues.items()})
+    where = "top" if top else "bottom"
+    reasons = [f"{where} band line, per-page score {s:.2f} (threshold {cfg.furniture_min_score:g})"]
+    if cues:
+        reasons.append("content cues: " + ", ".join(sorted(cues)))
+    reasons.append("gap to body " + ("n/a (nothing beyond)" if gap is None else f"{gap / body:.1f} x body size"))
+    reasons.append(f"{dist:.0f} pt from the page edge; size {item.size:g} vs body {body:g}")
+    if layout:
+        reasons.append("layout model region header/footer")
+    if heading:
+        reasons.append("heading-size type (penalised)")
+    if runs_on:
+        reasons.append("runs on past the band at body leading (penalised)")
+    if footnote:
+        reasons.append("starts with a footnote mark (penalised)")
+    if prose:
+        reasons.append("a body-size sentence (penalised, weak cues halved)")
+    if uncued_bottom:
+        reasons.append("bottom line without any cue: a footnote as likely as a footer (penalised)")
+    if deep:
+        reasons.append("no cue and deep in the band, away from the page edge (penalised)")
+    if in_row:
+        reasons.append(f"shares its row with {row_mates} other uncued line(s): a table or formula row (penalised)")
+    return Decision(scores=scores, reasons=reasons)
+
+
+def side_stamp(item: Item, page_w: float, page_h: float, cfg: TextLayerConfig) -> Decision | None:
+    """A line drawn vertically along the left/right margin with a stamp cue ("Downloaded
+    from ... on DATE" up the side of journal pages) is furniture, not a body paragraph."""
+    margin = band_depth(page_w, cfg.furniture_band, cfg)
+    if not (item.x1 <= margin or item.x0 >= page_w - margin):
+        return None
+    cues = {k: v for k, v in content_cues(item.text).items() if v >= 1.0 and k not in ("page_of", "volume_issue")}
+    if not cues:
+        return None
+    return Decision(
+        scores={"furniture": 1.0, "content": 1.0, "side": 1.0, **{f"cue_{k}": v for k, v in cues.items()}},
+        reasons=[f"vertical line in the side margin with stamp cues: {', '.join(sorted(cues))}"],
+    )
