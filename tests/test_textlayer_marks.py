@@ -222,3 +222,24 @@ def test_arabic_presentation_forms_normalised():
     assert texts[0] == unicodedata.normalize("NFKC", "\ufe8e\ufee0\ufedf \ufeb3\ufefc\ufee1") == "الل سلام"
     assert not any("\ufb50" <= ch <= "\ufefe" for ch in texts[0])
     assert texts[1] == "area 5 m\u00b2 and file"
+
+
+@pytest.mark.parametrize("pitch,extra", [(9.5, 7.0), (12.0, 8.0)])
+def test_paragraph_spacing_counts_where_line_boxes_overlap(pitch, extra):
+    """Lines set tighter than the font's box height (boxes overlap): the paragraph break is
+    more distance than the paragraph's own line pitch, even though the plain gap looks small;
+    a sentence wrapped over such a gap would still join (only a sentence end splits)."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    paras = [
+        ["The first paragraph opens here and runs on", "over three lines of ordinary prose text", "until it ends right here."],
+        ["A second paragraph follows after a space", "and it also ends with a full stop."],
+    ]
+    y = 100.0
+    for k, lines in enumerate(paras):
+        for ln in lines:
+            page.insert_text((72, y), ln, fontsize=10, fontname="helv")
+            y += pitch
+        y += extra
+    got = [b.text for b in read(page) if b.role == "paragraph"]
+    assert got == [" ".join(p) for p in paras]

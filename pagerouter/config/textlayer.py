@@ -46,6 +46,12 @@ class TextLayerConfig(StrictModel):
         default=0.75,
         description="A vertical gap between lines larger than this times the line height starts a new paragraph.",
     )
+    paragraph_extra_pitch_ratio: float = Field(
+        default=0.5,
+        description="Within a paragraph of two or more lines, a line whose distance from the previous one exceeds "
+        "the paragraph's own line pitch by more than this times the line height starts a new paragraph (catches "
+        "paragraph spacing where the font's line boxes overlap, so the plain gap looks small).",
+    )
     indent_em: float = Field(default=1.0, description="A first-line indent of at least this (em) starts a new paragraph.")
 
     # --- reading order (recursive XY cut) ---------------------------------------------

@@ -105,6 +105,14 @@ def starts_new(cur: Para, prev: Line, ln: Line, key: tuple, em: float, cfg: Text
     h = max(prev.height, ln.height)
     if gap > cfg.paragraph_gap_ratio * h or gap < -0.6 * h:
         return True
+    if (
+        len(cur.lines) >= 2
+        and prev.text.rstrip()[-1:] in _SENTENCE_END
+        and _pitch(prev, ln) > _para_pitch(cur) + cfg.paragraph_extra_pitch_ratio * h
+    ):
+        # more space than between the paragraph's own lines after a sentence end (fonts whose
+        # line boxes overlap make the plain gap look small); a wrapped sentence never splits
+        return True
     first = cur.lines[0]
     if cfg.footnote_split and _next_footnote(cur, prev, ln, ln.size <= cfg.footnote_size_ratio * em):
         return True
@@ -125,6 +133,17 @@ def starts_new(cur: Para, prev: Line, ln: Line, key: tuple, em: float, cfg: Text
         elif prev.x1 < max(x.x1 for x in cur.lines) - 4 * em:
             return True  # previous line stopped short after a sentence end
     return False
+
+
+def _pitch(a: Line, b: Line) -> float:
+    """Line-to-line distance of `b` under `a`: the smaller of the top and bottom edge steps, so a
+    line made taller by an inline formula, a superscript or a subscript does not look spaced."""
+    return min(b.y0 - a.y0, b.y1 - a.y1)
+
+
+def _para_pitch(cur: Para) -> float:
+    steps = sorted(_pitch(a, b) for a, b in zip(cur.lines, cur.lines[1:]))
+    return steps[len(steps) // 2]
 
 
 def _is_footnote(text: str, size: float, body: float, cfg: TextLayerConfig) -> bool:
