@@ -232,8 +232,9 @@ def test_paragraph_spacing_counts_where_line_boxes_overlap(pitch, extra):
     doc = pymupdf.open()
     page = doc.new_page(width=612, height=792)
     paras = [
-        ["The first paragraph opens here and runs on", "over three lines of ordinary prose text", "until it ends right here."],
-        ["A second paragraph follows after a space", "and it also ends with a full stop."],
+        # last lines as long as the others: the short-last-line rule cannot see the break
+        ["The first paragraph opens here and runs on", "over three lines of ordinary prose text", "until it ends at the right margin now."],
+        ["A second paragraph follows after a space", "and it also ends with a full stop here."],
     ]
     y = 100.0
     for k, lines in enumerate(paras):
