@@ -136,6 +136,27 @@ def test_first_paragraph_and_title_near_the_top_stay_in_body(tmp_path):
     assert "Footnote: samples" in md
 
 
+@pytest.mark.parametrize("font,small", [("helv", 7.5), ("tiro", 8.0)])
+def test_letterhead_stack_is_one_furniture_block(tmp_path, font, small):
+    """A letterhead: the address line has no cue of its own, but it is set tight in the same small
+    type against the contact line that has one (an email): the whole stack is furniture."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_text((50, 50), "Northwind Widget Works Ltd", fontsize=15, fontname="hebo")
+    page.insert_text((50, 64), "12 Harbour Lane, Eastport EP4 7QT", fontsize=small, fontname=font)
+    page.insert_text((50, 64 + small * 1.3), "Tel +44 20 7946 0000 | office@northwind.example", fontsize=small, fontname=font)
+    page.insert_text((50, 100), "Quarterly Widget Report", fontsize=16, fontname="hebo")  # close below
+    _body(page, 128, 10, font, BODY, x=50)
+    out, md = _convert(doc, tmp_path)
+    roles = {b.text: b for b in out.pages[0].blocks}
+    for t in ("12 Harbour Lane, Eastport EP4 7QT", "Tel +44 20 7946 0000 | office@northwind.example"):
+        assert t not in md
+        assert roles[t].role == "header" and roles[t].furniture is not None
+    assert any("same small type" in r for r in roles["12 Harbour Lane, Eastport EP4 7QT"].furniture.reasons)
+    assert "Quarterly Widget Report" in md
+    assert md.index(BODY[0][:40]) < md.index(BODY[-1][:40])
+
+
 def test_cues_and_page_number_patterns():
     assert {"download_stamp", "date", "url"} <= set(content_cues("Downloaded from http://x.example.org/ on July 12, 2017"))
     assert "volume_issue" in content_cues("Proc. R. Soc. Lond. B (2004) 271, 147–152")

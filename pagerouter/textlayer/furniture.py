@@ -197,6 +197,8 @@ class FurnitureModel:
                 if d.scores["furniture"] >= cfg.furniture_min_score:
                     ln.role = "header" if is_top else "footer"
                     out[id(ln)] = d
+            if is_top:  # (at the bottom, small type stacked on a footer line is as often a footnote)
+                _join_stacks(group, is_top, body_size, out)
         if page_width:
             for ln in lines:
                 if not ln.horizontal and ln.role is None and ln.chars <= 2 * cfg.furniture_max_chars:
@@ -256,6 +258,34 @@ def classify_blocks(
         if k in ("header", "footer") and i not in out:
             out[i] = ("text", None)
     return out
+
+
+def _join_stacks(group: list[Line], is_top: bool, body_size: float, out: dict[int, Decision]) -> None:
+    """A banner or letterhead is a stack of small lines of which only some carry a cue (the
+    address under a company's name, the line above "Tel ... | info@..."): an unmarked line in
+    the same small type, set tight against a furniture line and sharing its left edge or
+    overlapping it, is part of the same block."""
+    changed = True
+    while changed:
+        changed = False
+        for ln in group:
+            if ln.role is not None or ln.size >= 0.95 * body_size:
+                continue
+            for m in group:
+                if m.role not in ("header", "footer") or abs(m.size - ln.size) > 0.5:
+                    continue
+                gap = max(m.y0 - ln.y1, ln.y0 - m.y1)
+                aligned = abs(m.x0 - ln.x0) < 2 or min(m.x1, ln.x1) - max(m.x0, ln.x0) > 0
+                if gap <= 0.6 * max(m.height, ln.height) and aligned:
+                    ln.role = m.role
+                    base = out[id(m)].scores.get("furniture", 1.0)
+                    out[id(ln)] = Decision(
+                        scores={"furniture": base, "stacked": 1.0},
+                        reasons=[f"{'top' if is_top else 'bottom'} band line set tight against a furniture line "
+                                 f"in the same small type ({ln.size:g} vs body {body_size:g}): one block"],
+                    )
+                    changed = True
+                    break
 
 
 def _apart(ln, group, em: float) -> bool:
