@@ -145,6 +145,18 @@ def test_fragments_across_a_narrow_gutter_stay_apart_and_justified_gaps_join():
     assert len(merge_fragments(table, CFG)) == 8
 
 
+def test_an_indented_column_line_never_joins_across_a_gutter():
+    """Right column indented by about the gutter's width (a paragraph's first line): the gap on
+    that row is gutter + indent, and the other rows' right-column lines start at its middle.
+    Those rows only touch the gap; they do not run through it, so it is not a justified word gap."""
+    rows = []
+    for k in range(6):  # 12 pt gutter between 50..200 and 212..362, every baseline shared
+        right_x0 = 224 if k == 3 else 211  # row 3: first line of a paragraph, indented 13 pt
+        rows += [_frag(50, 100 + 12 * k, 200, f"left{k}"), _frag(right_x0, 100 + 12 * k, 362, f"right{k}")]
+    out = merge_fragments(rows, CFG)
+    assert sorted(ln.text for ln in out) == sorted(ln.text for ln in rows)
+
+
 # ---- rotated pages and text --------------------------------------------------------------
 
 

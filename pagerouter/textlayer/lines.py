@@ -345,10 +345,11 @@ def merge_fragments(lines: list[Line], cfg: TextLayerConfig) -> list[Line]:
 def _gap_context(
     rows: list[list[Line]], ycs: list[float], r: int, a: float, b: float, h: float, cfg: TextLayerConfig
 ) -> tuple[int, int]:
-    """(rows crossing, rows gapped at) the middle of the gap a..b on row `r`, among the rows
-    whose centre lies within `merge_context_lines` line heights of it. A row is *gapped* when
-    it has text ending left of the middle near `a` and text starting right of it near `b`."""
-    mid = (a + b) / 2
+    """(rows crossing, rows gapped at) the gap a..b on row `r`, among the rows whose centre
+    lies within `merge_context_lines` line heights of it. A row *crosses* when one of its
+    lines covers the whole gap (covering only its middle is not enough: a column indented
+    by about the gutter's width starts at the middle of an indented line's gap). A row is
+    *gapped* when it has text ending before `b` near `a` and text starting after `a` near `b`."""
     reach = cfg.merge_context_lines * max(h, 1.0)
     near = 2.0 * (b - a) + h  # a neighbour's edge this close to the gap counts for it
     crossed = gapped = 0
@@ -358,12 +359,12 @@ def _gap_context(
         while 0 <= j < len(rows) and abs(ycs[j] - y) <= reach:
             left = right = cross = False
             for ln in rows[j]:
-                if ln.x0 < mid < ln.x1:
+                if ln.x0 <= a + 0.5 and ln.x1 >= b - 0.5:
                     cross = True
                     break
-                if ln.x1 <= mid and ln.x1 >= a - near:
+                if a - near <= ln.x1 < b:
                     left = True
-                elif ln.x0 >= mid and ln.x0 <= b + near:
+                if a < ln.x0 <= b + near:
                     right = True
             if cross:
                 crossed += 1
