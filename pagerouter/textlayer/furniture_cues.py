@@ -65,7 +65,9 @@ _CUES: list[tuple[str, float, re.Pattern[str]]] = [
 ]
 _STAMPS = frozenset({"download_stamp", "published", "copyright", "doi", "issn"})
 """Cues that stay strong inside a sentence; dates, volume numbers, URLs also occur in prose."""
-_FOOTNOTE_MARK = re.compile(r"^(?:[*†‡§¶]|\d{1,2}(?=[A-Za-z])|[¹²³⁴⁵⁶⁷⁸⁹⁰]+)")
+_FOOTNOTE_MARK = re.compile(r"^(?:[*†‡§¶]|\d{1,2}(?=[A-Za-z])|[¹²³⁴⁵⁶⁷⁸⁹⁰]+|<sup>[^<]{1,4}</sup>)")
+"""A footnote's leading marker: a symbol, a number run into the text, a superscript (Unicode
+or tagged `<sup>` by the text-layer reader)."""
 
 
 class Item(Protocol):

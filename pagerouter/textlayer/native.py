@@ -45,14 +45,16 @@ def reentries(lines: Sequence[Line], max_words: float) -> int:
 def prefer_native(ordered: list[tuple[Any, tuple]], cfg: TextLayerConfig) -> tuple[list[tuple[Any, tuple]], int]:
     """`ordered` ((item, column key) in the cut's order: Lines and tables/figures), or the same
     items in MuPDF's order when the cut re-enters blocks (module docstring); and the count of
-    re-entries measured. In MuPDF's order a line's key is its MuPDF block, so paragraphs
-    never continue across blocks; a table or figure goes before the first line below its top
+    re-entries measured. In MuPDF's order every line has one key (paragraphs break on
+    geometry alone); a table or figure goes before the first line below its top
     that it shares some width with (its place in the flow)."""
     lines = [it for it, _key in ordered if isinstance(it, Line)]
     n = reentries(lines, cfg.form_max_words)
     if n < cfg.native_order_min_reentries:
         return ordered, n
-    native: list[tuple[Any, tuple]] = [(ln, ("native", ln.seq[0])) for ln in sorted(lines, key=lambda ln: ln.seq)]
+    # one key for every line: paragraphs are told apart by their geometry (gaps, indents, a jump
+    # back up to the next column), not by MuPDF's blocks, which some producers make one per line
+    native: list[tuple[Any, tuple]] = [(ln, ("native",)) for ln in sorted(lines, key=lambda ln: ln.seq)]
     for atom, key in ordered:
         if isinstance(atom, Line):
             continue
