@@ -27,6 +27,7 @@ header and body, section labels without values, row labels wrapped over two line
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 import numpy as np
 
@@ -199,6 +200,12 @@ def build_text_table(
         col = {r[j] for r in cells[len(header):] if r[j]}
         if len(col) and col <= _OPERATORS:
             return None  # a column of "+" and "=": an aligned equation array, not a table
+    # every word of the region must land in a cell: a grid that loses text (a sidebar's note,
+    # a heading cut in two by a column boundary) is not this table; the lines stay prose
+    kept = Counter(ch for r in cells for c in r for ch in c if not ch.isspace())
+    lost = Counter(ch for w in words for ch in str(w[4]) if not ch.isspace()) - kept
+    if sum(lost.values()) > 0:
+        return None
     keep = [j for j in range(ncols) if any(r[j] for r in cells)]
     return [[r[j] for j in keep] for r in cells], max(1, len(header)), reasons
 
