@@ -193,3 +193,30 @@ def test_a_truncated_pdf_never_loses_pages_silently(pdf_bytes, isolated, monkeyp
                 assert p.error or any(c.name == "damaged_page" for c in p.checks)
     assert lost  # the cuts did lose pages, and said so
     conv.close()
+
+
+def test_workers_started_beside_other_threads_come_from_the_fork_server(reference, pdf_bytes, monkeypatch):
+    """A single-threaded caller forks workers directly (fast start); with other threads alive (a
+    Serve replica) a fork could copy a held lock, so the fork server starts them. Both kinds
+    fail one page on a crash and read the others exactly."""
+    import threading
+
+    from pagerouter.isolation.pool import _Process
+
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)
+    other.start()
+    try:
+        with Converter(_cfg()) as c:
+            monkeypatch.setenv(FAULT_ENV, "segv@3")
+            doc = c.convert(pdf_bytes, name="doc.pdf")
+            assert [p.number for p in doc.pages if p.status == "failed"] == [3]
+            workers = list(c.pages._all)
+            assert workers and all(isinstance(w.proc, _Process) for w in workers)
+    finally:
+        stop.set()
+        other.join()
+    with Converter(_cfg()) as c:  # no other thread now: forked directly
+        monkeypatch.delenv(FAULT_ENV)
+        assert _strip(c.convert(pdf_bytes, name="doc.pdf")) == _strip(reference)
+        assert c.pages._all and not any(isinstance(w.proc, _Process) for w in c.pages._all)
