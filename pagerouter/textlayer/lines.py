@@ -347,9 +347,13 @@ def _gap_context(
 ) -> tuple[int, int]:
     """(rows crossing, rows gapped at) the gap a..b on row `r`, among the rows whose centre
     lies within `merge_context_lines` line heights of it. A row *crosses* when one of its
-    lines covers the whole gap (covering only its middle is not enough: a column indented
-    by about the gutter's width starts at the middle of an indented line's gap). A row is
-    *gapped* when it has text ending before `b` near `a` and text starting after `a` near `b`."""
+    lines starts before the gap (or in its first quarter: an indented first line) and runs past
+    its middle: text flows through it. A line that starts deeper inside the gap does not
+    cross it (a column indented by about the gutter's width starts right at the middle of an
+    indented line's gap). A row is
+    *gapped* when it has text ending left of the middle near `a` and text starting right of
+    it near `b`."""
+    mid = (a + b) / 2
     reach = cfg.merge_context_lines * max(h, 1.0)
     near = 2.0 * (b - a) + h  # a neighbour's edge this close to the gap counts for it
     crossed = gapped = 0
@@ -359,12 +363,12 @@ def _gap_context(
         while 0 <= j < len(rows) and abs(ycs[j] - y) <= reach:
             left = right = cross = False
             for ln in rows[j]:
-                if ln.x0 <= a + 0.5 and ln.x1 >= b - 0.5:
+                if ln.x0 <= a + 0.25 * (b - a) and ln.x1 > mid:
                     cross = True
                     break
-                if a - near <= ln.x1 < b:
+                if a - near <= ln.x1 <= mid:
                     left = True
-                if a < ln.x0 <= b + near:
+                elif mid <= ln.x0 <= b + near:
                     right = True
             if cross:
                 crossed += 1
