@@ -156,7 +156,15 @@ def financial_table(pen, rng: random.Random, x0: float, y: float, font: str, siz
 
 def simple_table(pen, rng: random.Random, x0: float, y: float, width: float, font: str, size: float) -> tuple[list[Check], float]:
     """A borderless text table: left-aligned columns, bold header, no rules."""
-    heads = rng.sample(["Station", "Site", "Elevation (m)", "Annual rain (mm)", "Opened", "Keeper", "Soil", "Depth (cm)", "Owner"], rng.randint(3, 5))
+    names = ["Station", "Site", "Elevation (m)", "Annual rain (mm)", "Opened", "Keeper", "Soil", "Depth (cm)", "Owner"]
+    n = rng.randint(3, 5)
+    while True:  # headers that fit their column (a header running into the next one is no table)
+        cw = width / n
+        fit = [h for h in names if pen.width(h, bold(font), size) < cw - 6]
+        if len(fit) >= n or n == 2:
+            break
+        n -= 1
+    heads = rng.sample(fit, min(n, len(fit)))
     n = len(heads)
     cw = width / n
     for k, h in enumerate(heads):

@@ -255,6 +255,38 @@ def test_two_value_columns_under_a_unit_line_keep_their_header():
     assert value(t.cells, "Revenue", "Jan 28, 2024").replace(" ", "") == "$60,922"
 
 
+@pytest.mark.parametrize("font,gutter", [("helv", 20.0), ("tiro", 28.0)])
+def test_a_small_table_in_one_column_of_a_two_column_page(font, gutter):
+    """The right column's prose shares every row of a table set in the left column: the table
+    is found within its column (cells in the right columns, no prose in a cell), with its
+    header cells kept apart even where they are set close ("Station" and "Keeper")."""
+    d = pymupdf.open()
+    page = d.new_page(width=612, height=792)
+    m, colw = 56.0, (612 - 112 - gutter) / 2
+    page.insert_text((m, 60), "Stations of the northern survey and their keepers", fontsize=15, fontname=font)
+    right = "Rain gauges were read each morning and the readings were copied into the ledger by hand. " * 9
+    page.insert_textbox((m + colw + gutter, 90, 612 - m, 600), right, fontsize=9.5, fontname=font)
+    page.insert_textbox((m, 90, m + colw, 140), "The table lists each station with its keeper and soil.",
+                        fontsize=9.5, fontname=font)
+    heads = ["Site", "Keeper", "Station", "Soil"]
+    rows = [["Ardmore", "Hale", "North", "Clay"], ["Brent", "Iles", "South", "Loam"],
+            ["Carrow", "Jopp", "East", "Sand"], ["Dunmore", "Kerr", "West", "Peat"]]
+    xs = [m + k * colw / 4 for k in range(4)]
+    for k, h in enumerate(heads):
+        page.insert_text((xs[k], 160), h, fontsize=9, fontname="hebo" if font == "helv" else "tibo")
+    for r, row in enumerate(rows):
+        for k, v in enumerate(row):
+            page.insert_text((xs[k], 174 + 12 * r), v, fontsize=9, fontname=font)
+    page.insert_textbox((m, 240, m + colw, 400), "After the table the left column goes on with more prose.",
+                        fontsize=9.5, fontname=font)
+    (t,) = tables_of(read(page))
+    assert t.cells[0] == heads
+    for row in rows:
+        assert value(t.cells, row[0], "Station") == row[2]
+        assert value(t.cells, row[0], "Soil") == row[3]
+    assert not any("ledger" in c for r in t.cells for c in r)
+
+
 def test_two_column_prose_and_a_list_stay_paragraphs():
     from pagerouter.synth import LOREM, add_text_page
 

@@ -47,7 +47,7 @@ from .hyphen import join_lines, page_vocabulary
 from .lines import Line, extract_lines, merge_fragments
 from .native import prefer_native
 from .roles import Para, assign_roles, attach_captions, group_paragraphs, list_marker
-from .tables import Table, build_table, rule_candidates, text_candidates
+from .tables import Table, build_table, column_candidates, rule_candidates, text_candidates
 
 __all__ = [
     "FurnitureModel",
@@ -129,8 +129,11 @@ def read_text_layer(
     body = [ln for ln in rest if ln.role is None]
     furn = [ln for ln in rest if ln.role is not None]
     if cfg.detect_tables:
-        for region in text_candidates(body, cfg, em):
-            if any(overlap_share(region, t.bbox) > 0.3 for t in found):
+        # the whole page first (a table may span columns), then each text column on its own: a
+        # small table in one column of a two-column page has the other column's prose on its rows
+        in_columns = column_candidates(body, cfg, em, W)
+        for region in [*_without_prose_rows(text_candidates(body, cfg, em), in_columns, body, cfg), *in_columns]:
+            if any(overlap_share(region, t.bbox) > 0.3 or overlap_share(t.bbox, region) > 0.3 for t in found):
                 continue
             tab = build_table(page, region, [], [], cfg, em, derot, rot, ruled=False)
             if tab is not None:
@@ -219,6 +222,31 @@ def read_text_layer(
     for ln in bottom:
         add(text=ln.text.strip(), role=ln.role, bbox=ln.bbox, confidence=1.0, furniture=decisions.get(id(ln)))
     return blocks
+
+
+def _without_prose_rows(regions: list[BBox], in_columns: list[BBox], body: list[Line], cfg: TextLayerConfig) -> list[BBox]:
+    """Whole-page table regions, less those that hold a column's table plus the prose of the
+    column beside it (the prose shares the table's rows), or that a column's candidate covers:
+    that table is found in its column."""
+    out = []
+    for r in regions:
+        spoilt = False
+        for c in in_columns:
+            if overlap_share(r, c) >= 0.8:
+                spoilt = True  # the column's own candidate covers it (rows the prose beside it broke)
+            if overlap_share(c, r) < 0.8:
+                continue
+            rest = [ln for ln in body if center_inside(ln.bbox, r, _TOL) and not center_inside(ln.bbox, c, _TOL)
+                    and c[1] <= ln.yc <= c[3]]  # beside the column's table, on its rows
+            long = [ln for ln in rest if ln.words() > cfg.table_max_cell_words]
+            inside = [ln.y1 for ln in body if center_inside(ln.bbox, c, _TOL)]
+            # prose beside the table keeps its own leading; a table's long cells sit on its rows
+            aligned = sum(1 for ln in long if any(abs(ln.y1 - y) <= 1.5 for y in inside))
+            if len(long) >= 2 and aligned < 0.5 * len(long):
+                spoilt = True
+        if not spoilt:
+            out.append(r)
+    return out
 
 
 def _page_ladder(lines: list[Line], em: float, cfg: TextLayerConfig) -> tuple[float, ...]:

@@ -348,7 +348,8 @@ def _gap_context(
     """(rows crossing, rows gapped at) the gap a..b on row `r`, among the rows whose centre
     lies within `merge_context_lines` line heights of it. A row *crosses* when one of its
     lines starts before the gap (or in its first quarter: an indented first line) and runs past
-    its middle: text flows through it. A line that starts deeper inside the gap does not
+    its middle, and is several gaps wide (prose, not a table cell): text flows through it. A
+    line that starts deeper inside the gap does not
     cross it (a column indented by about the gutter's width starts right at the middle of an
     indented line's gap). A row is
     *gapped* when it has text ending left of the middle near `a` and text starting right of
@@ -363,7 +364,7 @@ def _gap_context(
         while 0 <= j < len(rows) and abs(ycs[j] - y) <= reach:
             left = right = cross = False
             for ln in rows[j]:
-                if ln.x0 <= a + 0.25 * (b - a) and ln.x1 > mid:
+                if ln.x0 <= a + 0.25 * (b - a) and ln.x1 > mid and ln.x1 - ln.x0 >= 3 * (b - a):
                     cross = True
                     break
                 if a - near <= ln.x1 <= mid:

@@ -39,7 +39,7 @@ from ..geometry import BBox
 from ..pagetext import words_in
 from ..table_markdown import cells_to_html, cells_to_markdown
 from .lines import Line
-from .tables_text import _UNIT, build_text_table
+from .tables_text import _UNIT, build_text_table, column_cuts
 
 
 _CAPTION = re.compile(r"^(?:Table|Tab\.|Tabelle|Tableau|Tabla|Figure|Fig\.|Exhibit|Schedule)\s*[A-Z]?[\dIVX]", re.I)
@@ -146,6 +146,30 @@ def text_candidates(lines: list[Line], cfg: TextLayerConfig, em: float) -> list[
         else:
             flush()
     flush()
+    return out
+
+
+def column_candidates(lines: list[Line], cfg: TextLayerConfig, em: float, page_width: float) -> list[BBox]:
+    """`text_candidates` inside each text column of the page, where whitespace gutters run the
+    height of the body (lines wider than 60% of the page are left out, and a few narrower
+    ones may cross: a title, a caption). No gutter: nothing (the whole-page pass covered it)."""
+    narrow = [ln for ln in lines if ln.horizontal and ln.role is None and ln.width < 0.6 * page_width]
+    if len(narrow) < cfg.table_min_rows:
+        return []
+    min_gap = max(cfg.min_column_gap_pt, cfg.min_column_gap_em * em)
+    # whitespace crossed by at most ~10% of the lines (a title or a caption may cross a gutter)
+    cuts = column_cuts([(ln.x0, ln.x1) for ln in narrow], len(narrow), min_gap)
+    # a text column's gutter has prose on both sides (a table's own column gaps do not)
+    prose = [ln for ln in narrow if ln.words() >= 5]
+    cuts = [c for c in cuts if any(ln.x1 <= c for ln in prose) and any(ln.x0 >= c for ln in prose)]
+    if not cuts:
+        return []
+    bounds = [-1e9, *cuts, 1e9]
+    out: list[BBox] = []
+    for lo, hi in zip(bounds, bounds[1:]):
+        col = [ln for ln in narrow if lo <= (ln.x0 + ln.x1) / 2 < hi]
+        if len(col) >= cfg.table_min_rows:
+            out += text_candidates(col, cfg, em)
     return out
 
 

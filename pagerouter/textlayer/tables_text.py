@@ -78,11 +78,19 @@ def rows_of(words: list[Word]) -> list[list[Word]]:
     return rows
 
 
-def phrases(row: list[Word], gap: float) -> list[tuple[float, float, str]]:
-    """Runs of words closer than `gap`: (x0, x1, text)."""
+def phrases(row: list[Word], gap: float, cuts: list[float] = (), split_gap: float = 0.0) -> list[tuple[float, float, str]]:
+    """Runs of words closer than `gap`: (x0, x1, text). With `cuts` (the body's column gaps), a
+    space wider than `split_gap` with a cut in it ends the run too: two header cells set close
+    over their columns ("Station Keeper"), while a label spanning columns ("Year Ended") has
+    ordinary word spaces. (Columns by word centres: a header word may overhang its column.)"""
     out: list[list] = []
+    prev = None
     for w in row:
-        if out and w[0] - out[-1][1] < gap:
+        space = w[0] - out[-1][1] if out else 0.0
+        at_cut = bool(split_gap and prev is not None and space > split_gap
+                      and _col(cuts, (prev[0] + prev[2]) / 2) != _col(cuts, (w[0] + w[2]) / 2))
+        prev = w
+        if out and space < gap and not at_cut:
             out[-1][1] = max(out[-1][1], w[2])
             out[-1][2] += " " + w[4]
         else:
@@ -186,6 +194,7 @@ def build_text_table(
     if not cuts:
         return None
     ncols = len(cuts) + 1
+    phr[:first] = [phrases(r, gap, cuts, 0.45 * em) for r in rows[:first]]
     # no header lines: the first row, cut like the body, stands as the header row
     header, extra_body = _header(phr[:first], rows[:first], cuts, ncols) if first else ([], [])
     if len(header) > 1:
