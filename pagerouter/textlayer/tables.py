@@ -121,7 +121,7 @@ def text_candidates(lines: list[Line], cfg: TextLayerConfig, em: float) -> list[
         strong = [r for r in run if len(r) >= cfg.table_min_cols]
         if len(strong) >= cfg.table_min_rows:
             sfrags = [f for r in strong for f in r]
-            cols = _columns_from_intervals([(f.x0, f.x1) for f in sfrags], len(strong), max(4.0, 0.8 * em))
+            cols = column_cuts([(f.x0, f.x1) for f in sfrags], len(strong), max(4.0, 0.8 * em))
             if len(cols) + 1 >= cfg.table_min_cols and not _prose_columns(sfrags, cols):
                 frags = [f for r in run for f in r] + _header_lines(rows[:start], run, cols[0], cfg, em)
                 out.append(
@@ -262,7 +262,7 @@ def build_table(
         cuts = []
     if not cuts:
         nrows = len(_text_rows_words(words))
-        cuts = _columns_from_intervals([(w[0], w[2]) for w in words], nrows, max(4.0, 0.8 * em))
+        cuts = column_cuts([(w[0], w[2]) for w in words], nrows, max(4.0, 0.8 * em))
         reasons.append(f"{len(cuts) + 1} columns from whitespace between words")
     if not cuts:
         return None
@@ -361,32 +361,3 @@ def _text_rows_words(words: list[tuple]) -> list[list[tuple]]:
                 continue
         rows.append([w])
     return rows
-
-
-def _columns_from_intervals(intervals: list[tuple[float, float]], nrows: int, min_gap: float) -> list[float]:
-    """x positions of column gaps: whitespace crossed by at most ~10% of the rows."""
-    if not intervals:
-        return []
-    x0 = min(a for a, _ in intervals)
-    x1 = max(b for _, b in intervals)
-    width = int(x1 - x0) + 2
-    cov = np.zeros(width + 1, dtype=np.int32)
-    for a, b in intervals:
-        cov[int(a - x0)] += 1
-        cov[int(b - x0 + 0.999)] -= 1
-    cov = np.cumsum(cov)[:width]
-    allowed = int(0.1 * nrows)
-    low = cov <= allowed
-    cuts: list[float] = []
-    i = 0
-    while i < width:
-        if not low[i]:
-            i += 1
-            continue
-        j = i
-        while j < width and low[j]:
-            j += 1
-        if i > 0 and j < width and j - i >= min_gap:
-            cuts.append(x0 + (i + j) / 2)
-        i = j
-    return cuts
