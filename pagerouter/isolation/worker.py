@@ -102,6 +102,11 @@ def _rss_mb() -> float:
 
 def serve(conn, cfg_json: str, marker) -> None:
     """The worker's loop: answer the pool until it says quit or goes away."""
+    import faulthandler
+
+    # a forked worker inherits the caller's fault handler (pytest's, say), which would dump a
+    # traceback to the shared stderr on every crash; the pool reports the crash on the page
+    faulthandler.disable()
     cfg = PagerouterConfig.model_validate_json(cfg_json)
     docs: OrderedDict[str, _Doc] = OrderedDict()
 
