@@ -69,7 +69,10 @@ def build_app(cfg: PagerouterConfig, require_api_key: bool = False) -> Applicati
     layout = Layout.options(**deployment_options(s.layout)).bind(data, True, metrics)
     reader = SmallReader.options(**deployment_options(s.small_reader)).bind(data, True, metrics)
     large = LargeReader.options(**deployment_options(s.large_reader)).bind(data)
-    ingress = make_ingress().options(**deployment_options(s.ingress))
+    ingress_options = deployment_options(s.ingress)
+    if s.ingress.max_queued_requests == -1:  # bounded by default: past it Serve answers 503 + Retry-After
+        ingress_options["max_queued_requests"] = s.max_queued_requests
+    ingress = make_ingress().options(**ingress_options)
     return ingress.bind(data, triage, layout, reader, large, require_api_key=require_api_key)
 
 
