@@ -102,7 +102,8 @@ def grpc_client_id(grpc_context) -> str:
     """A gRPC caller's identity for the per-client limit: its address (host, no port)."""
     if grpc_context is None:
         return "direct"
-    for k, v in grpc_context.invocation_metadata() or ():
+    metadata = getattr(grpc_context, "invocation_metadata", None)
+    for k, v in (metadata() if callable(metadata) else None) or ():
         if k.lower() == PEER_METADATA:
             return peer_host(str(v))
     peer = getattr(grpc_context, "peer", None)
