@@ -26,7 +26,7 @@ from pagerouter.escalation_wait import EscalationWait, resolve_escalation_wait
 from pagerouter.model import Document, Page
 from pagerouter.output import to_markdown
 from pagerouter.pipeline import TriageOutcome, convert_pages
-from pagerouter.stages import LayoutResult, OcrCalls, OcrTask, Reading
+from pagerouter.stages import LayoutResult, OcrCalls, OcrTask, Reading, page_work_started
 from pagerouter.wire import proto_model
 from pagerouter.wire.items import DocumentHead, DocumentTail, InputProblem
 from pagerouter.wire.protos import pagerouter_pb2 as pb
@@ -53,7 +53,16 @@ from .http_input import (
     query_bool,
     wait_fields,
 )
-from .limits import Admission, Refused, RequestTimeout, grpc_client_id, missing_pages_text, stage_call, until_deadline
+from .limits import (
+    Admission,
+    Refused,
+    RequestTimeout,
+    assigned,
+    grpc_client_id,
+    missing_pages_text,
+    stage_call,
+    until_deadline,
+)
 from .observe import GraphMetrics, current_request_id, stage_span
 
 def _version() -> str:
@@ -150,7 +159,7 @@ class IngressCore:
 
         async def layout(task: OcrTask) -> LayoutResult:
             with stage_span("layout", task.number, task.decision.route):
-                result = await stage_call(lambda: self.layout.run.remote(task))  # once more if its replica died
+                result = await stage_call(lambda: self._started(self.layout.run.remote(task)))  # retried if it died
             used.update(await self._engine_versions("layout", self.layout))
             return result
 
@@ -170,9 +179,17 @@ class IngressCore:
             return reading
 
         return OcrCalls(
+            reports_start=True,
             layout=layout, read=read, escalate=escalate if self.cfg.ocr.escalation.enabled else None,
             escalation_timeout_s=wait.seconds if wait else None, escalation_wait=wait.why if wait else "",
         )
+
+    @staticmethod
+    async def _started(response):
+        """The layout call's result; the page's clock starts when a Layout replica takes it."""
+        await assigned(response)
+        page_work_started()
+        return await response
 
     async def _engine_versions(self, key: str, handle: DeploymentHandle) -> dict[str, str]:
         if key not in self._versions:

@@ -143,6 +143,15 @@ async def until_deadline(items: AsyncIterator[T], deadline: float | None, second
         yield item
 
 
+async def assigned(response) -> None:
+    """Wait until Serve assigned a handle call to a replica (its work starts there; the time
+    before is queueing). Uses the handle's own step (2.60: `_fetch_future_result_async`); on a
+    Ray without it, returns at once (the page clock then includes queueing, as before)."""
+    fetch = getattr(response, "_fetch_future_result_async", None)
+    if fetch is not None:
+        await fetch()
+
+
 def missing_pages_text(numbers: list[int]) -> str:
     """`3-5,9` for [3, 4, 5, 9]."""
     parts: list[str] = []
@@ -180,6 +189,7 @@ __all__ = [
     "PEER_METADATA",
     "Admission",
     "Refused",
+    "assigned",
     "RequestTimeout",
     "grpc_client_id",
     "missing_pages_text",

@@ -26,7 +26,7 @@ from .memory import release_free_memory
 from .model import Block, CheckResult, Document, Page, TriageDecision
 from .ocr.task import make_ocr_task
 from .pagetext import MUPDF_LOCK, extract_textdict
-from .stages import OcrCalls, OcrTask, Reading
+from .stages import _PAGE_STARTED, OcrCalls, OcrTask, Reading
 
 
 @dataclass
@@ -339,7 +339,7 @@ async def convert_pages(
         async with sem:
             assert outcome.task is not None and calls is not None
             try:
-                reading = await asyncio.wait_for(ocr_flow(outcome.task, calls, cfg), timeout=cfg.serve.page_timeout_s)
+                reading = await _timed_flow(outcome.task, calls, cfg)
             except Exception as exc:  # noqa: BLE001 - one page's failure never loses the others
                 if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
                     exc = TimeoutError(f"no result within serve.page_timeout_s={cfg.serve.page_timeout_s:g} s")
@@ -360,6 +360,29 @@ async def convert_pages(
         for t in pending:
             if isinstance(t, asyncio.Task) and not t.done():
                 t.cancel()
+
+
+async def _timed_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> Reading:
+    """`ocr_flow` within serve.page_timeout_s of work: counted from when its first stage call
+    began work (`page_work_started`) where the calls report it, so a page that waited in a
+    replica's queue under load still gets its full time; else from now."""
+    started = asyncio.Event()
+    token = _PAGE_STARTED.set(started)
+    try:
+        flow = asyncio.ensure_future(ocr_flow(task, calls, cfg))  # the task copies the context
+    finally:
+        _PAGE_STARTED.reset(token)
+    try:
+        if calls.reports_start:
+            waiter = asyncio.ensure_future(started.wait())
+            try:
+                await asyncio.wait({flow, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                waiter.cancel()
+        return await asyncio.wait_for(flow, timeout=cfg.serve.page_timeout_s)
+    finally:
+        if not flow.done():
+            flow.cancel()
 
 
 async def _in_page_order(outcomes, pending, run_ocr, calls, concurrency) -> AsyncIterator[Page]:

@@ -199,3 +199,31 @@ def test_client_reports_a_streams_error_line():
     assert err.value.status == 504 and "pages not delivered: 9-12" in str(err.value)
     with pytest.raises(PagerouterClientError, match="ended after 0 pages without its closing document line"):
         assemble([])
+
+
+def test_page_clock_starts_when_work_starts_not_while_queued():
+    """A page that waits 0.6 s for a replica, then works 0.3 s, fits a 0.5 s page budget when the
+    calls report when work started (the served graph's do); counted from the queue it would not."""
+    from pagerouter.pipeline import _timed_flow
+    from pagerouter.stages import OcrCalls, page_work_started
+
+    cfg = PagerouterConfig.model_validate({"serve": {
+        "escalation_timeout_s": 0.1, "escalation_timeout_bulk_s": 0.1, "page_timeout_s": 0.5,
+        "request_timeout_s": None}})
+
+    class ReadReached(Exception):
+        pass
+
+    async def layout(task):
+        await asyncio.sleep(0.6)  # queued: all replicas busy
+        page_work_started()
+        await asyncio.sleep(0.3)  # the work itself
+        return "layout"
+
+    async def read(task, lay):
+        raise ReadReached  # the page got past layout within its budget
+
+    with pytest.raises(ReadReached):
+        asyncio.run(_timed_flow(None, OcrCalls(layout=layout, read=read, reports_start=True), cfg))
+    with pytest.raises(TimeoutError):
+        asyncio.run(_timed_flow(None, OcrCalls(layout=layout, read=read), cfg))
