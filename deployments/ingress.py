@@ -174,7 +174,7 @@ class IngressCore:
             # escalation_timeout_bulk_s, or less if asked); cancelling the await
             # cancels the queued or running request, so a sleeping tier never hangs a page.
             with stage_span("escalate", task.number, task.decision.route):
-                reading, versions = await self.large_reader.escalate.remote(task, first)
+                reading, versions = await stage_call(lambda: self.large_reader.escalate.remote(task, first))
             used.update(versions)
             return reading
 
