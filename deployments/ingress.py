@@ -25,7 +25,7 @@ from ray.serve.handle import DeploymentHandle
 from pagerouter.escalation_wait import EscalationWait, resolve_escalation_wait
 from pagerouter.model import Document, Page
 from pagerouter.output import to_markdown
-from pagerouter.pipeline import TriageOutcome, convert_pages
+from pagerouter.pipeline import convert_pages
 from pagerouter.stages import LayoutResult, OcrCalls, OcrTask, Reading, page_work_started
 from pagerouter.wire import proto_model
 from pagerouter.wire.items import DocumentHead, DocumentTail, InputProblem
@@ -59,6 +59,7 @@ from .limits import (
     RequestTimeout,
     assigned,
     grpc_client_id,
+    TriageWalk,
     missing_pages_text,
     stage_call,
     until_deadline,
@@ -123,24 +124,18 @@ class IngressCore:
         except ValueError as exc:
             yield InputProblem("bad_request", f"{name}: {exc}", name, None, str(exc))
             return
-        stream = self.triage.outcomes.options(stream=True).remote(data, name, password, pages)
-        finished = False
+        def walk(selection: str | None):
+            return self.triage.outcomes.options(stream=True).remote(data, name, password, selection)
+
+        triage = TriageWalk(walk(pages), walk, name)
         try:
-            first = await stream.__anext__()
-            finished = not isinstance(first, DocumentHead)  # Triage stops after an InputProblem
+            first = await triage.head()
             yield _for_api(first) if isinstance(first, InputProblem) else first
-            if finished:
+            if triage.finished:  # Triage stops after an InputProblem
                 return
             used: dict[str, str] = {"pymupdf": pymupdf.VersionBind}
-
-            async def outcomes() -> AsyncIterator[TriageOutcome]:
-                nonlocal finished
-                async for outcome in stream:
-                    yield outcome
-                finished = True
-
             calls = self._ocr_calls(used, escalation)
-            converted = convert_pages(outcomes(), name, self.cfg, calls, concurrency=self.concurrency)
+            converted = convert_pages(triage.outcomes(), name, self.cfg, calls, concurrency=self.concurrency)
             async with aclosing(converted):  # closing it cancels the page OCR still running
                 async for page in converted:
                     self.metrics.page_done(page)
@@ -149,8 +144,7 @@ class IngressCore:
         finally:
             # Client gone, request cancelled or a stage failed: stop the Triage replica's walk
             # instead of letting it triage (and render) the rest of the document for nobody.
-            if not finished:
-                stream.cancel()
+            triage.cancel()
 
     def _ocr_calls(self, used: dict[str, str], wait: EscalationWait | None = None) -> OcrCalls | None:
         """The OCR stage calls of one request, as deployment-handle calls with a span each."""

@@ -165,12 +165,50 @@ def missing_pages_text(numbers: list[int]) -> str:
     return ",".join(parts)
 
 
-def _replica_died(exc: BaseException) -> bool:
+def replica_died(exc: BaseException) -> bool:
     try:
         from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
     except ImportError:  # pragma: no cover - Ray is a dependency of the served graph
         return False
     return isinstance(exc, (RayActorError, ActorDiedError, ActorUnavailableError))
+
+
+class TriageWalk:
+    """The Triage deployment's stream of one document (DocumentHead or InputProblem, then one
+    TriageOutcome per page). When the replica serving it dies mid-walk, the pages it had not
+    sent yet are asked for once more (Serve routes the call to a live replica); a second death
+    fails the request. `walk(selection)` starts a stream for a page selection."""
+
+    def __init__(self, stream, walk: Callable[[str | None], object], name: str):
+        self.stream, self.walk, self.name = stream, walk, name
+        self.numbers: list[int] = []
+        self.finished = False
+
+    async def head(self):
+        first = await self.stream.__anext__()
+        self.numbers = list(getattr(first, "numbers", []))
+        self.finished = not hasattr(first, "numbers")  # an InputProblem ends the walk
+        return first
+
+    async def outcomes(self):
+        seen: set[int] = set()
+        for attempt in (0, 1):
+            try:
+                async for outcome in self.stream:
+                    seen.add(outcome.page.number)
+                    yield outcome
+                self.finished = True
+                return
+            except Exception as exc:
+                if attempt or not replica_died(exc):
+                    raise
+            self.stream = self.walk(missing_pages_text([n for n in self.numbers if n not in seen]))
+            if not hasattr(await self.stream.__anext__(), "numbers"):  # its DocumentHead, else a problem
+                raise RuntimeError(f"{self.name}: the document could not be reopened after its Triage replica died")
+
+    def cancel(self) -> None:
+        if not self.finished:
+            self.stream.cancel()
 
 
 async def stage_call(call: Callable[[], Awaitable[T]], retries: int = 1) -> T:
@@ -180,7 +218,7 @@ async def stage_call(call: Callable[[], Awaitable[T]], retries: int = 1) -> T:
         try:
             return await call()
         except Exception as exc:
-            if attempt >= retries or not _replica_died(exc):
+            if attempt >= retries or not replica_died(exc):
                 raise
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -191,9 +229,11 @@ __all__ = [
     "Refused",
     "assigned",
     "RequestTimeout",
+    "TriageWalk",
     "grpc_client_id",
     "missing_pages_text",
     "peer_host",
+    "replica_died",
     "stage_call",
     "until_deadline",
 ]

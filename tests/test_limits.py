@@ -227,3 +227,57 @@ def test_page_clock_starts_when_work_starts_not_while_queued():
         asyncio.run(_timed_flow(None, OcrCalls(layout=layout, read=read, reports_start=True), cfg))
     with pytest.raises(TimeoutError):
         asyncio.run(_timed_flow(None, OcrCalls(layout=layout, read=read), cfg))
+
+
+def test_pages_of_a_dead_triage_replica_are_asked_for_again_once():
+    """The ingress core with a Triage stand-in whose replica dies after page 2: pages 3-4 come
+    from a second walk; a second death ends the request with the error (never a silent gap)."""
+    from ray.exceptions import RayActorError
+
+    from deployments.ingress import IngressCore
+    from pagerouter.model import Document, Page
+    from pagerouter.pipeline import TriageOutcome
+    from pagerouter.wire.items import DocumentHead
+
+    class Stream:
+        def __init__(self, numbers, die_after=None):
+            self.items = [DocumentHead(Document(source="a.pdf", page_count=4), numbers)]
+            self.items += [TriageOutcome(Page(number=n, status="ok", route="text_layer")) for n in numbers]
+            self.die_after, self.served, self.cancelled = die_after, 0, False
+
+        def __aiter__(self):
+            return self
+
+        async def __anext__(self):
+            if self.die_after is not None and self.served > self.die_after:
+                raise RayActorError()
+            if not self.items:
+                raise StopAsyncIteration
+            self.served += 1
+            return self.items.pop(0)
+
+        def cancel(self):
+            self.cancelled = True
+
+    class Triage:
+        def __init__(self, deaths):
+            self.deaths, self.selections, self.outcomes = deaths, [], self
+
+        def options(self, stream):
+            return self
+
+        def remote(self, data, name, password, pages):
+            self.selections.append(pages)
+            numbers = [1, 2, 3, 4] if pages is None else [int(p) for p in pages.split("-")]
+            numbers = list(range(numbers[0], numbers[-1] + 1))
+            dies = len(self.selections) <= self.deaths
+            return Stream(numbers, die_after=2 if dies and pages is None else (0 if dies else None))
+
+    cfg = PagerouterConfig.model_validate({"ocr": {"enabled": False}}).model_dump()
+    triage = Triage(deaths=1)
+    doc = asyncio.run(IngressCore(cfg, triage, None, None, None).collect(b"%PDF", "a.pdf", None, None))
+    assert [p.number for p in doc.pages] == [1, 2, 3, 4] and triage.selections == [None, "3-4"]
+    triage = Triage(deaths=2)
+    with pytest.raises(RayActorError):
+        asyncio.run(IngressCore(cfg, triage, None, None, None).collect(b"%PDF", "a.pdf", None, None))
+    assert triage.selections == [None, "3-4"]
