@@ -12,6 +12,7 @@ from the Triage deployment's stream, and pages go out as JSON, NDJSON lines or p
 import asyncio
 import json
 import time
+import weakref
 from collections.abc import AsyncIterator
 from contextlib import aclosing, contextmanager
 
@@ -311,7 +312,10 @@ class IngressCore:
                 if release is not None:
                     release()
 
-        return StreamingResponse(lines(), media_type="application/x-ndjson")
+        body = lines()
+        if release is not None:  # a body never started (client gone first) still frees its slot
+            weakref.finalize(body, release)
+        return StreamingResponse(body, media_type="application/x-ndjson")
 
     async def convert_page_http(self, request: Request) -> Response:
         deadline = self._deadline()
