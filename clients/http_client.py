@@ -62,10 +62,19 @@ def _stream_item(line: str) -> Page | Document:
         return Page.model_validate(obj["page"])
     if kind == "document":
         return Document.model_validate(obj["document"])
-    if kind == "error":
+    if kind == "error":  # the stream's last line: what went wrong and which pages were not delivered
         err = obj["error"]
-        raise PagerouterClientError(500, err["code"], err["message"], err.get("request_id", ""))
+        status = 504 if err.get("code") == "timeout" else 500
+        raise PagerouterClientError(status, err["code"], err["message"], err.get("request_id", ""))
     raise PagerouterClientError(500, "bad_stream", f"unexpected stream line: {line[:200]}")
+
+
+def _cut(exc: Exception, pages: int) -> PagerouterClientError:
+    """The connection broke mid-stream (the server or a proxy cut it) without a closing line."""
+    return PagerouterClientError(
+        502, "stream_cut", f"the stream was cut after {pages} pages without a closing line "
+        f"({type(exc).__name__}: {str(exc)[:160]})",
+    )
 
 
 def assemble(items: list[Page | Document]) -> Document:
@@ -73,7 +82,9 @@ def assemble(items: list[Page | Document]) -> Document:
     pages = [i for i in items if isinstance(i, Page)]
     summaries = [i for i in items if isinstance(i, Document)]
     if not summaries:
-        raise PagerouterClientError(500, "bad_stream", "stream ended without its document summary")
+        raise PagerouterClientError(
+            500, "bad_stream", f"the stream ended after {len(pages)} pages without its closing document line"
+        )
     doc = summaries[-1].model_copy(deep=True)
     doc.pages = pages
     return doc
@@ -131,9 +142,15 @@ class PagerouterHttpClient:
             if resp.status_code >= 400:
                 resp.read()
                 _raise_for(resp)
-            for line in resp.iter_lines():
-                if line.strip():
-                    yield _stream_item(line)
+            got = 0
+            try:
+                for line in resp.iter_lines():
+                    if line.strip():
+                        item = _stream_item(line)
+                        got += isinstance(item, Page)
+                        yield item
+            except httpx.TransportError as exc:
+                raise _cut(exc, got) from None
 
     def convert_streamed(self, file, **kw) -> Document:
         return assemble(list(self.stream(file, **kw)))
@@ -201,9 +218,15 @@ class AsyncPagerouterHttpClient:
             if resp.status_code >= 400:
                 await resp.aread()
                 _raise_for(resp)
-            async for line in resp.aiter_lines():
-                if line.strip():
-                    yield _stream_item(line)
+            got = 0
+            try:
+                async for line in resp.aiter_lines():
+                    if line.strip():
+                        item = _stream_item(line)
+                        got += isinstance(item, Page)
+                        yield item
+            except httpx.TransportError as exc:
+                raise _cut(exc, got) from None
 
     async def convert_streamed(self, file, **kw) -> Document:
         return assemble([item async for item in self.stream(file, **kw)])

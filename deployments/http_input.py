@@ -24,9 +24,9 @@ _SECRET_WORDS = ("password", "secret", "token", "api_key", "apikey", "credential
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, code: str, message: str):
+    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None):
         super().__init__(message)
-        self.status, self.code, self.message = status, code, message
+        self.status, self.code, self.message, self.headers = status, code, message, headers
 
 
 def error_body(code: str, message: str, request_id: str = "") -> dict[str, Any]:

@@ -10,30 +10,40 @@ from the Triage deployment's stream, and pages go out as JSON, NDJSON lines or p
 # (e.g. `request: Request`) on the methods Serve wraps.
 
 import asyncio
+import json
+import time
+import weakref
 from collections.abc import AsyncIterator
-from contextlib import aclosing
+from contextlib import aclosing, contextmanager
 
 import grpc
 import pymupdf
 from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 from ray import serve
 from ray.serve.handle import DeploymentHandle
-from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from pagerouter.escalation_wait import EscalationWait, resolve_escalation_wait
 from pagerouter.model import Document, Page
 from pagerouter.output import to_markdown
-from pagerouter.pipeline import TriageOutcome, convert_pages
-from pagerouter.stages import LayoutResult, OcrCalls, OcrTask, Reading
+from pagerouter.pipeline import convert_pages
+from pagerouter.stages import LayoutResult, OcrCalls, OcrTask, Reading, page_work_started
 from pagerouter.wire import proto_model
 from pagerouter.wire.items import DocumentHead, DocumentTail, InputProblem
 from pagerouter.wire.protos import pagerouter_pb2 as pb
 
-from .auth import ENV_KEY, ENV_KEY_FILE, UNAUTHORIZED_CODE, UNAUTHORIZED_MESSAGE, metadata_authorized, server_api_key
+from .auth import ENV_KEY, ENV_KEY_FILE, server_api_key
 from .common import load_cfg
 from .grpc_forward import RecordingContext, grpc_request_type
+from .ingress_support import (
+    _PROBLEM_STATUS,
+    _for_api,
+    _grpc_problem,
+    _grpc_unauthenticated,
+    _grpc_wait,
+    _single_page_problem,
+    install_error_handlers,
+)
 from .http_input import (
     ApiError,
     ApiKeyMiddleware,
@@ -43,6 +53,17 @@ from .http_input import (
     public_config,
     query_bool,
     wait_fields,
+)
+from .limits import (
+    Admission,
+    Refused,
+    RequestTimeout,
+    assigned,
+    grpc_client_id,
+    TriageWalk,
+    missing_pages_text,
+    stage_call,
+    until_deadline,
 )
 from .observe import GraphMetrics, current_request_id, stage_span
 
@@ -57,58 +78,6 @@ def _version() -> str:
 
 PAGEROUTER_VERSION = _version()
 
-
-_PROBLEM_STATUS = {"bad_input": 422, "bad_pages": 400}
-
-
-def _grpc_problem(grpc_context, problem: InputProblem) -> None:
-    """Bad input over gRPC: INVALID_ARGUMENT, the message as details, the code in metadata."""
-    if grpc_context is None:
-        return
-    grpc_context.set_code(grpc.StatusCode.INVALID_ARGUMENT)
-    grpc_context.set_details(problem.message)
-    grpc_context.set_trailing_metadata([("error-code", problem.code)])
-
-# The core's input errors speak to the CLI user ("(--password)"); the API has a field instead.
-_CLI_PASSWORD_HINT = "(--password)"
-_API_PASSWORD_HINT = "(send it in the request's `password` field)"
-
-
-def _for_api(problem: InputProblem) -> InputProblem:
-    """An input problem worded for an API caller (no CLI flags)."""
-    if _CLI_PASSWORD_HINT not in problem.message:
-        return problem
-    return InputProblem(
-        problem.code, problem.message.replace(_CLI_PASSWORD_HINT, _API_PASSWORD_HINT), problem.source,
-        problem.page, problem.detail.replace(_CLI_PASSWORD_HINT, _API_PASSWORD_HINT),
-    )
-
-
-def _grpc_unauthenticated(grpc_context, api_key) -> bool:
-    """True (and the call's status set to UNAUTHENTICATED) when the call lacks the API key.
-    Without a context (a direct call) there is no metadata, so a configured key refuses it."""
-    if api_key is None or getattr(grpc_context, "authenticated_upstream", False):
-        return False
-    metadata = grpc_context.invocation_metadata() if grpc_context is not None else ()
-    if metadata_authorized(api_key, metadata):
-        return False
-    if grpc_context is not None:
-        grpc_context.set_code(grpc.StatusCode.UNAUTHENTICATED)
-        grpc_context.set_details(UNAUTHORIZED_MESSAGE)
-        grpc_context.set_trailing_metadata([("error-code", UNAUTHORIZED_CODE)])
-    return True
-
-
-def _single_page_problem(number: int, name: str) -> InputProblem | None:
-    """A page number below 1 is a bad selection, not a range: "-3" would read as pages 1-3."""
-    if number >= 1:
-        return None
-    detail = f"page {number} requested; pages are numbered from 1"
-    return InputProblem("bad_pages", f"{name}: {detail}", name, None, detail)
-
-def _grpc_wait(request) -> tuple[str | None, float | None]:
-    """(wait, escalation_wait_s) of a ConvertRequest or PageRequest ("" and unset = defaults)."""
-    return request.wait or None, request.escalation_wait_s if request.HasField("escalation_wait_s") else None
 
 # Module helpers used by Ingress methods are defined above the class: Serve's ingress wrapper
 # resolves them when the class is built.
@@ -130,6 +99,8 @@ class IngressCore:
         self.triage, self.layout, self.small_reader, self.large_reader = triage, layout, small_reader, large_reader
         self.metrics = GraphMetrics(self.cfg.serve.metrics_enabled)
         self.concurrency = self.cfg.ocr.pages_in_flight_for(served=True)
+        self.admission = Admission(self.cfg.limits)
+        self.deadline_s = self.cfg.serve.ingress_deadline_s()
         self._versions: dict[str, dict[str, str]] = {}
         # From this replica's environment, never from its arguments; a bad key file fails the start.
         self.api_key = server_api_key()
@@ -154,24 +125,18 @@ class IngressCore:
         except ValueError as exc:
             yield InputProblem("bad_request", f"{name}: {exc}", name, None, str(exc))
             return
-        stream = self.triage.outcomes.options(stream=True).remote(data, name, password, pages)
-        finished = False
+        def walk(selection: str | None):
+            return self.triage.outcomes.options(stream=True).remote(data, name, password, selection)
+
+        triage = TriageWalk(walk(pages), walk, name)
         try:
-            first = await stream.__anext__()
-            finished = not isinstance(first, DocumentHead)  # Triage stops after an InputProblem
+            first = await triage.head()
             yield _for_api(first) if isinstance(first, InputProblem) else first
-            if finished:
+            if triage.finished:  # Triage stops after an InputProblem
                 return
             used: dict[str, str] = {"pymupdf": pymupdf.VersionBind}
-
-            async def outcomes() -> AsyncIterator[TriageOutcome]:
-                nonlocal finished
-                async for outcome in stream:
-                    yield outcome
-                finished = True
-
             calls = self._ocr_calls(used, escalation)
-            converted = convert_pages(outcomes(), name, self.cfg, calls, concurrency=self.concurrency)
+            converted = convert_pages(triage.outcomes(), name, self.cfg, calls, concurrency=self.concurrency)
             async with aclosing(converted):  # closing it cancels the page OCR still running
                 async for page in converted:
                     self.metrics.page_done(page)
@@ -180,8 +145,7 @@ class IngressCore:
         finally:
             # Client gone, request cancelled or a stage failed: stop the Triage replica's walk
             # instead of letting it triage (and render) the rest of the document for nobody.
-            if not finished:
-                stream.cancel()
+            triage.cancel()
 
     def _ocr_calls(self, used: dict[str, str], wait: EscalationWait | None = None) -> OcrCalls | None:
         """The OCR stage calls of one request, as deployment-handle calls with a span each."""
@@ -190,13 +154,13 @@ class IngressCore:
 
         async def layout(task: OcrTask) -> LayoutResult:
             with stage_span("layout", task.number, task.decision.route):
-                result = await self.layout.run.remote(task)
+                result = await stage_call(lambda: self._started(self.layout.run.remote(task)))  # retried if it died
             used.update(await self._engine_versions("layout", self.layout))
             return result
 
         async def read(task: OcrTask, lay: LayoutResult) -> Reading:
             with stage_span("read", task.number, task.decision.route):
-                reading = await self.small_reader.run.remote(task, lay)
+                reading = await stage_call(lambda: self.small_reader.run.remote(task, lay))
             used.update(await self._engine_versions("small_reader", self.small_reader))
             return reading
 
@@ -205,14 +169,22 @@ class IngressCore:
             # escalation_timeout_bulk_s, or less if asked); cancelling the await
             # cancels the queued or running request, so a sleeping tier never hangs a page.
             with stage_span("escalate", task.number, task.decision.route):
-                reading, versions = await self.large_reader.escalate.remote(task, first)
+                reading, versions = await stage_call(lambda: self.large_reader.escalate.remote(task, first))
             used.update(versions)
             return reading
 
         return OcrCalls(
+            reports_start=True,
             layout=layout, read=read, escalate=escalate if self.cfg.ocr.escalation.enabled else None,
             escalation_timeout_s=wait.seconds if wait else None, escalation_wait=wait.why if wait else "",
         )
+
+    @staticmethod
+    async def _started(response):
+        """The layout call's result; the page's clock starts when a Layout replica takes it."""
+        await assigned(response)
+        page_work_started()
+        return await response
 
     async def _engine_versions(self, key: str, handle: DeploymentHandle) -> dict[str, str]:
         if key not in self._versions:
@@ -221,20 +193,50 @@ class IngressCore:
 
     async def collect(
         self, data: bytes, name: str, password: str | None, pages: str | None,
-        wait: str | None = None, escalation_wait_s: float | None = None,
+        wait: str | None = None, escalation_wait_s: float | None = None, deadline: float | None = None,
     ) -> Document | InputProblem:
+        """The whole document, or the InputProblem that stopped it (`timeout` past `deadline`)."""
+        deadline = deadline if deadline is not None else self._deadline()
         doc: Document | None = None
+        numbers: list[int] = []
         async with aclosing(self.convert_items(data, name, password, pages, wait, escalation_wait_s)) as items:
-            async for item in items:
-                if isinstance(item, InputProblem):
-                    return item
-                if isinstance(item, DocumentHead):
-                    doc = item.document
-                elif isinstance(item, Page):
-                    doc.pages.append(item)  # type: ignore[union-attr]
-                elif isinstance(item, DocumentTail):
-                    doc.engines.update(item.engines)  # type: ignore[union-attr]
+            try:
+                async for item in until_deadline(items, deadline, self.deadline_s):
+                    if isinstance(item, InputProblem):
+                        return item
+                    if isinstance(item, DocumentHead):
+                        doc, numbers = item.document, item.numbers
+                    elif isinstance(item, Page):
+                        doc.pages.append(item)  # type: ignore[union-attr]
+                    elif isinstance(item, DocumentTail):
+                        doc.engines.update(item.engines)  # type: ignore[union-attr]
+            except RequestTimeout as exc:
+                done = {p.number for p in doc.pages} if doc is not None else set()
+                left = missing_pages_text([n for n in numbers if n not in done])
+                msg = f"{name}: {exc}" + (f"; pages not converted: {left}" if left else "")
+                return InputProblem("timeout", msg, name, None, str(exc))
         return doc  # type: ignore[return-value]
+
+    def _deadline(self) -> float | None:
+        return None if self.deadline_s is None else time.monotonic() + self.deadline_s
+
+    def _admit_http(self, request: Request):
+        """The release of one admitted conversion, or ApiError 503/429 with Retry-After (before the upload is read)."""
+        try:
+            return self.admission.acquire(request.client.host if request.client else "http")
+        except Refused as exc:
+            raise ApiError(exc.status, exc.code, exc.message, {"Retry-After": str(exc.retry_after_s)}) from None
+
+    def _admit_grpc(self, grpc_context):
+        """The release of one admitted gRPC conversion, or None with the call's status set (UNAVAILABLE...)."""
+        try:
+            return self.admission.acquire(grpc_client_id(grpc_context))
+        except Refused as exc:
+            if grpc_context is not None:
+                grpc_context.set_code(exc.grpc_code)
+                grpc_context.set_details(exc.message)
+                grpc_context.set_trailing_metadata([("error-code", exc.code), ("retry-after", str(exc.retry_after_s))])
+            return None
 
     # ------------------------------------------------------------------ HTTP
     async def healthz(self) -> dict:
@@ -244,6 +246,17 @@ class IngressCore:
         return public_config(self.cfg)
 
     async def convert_http(self, request: Request) -> Response:
+        deadline, release = self._deadline(), self._admit_http(request)
+        try:
+            response = await self._convert_http(request, deadline, release)
+            if isinstance(response, StreamingResponse):
+                release = None  # the stream releases it when it ends
+            return response
+        finally:
+            if release is not None:
+                release()
+
+    async def _convert_http(self, request: Request, deadline: float | None, release) -> Response:
         rid = current_request_id()
         data, name, fields = await parse_upload(request, self.cfg.serve.max_upload_mb)
         fmt = fields.get("format", "json")
@@ -254,8 +267,8 @@ class IngressCore:
         pages = fields.get("pages") or None
         wait = wait_fields(fields)
         if stream:
-            return await self._stream_http(data, name, password, pages, rid, wait)
-        result = await self.collect(data, name, password, pages, *wait)
+            return await self._stream_http(data, name, password, pages, rid, wait, deadline, release)
+        result = await self.collect(data, name, password, pages, *wait, deadline=deadline)
         if isinstance(result, InputProblem):
             raise ApiError(_PROBLEM_STATUS.get(result.code, 400), result.code, result.message)
         # Rendering a large document takes a while: in a thread, so the ingress loop keeps serving.
@@ -266,34 +279,58 @@ class IngressCore:
 
     async def _stream_http(
         self, data: bytes, name: str, password: str | None, pages: str | None, rid: str,
-        wait: tuple[str | None, float | None] = (None, None),
+        wait: tuple[str | None, float | None] = (None, None), deadline: float | None = None, release=None,
     ):
         items = self.convert_items(data, name, password, pages, *wait)
         head = await items.__anext__()  # bad input must be a 4xx, not a 200 stream with an error
         if isinstance(head, InputProblem):
             await items.aclose()
             raise ApiError(_PROBLEM_STATUS.get(head.code, 400), head.code, head.message)
-        document = head.document
+        document, sent = head.document, set()
 
         async def lines() -> AsyncIterator[bytes]:
+            # Always ends with the `document` line or an error line naming the pages not delivered.
             # aclosing: a client that hangs up mid-stream closes `items`, which cancels Triage.
             try:
                 async with aclosing(items):
-                    async for item in items:
+                    async for item in until_deadline(items, deadline, self.deadline_s):
                         if isinstance(item, Page):
+                            sent.add(item.number)
                             yield b'{"type":"page","page":' + item.model_dump_json().encode() + b"}\n"
                         elif isinstance(item, DocumentTail):
                             document.engines.update(item.engines)
                             yield b'{"type":"document","document":' + document.model_dump_json().encode() + b"}\n"
+                            return
+                raise RuntimeError("the conversion ended without its closing summary")
             except Exception as exc:  # noqa: BLE001 - headers are gone: report in-band, same shape
-                import json
+                missing = [n for n in head.numbers if n not in sent]
+                code, why = ("timeout", str(exc)) if isinstance(exc, RequestTimeout) else ("internal", internal_message(exc))
+                text = f"{name}: {why}" + (f"; pages not delivered: {missing_pages_text(missing)}" if missing else "")
+                error = error_body(code, text, rid)
+                yield (json.dumps({"type": "error", **error, "missing_pages": missing}) + "\n").encode()
+            finally:
+                if release is not None:
+                    release()
 
-                error = error_body("internal", internal_message(exc), rid)
-                yield (json.dumps({"type": "error", **error}) + "\n").encode()
-
-        return StreamingResponse(lines(), media_type="application/x-ndjson")
+        body = lines()
+        if release is not None:  # a body never started (client gone first) still frees its slot
+            weakref.finalize(body, release)
+        return StreamingResponse(body, media_type="application/x-ndjson")
 
     async def convert_page_http(self, request: Request) -> Response:
+        deadline = self._deadline()
+        with self._admitted(self._admit_http(request)):
+            return await self._convert_page_http(request, deadline)
+
+    @staticmethod
+    @contextmanager
+    def _admitted(release):
+        try:
+            yield
+        finally:
+            release()
+
+    async def _convert_page_http(self, request: Request, deadline: float | None) -> Response:
         data, name, fields = await parse_upload(request, self.cfg.serve.max_upload_mb)
         raw = (fields.get("page") or "1").strip()
         try:
@@ -303,7 +340,9 @@ class IngressCore:
         problem = _single_page_problem(number, name)
         if problem is not None:
             raise ApiError(_PROBLEM_STATUS[problem.code], problem.code, problem.message)
-        result = await self.collect(data, name, fields.get("password") or None, str(number), *wait_fields(fields))
+        result = await self.collect(
+            data, name, fields.get("password") or None, str(number), *wait_fields(fields), deadline=deadline
+        )
         if isinstance(result, InputProblem):
             raise ApiError(_PROBLEM_STATUS.get(result.code, 400), result.code, result.message)
         return Response(result.pages[0].model_dump_json(), media_type="application/json")
@@ -313,10 +352,14 @@ class IngressCore:
         rid = current_request_id()
         if _grpc_unauthenticated(grpc_context, self.api_key):
             return pb.DocumentReply(request_id=rid)
-        result = await self.collect(
-            request.data, request.filename or "-", request.password or None, request.pages or None,
-            *_grpc_wait(request),
-        )
+        release = self._admit_grpc(grpc_context)
+        if release is None:
+            return pb.DocumentReply(request_id=rid)
+        with self._admitted(release):
+            result = await self.collect(
+                request.data, request.filename or "-", request.password or None, request.pages or None,
+                *_grpc_wait(request),
+            )
         if isinstance(result, InputProblem):
             _grpc_problem(grpc_context, result)
             return pb.DocumentReply(request_id=rid)
@@ -328,26 +371,53 @@ class IngressCore:
         if _grpc_unauthenticated(grpc_context, self.api_key):
             yield pb.StreamReply(request_id=rid)  # the status travels with a message (see below)
             return
+        deadline, release = self._deadline(), self._admit_grpc(grpc_context)
+        if release is None:
+            yield pb.StreamReply(request_id=rid)
+            return
+        with self._admitted(release):
+            async with aclosing(self._stream_grpc(request, grpc_context, rid, deadline)) as replies:
+                async for reply in replies:
+                    yield reply
+
+    async def _stream_grpc(self, request, grpc_context, rid: str, deadline: float | None):
+        """Ends with the summary, or with a status (DEADLINE_EXCEEDED, INTERNAL) naming the pages not delivered."""
         document: Document | None = None
+        name, numbers, sent = request.filename or "-", [], set()
         items = self.convert_items(
-            request.data, request.filename or "-", request.password or None, request.pages or None,
-            *_grpc_wait(request),
+            request.data, name, request.password or None, request.pages or None, *_grpc_wait(request),
         )
         async with aclosing(items):  # a cancelled call (client gone) closes it, which cancels Triage
-            async for item in items:
-                if isinstance(item, InputProblem):
-                    _grpc_problem(grpc_context, item)
-                    # Serve applies a streaming call's status only with a yielded message: send
-                    # one empty reply (no `item`), which clients skip; the call ends INVALID_ARGUMENT.
-                    yield pb.StreamReply(request_id=rid)
-                    return
-                if isinstance(item, DocumentHead):
-                    document = item.document
-                elif isinstance(item, Page):
-                    yield pb.StreamReply(page=proto_model.page_to_proto(item), request_id=rid)
-                elif isinstance(item, DocumentTail) and document is not None:
-                    document.engines.update(item.engines)
-                    yield pb.StreamReply(summary=proto_model.document_to_proto(document), request_id=rid)
+            try:
+                async for item in until_deadline(items, deadline, self.deadline_s):
+                    if isinstance(item, InputProblem):
+                        _grpc_problem(grpc_context, item)
+                        # Serve applies a streaming call's status only with a yielded message: send
+                        # one empty reply (no `item`), which clients skip; the call ends INVALID_ARGUMENT.
+                        yield pb.StreamReply(request_id=rid)
+                        return
+                    if isinstance(item, DocumentHead):
+                        document, numbers = item.document, item.numbers
+                    elif isinstance(item, Page):
+                        sent.add(item.number)
+                        yield pb.StreamReply(page=proto_model.page_to_proto(item), request_id=rid)
+                    elif isinstance(item, DocumentTail) and document is not None:
+                        document.engines.update(item.engines)
+                        yield pb.StreamReply(summary=proto_model.document_to_proto(document), request_id=rid)
+                        return
+                raise RuntimeError("the conversion ended without its closing summary")
+            except Exception as exc:  # noqa: BLE001 - say which pages are missing, never end silently
+                timeout = isinstance(exc, RequestTimeout)
+                missing = missing_pages_text([n for n in numbers if n not in sent])
+                why = str(exc) if timeout else internal_message(exc)
+                problem = InputProblem(
+                    "timeout" if timeout else "internal",
+                    f"{name}: {why}" + (f"; pages not delivered: {missing}" if missing else ""), name,
+                )
+                _grpc_problem(grpc_context, problem)
+                if grpc_context is not None and not timeout:
+                    grpc_context.set_code(grpc.StatusCode.INTERNAL)
+                yield pb.StreamReply(request_id=rid)
 
     async def ConvertPage(self, request: pb.PageRequest, grpc_context=None) -> pb.PageReply:
         rid = current_request_id()
@@ -359,7 +429,13 @@ class IngressCore:
         if problem is not None:
             _grpc_problem(grpc_context, problem)
             return pb.PageReply(request_id=rid)
-        result = await self.collect(request.data, name, request.password or None, str(number), *_grpc_wait(request))
+        release = self._admit_grpc(grpc_context)
+        if release is None:
+            return pb.PageReply(request_id=rid)
+        with self._admitted(release):
+            result = await self.collect(
+                request.data, name, request.password or None, str(number), *_grpc_wait(request)
+            )
         if isinstance(result, InputProblem):
             _grpc_problem(grpc_context, result)
             return pb.PageReply(request_id=rid)
@@ -387,30 +463,6 @@ class IngressCore:
                 yield reply.SerializeToString()
         yield ctx.outcome()
 
-
-
-def install_error_handlers(api: FastAPI) -> None:
-    """Every HTTP error, expected or not, in the one shape `{"error": {code, message, request_id}}`."""
-
-    @api.exception_handler(ApiError)
-    async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
-        rid = current_request_id()
-        return JSONResponse(error_body(exc.code, exc.message, rid), status_code=exc.status)
-
-    @api.exception_handler(RequestValidationError)
-    async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return await _api_error(request, ApiError(400, "bad_request", f"invalid request: {exc.errors()[:3]}"))
-
-    @api.exception_handler(StarletteHTTPException)
-    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-        return await _api_error(request, ApiError(exc.status_code, code, str(exc.detail)))
-
-    @api.exception_handler(Exception)
-    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        # Starlette re-raises after sending this, so Serve still logs the traceback server-side;
-        # the client gets the documented shape and no traceback.
-        return await _api_error(request, ApiError(500, "internal", internal_message(exc)))
 
 
 def make_ingress():

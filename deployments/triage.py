@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 
 from ray import serve
 
-from pagerouter.inputs import InputError, parse_pages
+from pagerouter.inputs import InputError, check_page_count, parse_pages
 from pagerouter.isolation import page_work
 from pagerouter.pipeline import TriageOutcome, new_document
 from pagerouter.wire.items import DocumentHead, InputProblem
@@ -43,8 +43,9 @@ class Triage:
         try:
             try:
                 numbers = parse_pages(pages, src.page_count, src.name)
-            except InputError as exc:
-                yield InputProblem("bad_pages", str(exc), exc.source, exc.page, exc.message)
+                check_page_count(numbers, self.cfg.limits.max_pages, src.name)
+            except InputError as exc:  # before any page is triaged
+                yield InputProblem(getattr(exc, "code", "bad_pages"), str(exc), exc.source, exc.page, exc.message)
                 return
             yield DocumentHead(new_document(src), numbers)
             async for outcome in self.pages.outcomes(src, numbers):

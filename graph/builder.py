@@ -62,14 +62,25 @@ def build_app(cfg: PagerouterConfig, require_api_key: bool = False) -> Applicati
     `require_api_key`: the Ingress refuses to start without an API key in its own environment
     (so a key set where the app is built cannot silently be missing where requests land).
     The key itself never goes into the application's arguments."""
+    from ray.serve.config import BackpressureConfig
+
     data = cfg.model_dump(mode="json")
     s = cfg.serve
     metrics = s.metrics_enabled
-    triage = Triage.options(**deployment_options(s.triage)).bind(data)
-    layout = Layout.options(**deployment_options(s.layout)).bind(data, True, metrics)
-    reader = SmallReader.options(**deployment_options(s.small_reader)).bind(data, True, metrics)
-    large = LargeReader.options(**deployment_options(s.large_reader)).bind(data)
-    ingress = make_ingress().options(**deployment_options(s.ingress))
+    # A full queue answers 503 with Retry-After (HTTP), RESOURCE_EXHAUSTED/UNAVAILABLE (gRPC).
+    refuse = BackpressureConfig(status_code=503, retry_after_s=cfg.limits.retry_after_s)
+
+    def options(d: DeploymentSettings) -> dict[str, Any]:
+        return {**deployment_options(d), "backpressure_config": refuse}
+
+    triage = Triage.options(**options(s.triage)).bind(data)
+    layout = Layout.options(**options(s.layout)).bind(data, True, metrics)
+    reader = SmallReader.options(**options(s.small_reader)).bind(data, True, metrics)
+    large = LargeReader.options(**options(s.large_reader)).bind(data)
+    ingress_options = options(s.ingress)
+    if s.ingress.max_queued_requests == -1:  # bounded by default: past it Serve answers 503 + Retry-After
+        ingress_options["max_queued_requests"] = s.max_queued_requests
+    ingress = make_ingress().options(**ingress_options)
     return ingress.bind(data, triage, layout, reader, large, require_api_key=require_api_key)
 
 

@@ -23,6 +23,7 @@ import grpc
 from deployments.auth import UNAUTHORIZED_CODE, UNAUTHORIZED_MESSAGE, ApiKey, metadata_authorized
 from deployments.grpc_forward import SERVICE
 from deployments.http_input import internal_message
+from deployments.limits import PEER_METADATA
 
 log = logging.getLogger("pagerouter.grpc_front")
 _UPLOAD_OVERHEAD_BYTES = 64 * 1024  # the request's other fields around the file bytes
@@ -126,7 +127,10 @@ class GrpcFront:
         if not metadata_authorized(self.api_key, md):
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, UNAUTHORIZED_MESSAGE,
                                 (("error-code", UNAUTHORIZED_CODE),))
-        return [(k, v) for k, v in md if k.lower() != "authorization"]
+        # The caller's address for the ingress's per-client limit, from the connection (a caller's own
+        # value under that name is dropped).
+        kept = [(k, v) for k, v in md if k.lower() not in ("authorization", PEER_METADATA)]
+        return [*kept, (PEER_METADATA, context.peer() or "")]
 
     async def _ingress(self, context):
         if self._handle is None:

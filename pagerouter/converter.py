@@ -27,7 +27,7 @@ import pymupdf
 from .config import PagerouterConfig
 from .engines import EngineSet
 from .escalation_wait import EscalationWait, resolve_escalation_wait
-from .inputs import SourceDocument, parse_pages, read_input
+from .inputs import SourceDocument, check_page_count, parse_pages, read_input
 from .isolation import InProcessPages, PageWork, page_work
 from .memory import release_free_memory
 from .model import CheckResult, Document, Page
@@ -112,6 +112,7 @@ class Converter:
         src = self.open(source, name=name, password=password)
         try:
             numbers = parse_pages(pages, src.page_count, src.name)
+            check_page_count(numbers, self.cfg.limits.max_pages, src.name)
             doc = new_document(src)
             used: dict[str, str] = {}
             async for page in self.stream(src, numbers, used=used, wait=escalation):
@@ -142,7 +143,10 @@ class Converter:
         loop = asyncio.new_event_loop()
         agen = None
         try:
-            agen = self.stream(src, parse_pages(pages, src.page_count, src.name), wait=escalation)
+            numbers = check_page_count(
+                parse_pages(pages, src.page_count, src.name), self.cfg.limits.max_pages, src.name
+            )
+            agen = self.stream(src, numbers, wait=escalation)
             while True:
                 try:
                     yield loop.run_until_complete(agen.__anext__())

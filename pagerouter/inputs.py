@@ -216,6 +216,23 @@ def parse_pages(spec: str | None, page_count: int, source: str = "-") -> list[in
     return sorted(pages)
 
 
+class PageLimitError(InputError):
+    """More pages asked for than `limits.max_pages` allows (HTTP 413, gRPC RESOURCE_EXHAUSTED)."""
+
+    code = "too_many_pages"
+
+
+def check_page_count(numbers: list[int], max_pages: int, source: str = "-") -> list[int]:
+    """`numbers`, or PageLimitError when there are more than `max_pages` of them (before any page is read)."""
+    if len(numbers) > max_pages:
+        raise PageLimitError(
+            source,
+            f"{len(numbers)} pages to convert, more than the limit of {max_pages} per request (limits.max_pages); "
+            "select fewer pages",
+        )
+    return numbers
+
+
 def _short(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return text[:200]

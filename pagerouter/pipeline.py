@@ -26,7 +26,7 @@ from .memory import release_free_memory
 from .model import Block, CheckResult, Document, Page, TriageDecision
 from .ocr.task import make_ocr_task
 from .pagetext import MUPDF_LOCK, extract_textdict
-from .stages import OcrCalls, OcrTask, Reading
+from .stages import _PAGE_STARTED, OcrCalls, OcrTask, Reading
 
 
 @dataclass
@@ -93,7 +93,13 @@ class DocumentTriage:
             lost = _lost_page(page)
             if lost:  # a truncated file: MuPDF hands out an empty page, never say it was read
                 return TriageOutcome(failed_page(src.name, number, "reading", ValueError(lost)))
+            too_big = page_box_problem(page.rect.width, page.rect.height, self.cfg.limits.max_page_side_pt)
+            if too_big:  # before its text is extracted or the page rendered
+                return TriageOutcome(failed_page(src.name, number, "reading", ValueError(too_big)))
             textdict, early_warnings = extracted if extracted else (extract_textdict(page), "")
+            too_much = page_text_problem(textdict, self.cfg.limits.max_page_chars)
+            if too_much:  # before its text is laid out, triaged or read
+                return TriageOutcome(failed_page(src.name, number, "reading", ValueError(too_much)))
             early_warnings += "\n" + src.open_warnings
             decision = triage_page(page, textdict, self.cfg.triage, self.cfg.ocr)
         except Exception as exc:  # noqa: BLE001 - one bad page must not lose the others
@@ -150,6 +156,27 @@ _DAMAGE_MARKERS = (
     "syntax error", "not a stream", "cannot", "invalid", "unknown", "broken", "malformed", "truncated", "premature",
     "corrupt", "damaged",
 )
+
+
+def page_box_problem(width: float, height: float, max_side_pt: float) -> str:
+    """Why a page is too large to read (limits.max_page_side_pt), or ''."""
+    side = max(width, height)
+    if side > max_side_pt:
+        return (f"page too large: {width:.0f} x {height:.0f} pt, the limit is {max_side_pt:g} pt a side "
+                "(limits.max_page_side_pt)")
+    return ""
+
+
+def page_text_problem(textdict: dict, max_chars: int) -> str:
+    """Why a page's text layer is too large to read (limits.max_page_chars), or ''."""
+    n = 0
+    for block in textdict.get("blocks", ()):
+        for line in block.get("lines", ()):
+            for span in line.get("spans", ()):
+                n += len(span.get("text", ""))
+    if n > max_chars:
+        return f"too much text: {n} characters, the limit is {max_chars} a page (limits.max_page_chars)"
+    return ""
 
 
 def _damage_report(warnings: str) -> str:
@@ -312,7 +339,7 @@ async def convert_pages(
         async with sem:
             assert outcome.task is not None and calls is not None
             try:
-                reading = await asyncio.wait_for(ocr_flow(outcome.task, calls, cfg), timeout=cfg.serve.page_timeout_s)
+                reading = await _timed_flow(outcome.task, calls, cfg)
             except Exception as exc:  # noqa: BLE001 - one page's failure never loses the others
                 if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
                     exc = TimeoutError(f"no result within serve.page_timeout_s={cfg.serve.page_timeout_s:g} s")
@@ -333,6 +360,29 @@ async def convert_pages(
         for t in pending:
             if isinstance(t, asyncio.Task) and not t.done():
                 t.cancel()
+
+
+async def _timed_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> Reading:
+    """`ocr_flow` within serve.page_timeout_s of work: counted from when its first stage call
+    began work (`page_work_started`) where the calls report it, so a page that waited in a
+    replica's queue under load still gets its full time; else from now."""
+    started = asyncio.Event()
+    token = _PAGE_STARTED.set(started)
+    try:
+        flow = asyncio.ensure_future(ocr_flow(task, calls, cfg))  # the task copies the context
+    finally:
+        _PAGE_STARTED.reset(token)
+    try:
+        if calls.reports_start:
+            waiter = asyncio.ensure_future(started.wait())
+            try:
+                await asyncio.wait({flow, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                waiter.cancel()
+        return await asyncio.wait_for(flow, timeout=cfg.serve.page_timeout_s)
+    finally:
+        if not flow.done():
+            flow.cancel()
 
 
 async def _in_page_order(outcomes, pending, run_ocr, calls, concurrency) -> AsyncIterator[Page]:

@@ -16,7 +16,9 @@ in-process the calls run the engines in threads, in the Serve graph they are dep
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
@@ -125,3 +127,17 @@ class OcrCalls:
     escalate: Callable[[OcrTask, Reading], Awaitable[Reading]] | None = None
     escalation_timeout_s: float | None = None
     escalation_wait: str = ""
+    # True when the calls report, with `page_work_started()`, when a page's first stage begins its
+    # work (a Serve replica took it): the page's clock (serve.page_timeout_s) then starts there, not
+    # while the page waits in a queue. False: the clock starts when the page's OCR starts.
+    reports_start: bool = False
+
+
+_PAGE_STARTED: ContextVar[asyncio.Event | None] = ContextVar("pagerouter_page_started", default=None)
+
+
+def page_work_started() -> None:
+    """Called by a stage call when the current page's work begins (see `OcrCalls.reports_start`)."""
+    event = _PAGE_STARTED.get()
+    if event is not None:
+        event.set()

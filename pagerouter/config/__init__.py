@@ -15,6 +15,7 @@ from pydantic import Field
 
 from .base import StrictModel
 from .isolation import IsolationConfig
+from .limits import LimitsConfig
 from .ocr import OcrConfig
 from .output import OutputConfig
 from .serve import ServeConfig
@@ -32,6 +33,9 @@ class PagerouterConfig(StrictModel):
     serve: ServeConfig = Field(default_factory=ServeConfig, description="Ray Serve deployments and endpoints.")
     isolation: IsolationConfig = Field(
         default_factory=IsolationConfig, description="Worker processes for MuPDF's work on untrusted input files."
+    )
+    limits: LimitsConfig = Field(
+        default_factory=LimitsConfig, description="Limits per request, page and client (CLI and server)."
     )
 
 

@@ -147,7 +147,25 @@ class ServeConfig(StrictModel):
     app_name: str = Field(default="pagerouter", description="Serve application name (gRPC `application` metadata).")
     route_prefix: str = Field(default="/", description="HTTP route prefix of the application.")
     request_timeout_s: float | None = Field(
-        default=600.0, gt=0, description="HTTP and gRPC proxy request timeout (None = wait forever)."
+        default=1500.0,
+        gt=0,
+        description="Seconds one request may take end to end (HTTP and gRPC; None = wait forever). Must exceed "
+        "page_timeout_s + escalation_timeout_s + deadline_margin_s, so a page's own timeout fires first. The "
+        "ingress stops deadline_margin_s earlier and says so: a 504 `timeout` error, or a stream's closing error "
+        "line naming the pages not delivered.",
+    )
+    deadline_margin_s: float = Field(
+        default=5.0,
+        gt=0,
+        description="Seconds before request_timeout_s at which the ingress ends a request with a `timeout` error "
+        "of its own (the proxy's cut would end a stream silently).",
+    )
+    max_queued_requests: int = Field(
+        default=64,
+        ge=1,
+        description="Requests Serve queues in front of the ingress beyond its max_ongoing_requests; past that a "
+        "caller gets 503 with Retry-After (gRPC UNAVAILABLE) at once instead of waiting in an unbounded queue. "
+        "Used for the ingress unless ingress.max_queued_requests is set.",
     )
     max_upload_mb: float = Field(default=200.0, gt=0, description="Largest accepted upload; bigger is a 413 error.")
     ray_num_cpus: int | None = Field(
@@ -181,7 +199,22 @@ class ServeConfig(StrictModel):
                 f"(escalation_timeout_bulk_s = {self.escalation_timeout_bulk_s:g}), or a waiting page fails "
                 "instead of falling back"
             )
+        if self.request_timeout_s is not None:
+            need = self.page_timeout_s + self.escalation_timeout_s + self.deadline_margin_s
+            if self.request_timeout_s <= need:
+                raise ValueError(
+                    f"request_timeout_s ({self.request_timeout_s:g}) must exceed page_timeout_s + "
+                    f"escalation_timeout_s + deadline_margin_s ({self.page_timeout_s:g} + "
+                    f"{self.escalation_timeout_s:g} + {self.deadline_margin_s:g} = {need:g}), or requests are cut "
+                    "before a slow page's own timeout can fire"
+                )
         return self
+
+    def ingress_deadline_s(self) -> float | None:
+        """Seconds the ingress gives one request before ending it with a `timeout` error."""
+        if self.request_timeout_s is None:
+            return None
+        return self.request_timeout_s - self.deadline_margin_s
 
     def escalation_bound(self, mode: str) -> float:
         """The configured escalation wait of a wait mode (`interactive` or `bulk`)."""

@@ -32,8 +32,9 @@ from ..pipeline import TriageOutcome, triage_outcomes
 
 FAULT_ENV = "PAGEROUTER_FAULT_INJECTION_FOR_TESTS"
 """Test-only fault injection hook, read by the pool and applied in its workers only (never in
-the calling process): comma-separated `KIND@WHERE`, KIND one of segv, abort, hang, exit, raise;
-WHERE a page number, `open`, `prescan` (the header/footer pre-scan) or `figures`.
+the calling process): comma-separated `KIND@WHERE`, KIND one of segv, abort, hang, exit, raise or
+`sleepSECONDS` (a slow page); WHERE a page number, `page` (every page), `open`, `prescan` (the
+header/footer pre-scan) or `figures`.
 Example: PAGEROUTER_FAULT_INJECTION_FOR_TESTS=segv@3,hang@5"""
 
 

@@ -39,7 +39,10 @@ def inject_fault(spec: str, where: str) -> None:
         return
     for item in spec.split(","):
         kind, _, at = item.strip().partition("@")
-        if at != where:
+        if at != where and not (at == "page" and where.isdigit()):  # `page`: every page
+            continue
+        if kind.startswith("sleep"):  # `sleep0.5@page`: a slow page (back-pressure and timeout tests)
+            time.sleep(float(kind[5:] or 1))
             continue
         if kind == "segv":
             os.kill(os.getpid(), signal.SIGSEGV)

@@ -1,0 +1,283 @@
+"""Limits, deadlines and retries as plain logic (no Ray): config checks of the timeouts, the page
+limits through the in-process converter and the CLI, the ingress's admission, deadline and
+stage-retry helpers, and the HTTP client's reading of a stream's closing error line."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import pymupdf
+import pytest
+from pydantic import ValidationError
+
+from pagerouter import synth
+from pagerouter.config import PagerouterConfig, load_config
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+# -- timeouts compose -----------------------------------------------------------------------
+def test_default_timeouts_compose():
+    s = PagerouterConfig().serve
+    assert s.request_timeout_s > s.page_timeout_s + s.escalation_timeout_s + s.deadline_margin_s
+    assert s.page_timeout_s > s.escalation_timeout_bulk_s
+    assert s.ingress_deadline_s() == s.request_timeout_s - s.deadline_margin_s
+    for f in sorted((REPO / "configs").glob("serve*.yaml")):
+        c = load_config(f).serve  # every shipped config passes the check
+        assert c.request_timeout_s is None or c.request_timeout_s > c.page_timeout_s
+
+
+def test_request_budget_must_exceed_page_budget():
+    with pytest.raises(ValidationError, match=r"request_timeout_s \(600\) must exceed page_timeout_s"):
+        PagerouterConfig.model_validate({"serve": {"request_timeout_s": 600}})  # the old default
+    with pytest.raises(ValidationError, match="1200 \\+ 120 \\+ 5 = 1325"):
+        PagerouterConfig.model_validate({"serve": {"request_timeout_s": 1325}})
+    ok = PagerouterConfig.model_validate({"serve": {"request_timeout_s": None}}).serve
+    assert ok.ingress_deadline_s() is None
+
+
+# -- page limits, in process and in the CLI -------------------------------------------------
+def _pdf(path: Path, pages: int = 1, size=synth.A4, words: int = 0) -> Path:
+    doc = pymupdf.open()
+    for i in range(pages):
+        text = [f"Page {i + 1} says hello."] + ([" ".join(["word"] * words)] if words else [])
+        synth.add_text_page(doc, text, size=size)
+    doc.save(path)
+    doc.close()
+    return path
+
+
+def _converter(**limits):
+    from pagerouter.converter import Converter
+
+    cfg = PagerouterConfig.model_validate({"ocr": {"enabled": False}, "isolation": {"enabled": False},
+                                           "limits": limits})
+    return Converter(cfg)
+
+
+def test_page_count_limit_refuses_before_reading(tmp_path):
+    from pagerouter.inputs import InputError, PageLimitError
+
+    pdf = _pdf(tmp_path / "many.pdf", pages=5)
+    conv = _converter(max_pages=3)
+    with pytest.raises(PageLimitError, match=r"many.pdf: 5 pages to convert, more than the limit of 3") as err:
+        conv.convert(pdf)
+    assert isinstance(err.value, InputError) and err.value.code == "too_many_pages"
+    assert [p.number for p in conv.convert(pdf, pages="2-4").pages] == [2, 3, 4]  # a selection fits
+
+
+def test_page_box_and_text_limits_fail_that_page_only(tmp_path):
+    big = tmp_path / "big.pdf"
+    doc = pymupdf.open()
+    prose = "A normal page of plain prose that a text layer reads without any trouble at all. " * 4
+    synth.add_text_page(doc, [prose])
+    synth.add_text_page(doc, [prose], size=(14400 + 72, 800))  # 201 inches wide
+    synth.add_text_page(doc, ["Lots of words. " + "word " * 600])
+    doc.save(big)
+    doc.close()
+    out = _converter(max_page_side_pt=14400, max_page_chars=2000).convert(big)
+    ok, poster, wordy = out.pages
+    assert ok.status != "failed" and "normal page of plain prose" in " ".join(b.text for b in ok.blocks)
+    assert poster.status == "failed" and "big.pdf: page 2" in poster.error and "page too large" in poster.error
+    assert "14400 pt" in poster.error and not poster.blocks
+    assert wordy.status == "failed" and "page 3" in wordy.error and "too much text" in wordy.error
+
+
+def test_cli_names_file_for_too_many_pages(tmp_path):
+    pdf = _pdf(tmp_path / "many.pdf", pages=4)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("ocr: {enabled: false}\nlimits: {max_pages: 2}\n")
+    r = subprocess.run([sys.executable, "-m", "pagerouter.cli", "convert", str(pdf), "--config", str(cfg)],
+                       capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert r.returncode != 0
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "many.pdf" in lines[0] and "limit of 2" in lines[0], r.stderr
+
+
+# -- ingress helpers ------------------------------------------------------------------------
+def test_admission_bounds_clients_and_the_replica():
+    from deployments.limits import Admission, Refused
+    from pagerouter.config.limits import LimitsConfig
+
+    adm = Admission(LimitsConfig(max_requests_per_client=2, max_in_flight_requests=3, retry_after_s=7))
+    a1, a2 = adm.acquire("a"), adm.acquire("a")
+    with pytest.raises(Refused) as err:
+        adm.acquire("a")
+    assert err.value.status == 429 and err.value.code == "too_many_requests" and err.value.retry_after_s == 7
+    assert err.value.grpc_code.name == "RESOURCE_EXHAUSTED"
+    b1 = adm.acquire("b")
+    with pytest.raises(Refused) as err:
+        adm.acquire("c")
+    assert err.value.status == 503 and err.value.code == "overloaded" and err.value.grpc_code.name == "UNAVAILABLE"
+    a1()
+    a1()  # idempotent
+    c1 = adm.acquire("c")
+    for r in (a2, b1, c1):
+        r()
+    assert adm.total == 0 and adm.per_client == {}
+
+
+def test_peer_host():
+    from deployments.limits import peer_host
+
+    assert peer_host("ipv4:127.0.0.2:5555") == "127.0.0.2"
+    assert peer_host("ipv6:[::1]:5555") == "::1"
+    assert peer_host("10.0.0.1") == "10.0.0.1"
+
+
+def test_deadline_and_missing_pages():
+    from deployments.limits import RequestTimeout, missing_pages_text, until_deadline
+
+    assert missing_pages_text([3, 4, 5, 9, 11, 12]) == "3-5,9,11-12"
+    assert missing_pages_text([]) == ""
+
+    async def slow():
+        for i in range(10):
+            await asyncio.sleep(0.05)
+            yield i
+
+    async def run(seconds):
+        got = []
+        loop = asyncio.get_running_loop()
+        try:
+            async for i in until_deadline(slow(), loop.time() + seconds if seconds else None, seconds):
+                got.append(i)
+        except RequestTimeout as exc:
+            return got, exc
+        return got, None
+
+    got, exc = asyncio.run(run(0.18))
+    assert 1 <= len(got) < 10 and "0.18 s" in str(exc)
+    assert asyncio.run(run(None)) == (list(range(10)), None)
+
+
+def test_stage_call_retries_once_when_the_replica_died():
+    from ray.exceptions import RayActorError
+
+    from deployments.limits import stage_call
+
+    calls = []
+
+    async def dies_once():
+        calls.append(1)
+        if len(calls) == 1:
+            raise RayActorError()
+        return "read"
+
+    assert asyncio.run(stage_call(dies_once)) == "read" and len(calls) == 2
+
+    async def always_dies():
+        calls.append(1)
+        raise RayActorError()
+
+    calls.clear()
+    with pytest.raises(RayActorError):
+        asyncio.run(stage_call(always_dies))
+    assert len(calls) == 2
+
+    async def bug():
+        calls.append(1)
+        raise ValueError("engine bug")
+
+    calls.clear()
+    with pytest.raises(ValueError):
+        asyncio.run(stage_call(bug))
+    assert len(calls) == 1  # only a dead replica is retried
+
+
+def test_client_reports_a_streams_error_line():
+    from clients.errors import PagerouterClientError
+    from clients.http_client import _stream_item, assemble
+
+    line = ('{"type":"error","error":{"code":"timeout","message":"a.pdf: the request did not finish; '
+            'pages not delivered: 9-12","request_id":"r1"},"missing_pages":[9,10,11,12]}')
+    with pytest.raises(PagerouterClientError) as err:
+        _stream_item(line)
+    assert err.value.status == 504 and "pages not delivered: 9-12" in str(err.value)
+    with pytest.raises(PagerouterClientError, match="ended after 0 pages without its closing document line"):
+        assemble([])
+
+
+def test_page_clock_starts_when_work_starts_not_while_queued():
+    """A page that waits 0.6 s for a replica, then works 0.3 s, fits a 0.5 s page budget when the
+    calls report when work started (the served graph's do); counted from the queue it would not."""
+    from pagerouter.pipeline import _timed_flow
+    from pagerouter.stages import OcrCalls, page_work_started
+
+    cfg = PagerouterConfig.model_validate({"serve": {
+        "escalation_timeout_s": 0.1, "escalation_timeout_bulk_s": 0.1, "page_timeout_s": 0.5,
+        "request_timeout_s": None}})
+
+    class ReadReached(Exception):
+        pass
+
+    async def layout(task):
+        await asyncio.sleep(0.6)  # queued: all replicas busy
+        page_work_started()
+        await asyncio.sleep(0.3)  # the work itself
+        return "layout"
+
+    async def read(task, lay):
+        raise ReadReached  # the page got past layout within its budget
+
+    with pytest.raises(ReadReached):
+        asyncio.run(_timed_flow(None, OcrCalls(layout=layout, read=read, reports_start=True), cfg))
+    with pytest.raises(TimeoutError):
+        asyncio.run(_timed_flow(None, OcrCalls(layout=layout, read=read), cfg))
+
+
+def test_pages_of_a_dead_triage_replica_are_asked_for_again_once():
+    """The ingress core with a Triage stand-in whose replica dies after page 2: pages 3-4 come
+    from a second walk; a second death ends the request with the error (never a silent gap)."""
+    from ray.exceptions import RayActorError
+
+    from deployments.ingress import IngressCore
+    from pagerouter.model import Document, Page
+    from pagerouter.pipeline import TriageOutcome
+    from pagerouter.wire.items import DocumentHead
+
+    class Stream:
+        def __init__(self, numbers, die_after=None):
+            self.items = [DocumentHead(Document(source="a.pdf", page_count=4), numbers)]
+            self.items += [TriageOutcome(Page(number=n, status="ok", route="text_layer")) for n in numbers]
+            self.die_after, self.served, self.cancelled = die_after, 0, False
+
+        def __aiter__(self):
+            return self
+
+        async def __anext__(self):
+            if self.die_after is not None and self.served > self.die_after:
+                raise RayActorError()
+            if not self.items:
+                raise StopAsyncIteration
+            self.served += 1
+            return self.items.pop(0)
+
+        def cancel(self):
+            self.cancelled = True
+
+    class Triage:
+        def __init__(self, deaths):
+            self.deaths, self.selections, self.outcomes = deaths, [], self
+
+        def options(self, stream):
+            return self
+
+        def remote(self, data, name, password, pages):
+            self.selections.append(pages)
+            numbers = [1, 2, 3, 4] if pages is None else [int(p) for p in pages.split("-")]
+            numbers = list(range(numbers[0], numbers[-1] + 1))
+            dies = len(self.selections) <= self.deaths
+            return Stream(numbers, die_after=2 if dies and pages is None else (0 if dies else None))
+
+    cfg = PagerouterConfig.model_validate({"ocr": {"enabled": False}}).model_dump()
+    triage = Triage(deaths=1)
+    doc = asyncio.run(IngressCore(cfg, triage, None, None, None).collect(b"%PDF", "a.pdf", None, None))
+    assert [p.number for p in doc.pages] == [1, 2, 3, 4] and triage.selections == [None, "3-4"]
+    triage = Triage(deaths=2)
+    with pytest.raises(RayActorError):
+        asyncio.run(IngressCore(cfg, triage, None, None, None).collect(b"%PDF", "a.pdf", None, None))
+    assert triage.selections == [None, "3-4"]
