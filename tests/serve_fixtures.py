@@ -9,6 +9,7 @@ LargeReader asks for a GPU this machine does not have. Teardown always stops Ser
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import socket
@@ -202,3 +203,46 @@ def comparable(doc) -> dict:
     for p in d["pages"]:
         p["timings"] = sorted(p["timings"])  # the same stages ran, durations differ
     return d
+
+
+@contextlib.contextmanager
+def pagerouter_serve_process(d: Path, cfg: Path, env: dict, http_port: int, grpc_port: int, ray_tmp: str):
+    """A real `pagerouter serve` subprocess on loopback, logs in `d/serve.out` and `d/serve.err`;
+    yields the process once HTTP answers /healthz and the gRPC front is listening, then stops it
+    with Ctrl-C (SIGINT) as a user would, and removes Ray's temp dir."""
+    import shutil
+    import signal
+    import subprocess
+    import sys
+
+    import httpx
+
+    repo = Path(__file__).resolve().parents[1]
+    out, err = (d / "serve.out").open("w"), (d / "serve.err").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pagerouter.cli", "serve", "--config", str(cfg), "--http-port", str(http_port),
+         "--grpc-port", str(grpc_port), "--num-cpus", "4"],
+        cwd=repo, stdout=out, stderr=err, text=True, env=env,
+    )
+    try:
+        def healthy():
+            assert proc.poll() is None, (d / "serve.err").read_text()[-3000:]
+            try:
+                return httpx.get(f"http://127.0.0.1:{http_port}/healthz", timeout=5).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        wait_for(healthy, 180, "pagerouter serve to answer /healthz", interval=1)
+        wait_for(lambda: "serving in" in (d / "serve.err").read_text(), 60, "the gRPC front", interval=0.5)
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(90)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(30)
+        out.close()
+        err.close()
+        shutil.rmtree(ray_tmp, ignore_errors=True)

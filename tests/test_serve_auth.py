@@ -28,7 +28,7 @@ from clients.grpc_client import PagerouterGrpcClient
 from clients.http_client import PagerouterHttpClient
 from deployments.auth import UNAUTHORIZED_MESSAGE, ApiKey, ApiKeyError, load_api_key
 from pagerouter import synth
-from tests.serve_fixtures import free_port, wait_for
+from tests.serve_fixtures import free_port, pagerouter_serve_process
 
 REPO = Path(__file__).resolve().parent.parent
 KEY = "pr-test-key-7f3a9c1e5b2d4f60"
@@ -169,37 +169,10 @@ def served(tmp_path_factory):
     env = {**os.environ, "RAY_ADDRESS": "local", "RAY_AUTH_MODE": "disabled", "RAY_TMPDIR": ray_tmp,
            "PAGEROUTER_API_KEY": KEY}
     env.pop("PAGEROUTER_API_KEY_FILE", None)
-    out, err = (d / "serve.out").open("w"), (d / "serve.err").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pagerouter.cli", "serve", "--config", str(cfg), "--http-port", str(http_port),
-         "--grpc-port", str(grpc_port), "--num-cpus", "4"],
-        cwd=REPO, stdout=out, stderr=err, text=True, env=env,
-    )
-    info = {"http": f"http://127.0.0.1:{http_port}", "grpc": f"127.0.0.1:{grpc_port}", "http_port": http_port,
-            "grpc_port": grpc_port, "pdf": pdf, "encrypted": _encrypted_pdf(d / "locked.pdf"), "proc": proc,
-            "logs": [d / "serve.out", d / "serve.err"], "ray_tmp": Path(ray_tmp), "pid": proc.pid}
-    try:
-        def healthy():
-            assert proc.poll() is None, (d / "serve.err").read_text()[-3000:]
-            try:
-                return httpx.get(info["http"] + "/healthz", timeout=5).status_code == 200
-            except httpx.HTTPError:
-                return False
-
-        wait_for(healthy, 180, "pagerouter serve to answer /healthz", interval=1)
-        wait_for(lambda: "serving in" in (d / "serve.err").read_text(), 60, "the gRPC front", interval=0.5)
-        yield info
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(90)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(30)
-        out.close()
-        err.close()
-        __import__("shutil").rmtree(ray_tmp, ignore_errors=True)
+    with pagerouter_serve_process(d, cfg, env, http_port, grpc_port, ray_tmp) as proc:
+        yield {"http": f"http://127.0.0.1:{http_port}", "grpc": f"127.0.0.1:{grpc_port}", "http_port": http_port,
+               "grpc_port": grpc_port, "pdf": pdf, "encrypted": _encrypted_pdf(d / "locked.pdf"), "proc": proc,
+               "logs": [d / "serve.out", d / "serve.err"], "ray_tmp": Path(ray_tmp), "pid": proc.pid}
 
 
 @SERVED

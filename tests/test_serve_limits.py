@@ -10,7 +10,6 @@ limit must not interfere.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -28,7 +27,7 @@ from clients.errors import PagerouterClientError
 from clients.grpc_client import PagerouterGrpcClient
 from pagerouter import synth
 from pagerouter.isolation import FAULT_ENV
-from tests.serve_fixtures import free_port, wait_for
+from tests.serve_fixtures import free_port, pagerouter_serve_process
 
 REPO = Path(__file__).resolve().parent.parent
 SLOW_S = 0.8
@@ -69,37 +68,11 @@ def served(tmp_path_factory):
            "PYTHONPATH": str(REPO), FAULT_ENV: f"sleep{SLOW_S}@page"}
     env.pop("PAGEROUTER_API_KEY", None)
     env.pop("PAGEROUTER_API_KEY_FILE", None)
-    out, err = (d / "serve.out").open("w"), (d / "serve.err").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pagerouter.cli", "serve", "--config", str(cfg), "--http-port", str(http_port),
-         "--grpc-port", str(grpc_port), "--num-cpus", "4"],
-        cwd=REPO, stdout=out, stderr=err, text=True, env=env,
-    )
     info = {"http": f"http://127.0.0.1:{http_port}", "grpc": f"127.0.0.1:{grpc_port}", "dir": d,
             "small": _pdf(d / "small.pdf", 2), "long": _pdf(d / "long.pdf", 14), "many": _pdf(d / "many.pdf", 15),
             "poster": _pdf(d / "poster.pdf", 1, size=(3100, 600)), "err": d / "serve.err"}
-    try:
-        def healthy():
-            assert proc.poll() is None, (d / "serve.err").read_text()[-3000:]
-            try:
-                return httpx.get(info["http"] + "/healthz", timeout=5).status_code == 200
-            except httpx.HTTPError:
-                return False
-
-        wait_for(healthy, 180, "pagerouter serve to answer /healthz", interval=1)
-        wait_for(lambda: "serving in" in (d / "serve.err").read_text(), 60, "the gRPC front", interval=0.5)
+    with pagerouter_serve_process(d, cfg, env, http_port, grpc_port, ray_tmp):
         yield info
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(90)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(30)
-        out.close()
-        err.close()
-        __import__("shutil").rmtree(ray_tmp, ignore_errors=True)
 
 
 def _post(url: str, pdf: Path, source: str = "127.0.0.1", **params) -> httpx.Response:

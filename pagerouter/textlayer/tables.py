@@ -31,7 +31,6 @@ import re
 import statistics
 from dataclasses import dataclass, field
 
-import numpy as np
 import pymupdf
 
 from ..config.textlayer import TextLayerConfig
@@ -39,7 +38,7 @@ from ..geometry import BBox
 from ..pagetext import words_in
 from ..table_markdown import cells_to_html, cells_to_markdown
 from .lines import Line
-from .tables_text import _UNIT, build_text_table, column_cuts
+from .tables_text import _UNIT, build_text_table, column_cuts, rows_of
 
 
 _CAPTION = re.compile(r"^(?:Table|Tab\.|Tabelle|Tableau|Tabla|Figure|Fig\.|Exhibit|Schedule)\s*[A-Z]?[\dIVX]", re.I)
@@ -261,7 +260,7 @@ def build_table(
     else:
         cuts = []
     if not cuts:
-        nrows = len(_text_rows_words(words))
+        nrows = len(rows_of(words))
         cuts = column_cuts([(w[0], w[2]) for w in words], nrows, max(4.0, 0.8 * em))
         reasons.append(f"{len(cuts) + 1} columns from whitespace between words")
     if not cuts:
@@ -272,7 +271,7 @@ def build_table(
     rows: list[list[str]] = []
     prev_bottom: float | None = None
     prev_band = -1
-    for trow in _text_rows_words(words):
+    for trow in rows_of(words):
         yc = (min(w[1] for w in trow) + max(w[3] for w in trow)) / 2
         band = bisect.bisect_left(bands, yc)
         cells = [""] * ncols
@@ -347,17 +346,4 @@ def _text_rows(lines: list[Line]) -> list[list[Line]]:
         rows.append([ln])
     for r in rows:
         r.sort(key=lambda ln: ln.x0)
-    return rows
-
-
-def _text_rows_words(words: list[tuple]) -> list[list[tuple]]:
-    rows: list[list[tuple]] = []
-    for w in sorted(words, key=lambda w: ((w[1] + w[3]) / 2, w[0])):
-        yc, h = (w[1] + w[3]) / 2, w[3] - w[1]
-        if rows:
-            ref = rows[-1][0]
-            if abs(yc - (ref[1] + ref[3]) / 2) <= 0.4 * min(h, ref[3] - ref[1]):
-                rows[-1].append(w)
-                continue
-        rows.append([w])
     return rows
