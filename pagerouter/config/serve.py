@@ -150,7 +150,8 @@ class ServeConfig(StrictModel):
         default=1500.0,
         gt=0,
         description="Seconds one request may take end to end (HTTP and gRPC; None = wait forever). Must exceed "
-        "page_timeout_s + escalation_timeout_s + deadline_margin_s, so a page's own timeout fires first. The "
+        "page_timeout_s + deadline_margin_s (a page's timeout covers its escalation), so a page's own timeout "
+        "fires first. The "
         "ingress stops deadline_margin_s earlier and says so: a 504 `timeout` error, or a stream's closing error "
         "line naming the pages not delivered.",
     )
@@ -200,13 +201,13 @@ class ServeConfig(StrictModel):
                 "instead of falling back"
             )
         if self.request_timeout_s is not None:
-            need = self.page_timeout_s + self.escalation_timeout_s + self.deadline_margin_s
+            # a page's own timeout covers all of it, escalation included (checked just above)
+            need = self.page_timeout_s + self.deadline_margin_s
             if self.request_timeout_s <= need:
                 raise ValueError(
                     f"request_timeout_s ({self.request_timeout_s:g}) must exceed page_timeout_s + "
-                    f"escalation_timeout_s + deadline_margin_s ({self.page_timeout_s:g} + "
-                    f"{self.escalation_timeout_s:g} + {self.deadline_margin_s:g} = {need:g}), or requests are cut "
-                    "before a slow page's own timeout can fire"
+                    f"deadline_margin_s ({self.page_timeout_s:g} + {self.deadline_margin_s:g} = {need:g}), or "
+                    "requests are cut before a slow page's own timeout can fire"
                 )
         return self
 
