@@ -153,8 +153,6 @@ def column_candidates(lines: list[Line], cfg: TextLayerConfig, em: float, page_w
     height of the body (lines wider than 60% of the page are left out, and a few narrower
     ones may cross: a title, a caption). No gutter: nothing (the whole-page pass covered it)."""
     narrow = [ln for ln in lines if ln.horizontal and ln.role is None and ln.width < 0.6 * page_width]
-    if len(narrow) < cfg.table_min_rows:
-        return []
     min_gap = max(cfg.min_column_gap_pt, cfg.min_column_gap_em * em)
     # whitespace crossed by at most ~10% of the lines (a title or a caption may cross a gutter)
     cuts = column_cuts([(ln.x0, ln.x1) for ln in narrow], len(narrow), min_gap)
@@ -167,9 +165,17 @@ def column_candidates(lines: list[Line], cfg: TextLayerConfig, em: float, page_w
     out: list[BBox] = []
     for lo, hi in zip(bounds, bounds[1:]):
         col = [ln for ln in narrow if lo <= (ln.x0 + ln.x1) / 2 < hi]
-        if len(col) >= cfg.table_min_rows:
+        if len(col) >= cfg.table_min_rows and _shares_rows(col, cfg):
             out += text_candidates(col, cfg, em)
     return out
+
+
+def _shares_rows(col: list[Line], cfg: TextLayerConfig) -> bool:
+    """Enough fragments beside another on its baseline for a table (a prose column has one line
+    per baseline and skips the table search)."""
+    ys = sorted(round(ln.y1) for ln in col)
+    beside = sum(1 for a, b in zip(ys, ys[1:]) if a == b)
+    return beside >= cfg.table_min_rows * (cfg.table_min_cols - 1)
 
 
 def _inside(row: list[Line], run: list[list[Line]]) -> bool:
