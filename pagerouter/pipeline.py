@@ -125,7 +125,10 @@ class DocumentTriage:
                     invisible_too=decision.hidden_layer,
                 )
                 timings["text_layer"] = time.perf_counter() - t1
-            damaged = _damage_report(early_warnings + "\n" + pymupdf.TOOLS.mupdf_warnings()) or _lost_contents(page)
+            damaged = _damage_report(early_warnings + "\n" + pymupdf.TOOLS.mupdf_warnings())
+            if not damaged and getattr(page.parent, "is_repaired", True):
+                # only a file MuPDF had to repair can point at content streams it does not hold
+                damaged = _lost_contents(page)
             if damaged:
                 # MuPDF reads around broken content streams silently; a page that parsed with
                 # syntax errors may have lost content, so say so instead of trusting the result.
