@@ -120,8 +120,11 @@ def test_config_shows_what_serve_runs(serve_session):
     applied = cfg["deployments"]
     assert set(applied) == DEPLOYMENTS
     # configs/serve.yaml overrides the pagerouter config: /v1/config shows Serve's numbers.
-    assert cfg["serve"]["triage"]["max_ongoing_requests"] == 8 and applied["Triage"]["max_ongoing_requests"] == 16
-    assert applied["Ingress"]["max_ongoing_requests"] == 64
+    assert cfg["serve"]["triage"]["look_back_period_s"] == 10
+    assert applied["Triage"]["autoscaling_config"]["look_back_period_s"] == 2  # the session's YAML
+    assert applied["Triage"]["max_ongoing_requests"] == 16 and applied["Ingress"]["max_ongoing_requests"] == 64
+    # The builder bounds the Ingress's queue with serve.max_queued_requests when its own is -1.
+    assert cfg["serve"]["ingress"]["max_queued_requests"] == -1 and applied["Ingress"]["max_queued_requests"] == 64
     assert cfg["serve"]["layout"]["num_cpus"] == 0.25 and applied["Layout"]["ray_actor_options"]["num_cpus"] == 0.5
     assert applied["Layout"]["autoscaling_config"]["max_replicas"] == 1  # the test session's patch of the YAML
     assert applied["LargeReader"]["autoscaling_config"]["min_replicas"] == 0
