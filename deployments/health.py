@@ -50,17 +50,26 @@ def is_secret_key(key: str) -> bool:
     return any(p in k for p in _SECRET_PARTS) or k == "token" or k.endswith("_token")
 
 
-def redact(obj: Any, secret: bool = False, api_key: str | None = None) -> Any:
+def redact(obj: Any, secret: bool = False, api_key=None) -> Any:
     """`obj` with every non-empty string under a secret key replaced by "***" (numbers and
-    booleans stay: they are limits, not secrets), and the server's API key nowhere."""
+    booleans stay: they are limits, not secrets). `api_key` (a str, or a deployments.auth.ApiKey,
+    which never reveals itself) is hidden wherever it appears as a value, bare or as "Bearer KEY"."""
     if isinstance(obj, dict):
         return {k: redact(v, secret or (isinstance(k, str) and is_secret_key(k)), api_key) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [redact(v, secret, api_key) for v in obj]
-    if isinstance(obj, str):
-        if (secret and obj) or (api_key and api_key in obj):
+    if isinstance(obj, str) and obj:
+        if secret or _is_the_key(api_key, obj):
             return "***"
     return obj
+
+
+def _is_the_key(api_key, value: str) -> bool:
+    if api_key is None:
+        return False
+    if isinstance(api_key, str):
+        return api_key in value
+    return api_key.matches(value) or api_key.accepts_header(value)
 
 
 def public_config(cfg) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from pagerouter.wire.protos import pagerouter_pb2 as pb
 from .auth import ENV_KEY, ENV_KEY_FILE, server_api_key
 from .common import load_cfg
 from .docs import install_docs
-from .health import Readiness, applied_config, public_config
+from .health import Readiness, applied_config, public_config, redact
 from .grpc_forward import RecordingContext, grpc_request_type
 from .ingress_support import (
     _PROBLEM_STATUS,
@@ -255,7 +255,8 @@ class IngressCore:
     async def config(self) -> dict:
         """The pagerouter config plus, per deployment, what Serve applied (a Serve YAML wins)."""
         out = public_config(self.cfg)
-        out["deployments"] = await applied_config(self.health)
+        # Serve's settings may carry secrets too (runtime_env env_vars): redacted the same way.
+        out["deployments"] = redact(await applied_config(self.health), api_key=self.api_key)
         return out
 
     async def convert_http(self, request: Request) -> Response:

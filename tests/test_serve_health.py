@@ -40,6 +40,10 @@ def test_redaction_hides_secrets_only():
     assert out["vlm"] == {"api_key": "***", "token": "***", "hf_token": "***", "tokenizer": "byte", "password": ""}
     assert out["env"] == {"PAGEROUTER_API_KEY": "***", "AUTHORIZATION": "***", "credentials": {"user": "***", "n": 3}}
     assert out["note"] == "***"
+    from deployments.auth import ApiKey
+
+    key = ApiKey("k-4")
+    assert redact({"a": "k-4", "b": "Bearer k-4", "c": "k-40"}, api_key=key) == {"a": "***", "b": "***", "c": "k-40"}
     assert not is_secret_key("max_tokens") and not is_secret_key("tokens_per_page") and is_secret_key("access_token")
 
 
