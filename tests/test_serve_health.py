@@ -47,6 +47,33 @@ def test_redaction_hides_secrets_only():
     assert not is_secret_key("max_tokens") and not is_secret_key("tokens_per_page") and is_secret_key("access_token")
 
 
+def test_docs_and_their_assets_need_no_key_under_a_prefix(monkeypatch):
+    """Without Ray: the docs pages and every asset they name answer without the API key (a browser
+    sends none), under a route prefix too; the API itself still needs it."""
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    import deployments.auth as auth
+    from deployments.auth import ApiKey
+    from deployments.docs import install_docs
+    from deployments.http_input import ApiKeyMiddleware
+
+    monkeypatch.setattr(auth, "_SERVER_KEY", [ApiKey("k-5")])
+    api = FastAPI(title="pagerouter", docs_url=None, redoc_url=None)
+    api.add_middleware(ApiKeyMiddleware)
+    install_docs(api)
+    api.get("/v1/config")(lambda: {"x": 1})
+    for root in ("", "/gpu"):
+        with TestClient(api, root_path=root) as c:
+            assert c.get(f"{root}/v1/config").status_code == 401
+            for page in ("/docs", "/redoc"):
+                html = c.get(f"{root}{page}")
+                refs = re.findall(r"""(?:src|href|url)\s*[=:]\s*["']([^"']+)["']""", html.text)
+                assert html.status_code == 200 and refs and all(r.startswith(f"{root}/") for r in refs), refs
+                assert all(c.get(r).status_code == 200 for r in refs)
+            assert c.get(f"{root}/docs/assets/..%2fhealth.py").status_code == 401  # not an asset: not open
+
+
 def _dep(running: int, target: int, required=None, starting: int = 0) -> dict:
     replicas = [{"state": "RUNNING"}] * running + [{"state": "STARTING"}] * starting
     return {"status": "HEALTHY", "replicas": replicas, "target_num_replicas": target,
