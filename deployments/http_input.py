@@ -20,6 +20,7 @@ from pagerouter.config import PagerouterConfig
 from .auth import OPEN_PATHS, UNAUTHORIZED_CODE, UNAUTHORIZED_MESSAGE, server_api_key
 from .observe import current_request_id
 
+
 class ApiError(Exception):
     def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None):
         super().__init__(message)

@@ -136,6 +136,13 @@ def test_healthz_names_every_deployment_and_degrades_without_gpu(serve_session, 
         assert body["deployments"][name]["state"] == "ready" and body["deployments"][name]["running_replicas"] >= 1
     assert body["deployments"]["LargeReader"]["state"] in ("ready", "scaled_to_zero", "waking")
     assert httpx.get(serve_session.http_url + "/livez", timeout=30).status_code == 200
+    took = []
+    for _ in range(8):  # cheap: cached for 2 s, a fresh check is a controller call and a few pings
+        t = time.perf_counter()
+        assert httpx.get(serve_session.http_url + "/healthz", timeout=30).status_code == 200
+        took.append(time.perf_counter() - t)
+        time.sleep(0.3)
+    print(f"\n/healthz: max {max(took) * 1000:.0f} ms, median {sorted(took)[4] * 1000:.0f} ms over 8 calls 0.3 s apart")
     assert _grpc_health(front) == ("OK", "success")
     # The gpu app's LargeReader can never be placed here: still serving (pages fall back), but said.
     g = httpx.get(serve_session.gpu_http_url + "/healthz", timeout=30)
