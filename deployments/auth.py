@@ -16,12 +16,15 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from .docs import DOC_PATHS  # /docs, /redoc and their local assets (no FastAPI import)
+
 ENV_KEY = "PAGEROUTER_API_KEY"
 ENV_KEY_FILE = "PAGEROUTER_API_KEY_FILE"
+
 UNAUTHORIZED_CODE = "unauthorized"
 UNAUTHORIZED_MESSAGE = "missing or wrong API key: send `Authorization: Bearer <key>` (gRPC metadata `authorization`)"
 # Paths that answer without a key: liveness, and the API description (it holds no data).
-OPEN_PATHS = frozenset({"/healthz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
+OPEN_PATHS = frozenset({"/healthz", "/livez", "/openapi.json", "/docs/oauth2-redirect"}) | DOC_PATHS
 
 
 class ApiKeyError(ValueError):

@@ -19,6 +19,7 @@ from pagerouter.engines import EngineSet, Role
 from pagerouter.memory import release_free_memory
 
 from .common import load_cfg, per_item, raise_if_error
+from .health import check_batch_loop, stage_ready
 from .observe import GraphMetrics
 
 BATCH_METHODS: dict[str, str] = {"layout": "detect_batch", "small_reader": "read_batch"}
@@ -64,6 +65,17 @@ def batched_deployment(name: str, role: Role, stage: str):
         @serve.batch(max_batch_size=4, batch_wait_timeout_s=0.02)
         async def _run_batch(self, *arg_lists: list) -> list[Any]:
             return await asyncio.to_thread(self._run, *arg_lists)
+
+        def ready(self) -> dict:
+            """The readiness ping of /healthz, with the batch settings this replica applies."""
+            return stage_ready(name, batching={
+                "max_batch_size": self._run_batch._get_max_batch_size(),
+                "batch_wait_timeout_s": self._run_batch._get_batch_wait_timeout_s(),
+            })
+
+        async def check_health(self) -> None:
+            """Serve calls this periodically; raising makes it replace this replica."""
+            await check_batch_loop(self._run_batch)
 
         def describe(self) -> dict[str, str]:
             return self.engines.version_of(role)

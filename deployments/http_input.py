@@ -20,8 +20,6 @@ from pagerouter.config import PagerouterConfig
 from .auth import OPEN_PATHS, UNAUTHORIZED_CODE, UNAUTHORIZED_MESSAGE, server_api_key
 from .observe import current_request_id
 
-_SECRET_WORDS = ("password", "secret", "token", "api_key", "apikey", "credential")
-
 
 class ApiError(Exception):
     def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None):
@@ -158,15 +156,7 @@ def _route_path(scope) -> str:
 
 
 def public_config(cfg: PagerouterConfig) -> dict[str, Any]:
-    """The effective config with anything secret-looking redacted."""
+    """Moved to deployments.health.public_config (redacts only real secrets); kept for old callers."""
+    from .health import public_config as redacted
 
-    def scrub(obj: Any) -> Any:
-        if isinstance(obj, dict):
-            return {
-                k: ("***" if any(w in k.lower() for w in _SECRET_WORDS) and v else scrub(v)) for k, v in obj.items()
-            }
-        if isinstance(obj, list):
-            return [scrub(v) for v in obj]
-        return obj
-
-    return scrub(cfg.model_dump(mode="json"))
+    return redacted(cfg)

@@ -19,7 +19,7 @@ from contextlib import aclosing, contextmanager
 import grpc
 import pymupdf
 from fastapi import FastAPI, Request
-from fastapi.responses import PlainTextResponse, Response, StreamingResponse
+from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from ray import serve
 from ray.serve.handle import DeploymentHandle
 
@@ -34,6 +34,8 @@ from pagerouter.wire.protos import pagerouter_pb2 as pb
 
 from .auth import ENV_KEY, ENV_KEY_FILE, server_api_key
 from .common import load_cfg
+from .docs import install_docs
+from .health import Readiness, applied_config, public_config, redact
 from .grpc_forward import RecordingContext, grpc_request_type
 from .ingress_support import (
     _PROBLEM_STATUS,
@@ -50,7 +52,6 @@ from .http_input import (
     error_body,
     internal_message,
     parse_upload,
-    public_config,
     query_bool,
     wait_fields,
 )
@@ -102,6 +103,10 @@ class IngressCore:
         self.admission = Admission(self.cfg.limits)
         self.deadline_s = self.cfg.serve.ingress_deadline_s()
         self._versions: dict[str, dict[str, str]] = {}
+        self.health = Readiness(
+            {"Triage": triage, "Layout": layout, "SmallReader": small_reader, "LargeReader": large_reader},
+            self.cfg.serve.app_name, PAGEROUTER_VERSION,
+        )
         # From this replica's environment, never from its arguments; a bad key file fails the start.
         self.api_key = server_api_key()
         if require_api_key and self.api_key is None:
@@ -239,11 +244,20 @@ class IngressCore:
             return None
 
     # ------------------------------------------------------------------ HTTP
-    async def healthz(self) -> dict:
-        return {"status": "ok", "version": PAGEROUTER_VERSION, "app": self.cfg.serve.app_name}
+    async def readiness(self) -> tuple[bool, dict]:
+        """(ready, body) of the whole graph (deployments/health.py); the gRPC front asks it too."""
+        return await self.health.check()
+
+    async def healthz(self) -> Response:
+        ready, body = await self.readiness()
+        return JSONResponse(body, status_code=200 if ready else 503)
 
     async def config(self) -> dict:
-        return public_config(self.cfg)
+        """The pagerouter config plus, per deployment, what Serve applied (a Serve YAML wins)."""
+        out = public_config(self.cfg)
+        # Serve's settings may carry secrets too (runtime_env env_vars): redacted the same way.
+        out["deployments"] = redact(await applied_config(self.health), api_key=self.api_key)
+        return out
 
     async def convert_http(self, request: Request) -> Response:
         deadline, release = self._deadline(), self._admit_http(request)
@@ -471,16 +485,24 @@ def make_ingress():
     Built per application: a FastAPI app that has served once (e.g. in-process) holds
     uvicorn state that cannot be pickled, so a module-level app breaks the second build.
     """
-    api = FastAPI(title="pagerouter", version=PAGEROUTER_VERSION)
+    # /docs and /redoc come from deployments/docs.py: assets served locally, no CDN.
+    api = FastAPI(title="pagerouter", version=PAGEROUTER_VERSION, docs_url=None, redoc_url=None)
     install_error_handlers(api)
+    install_docs(api)
     api.add_middleware(ApiKeyMiddleware)  # the key is read in the replica, when the app first runs
 
     @serve.deployment(name="Ingress")
     @serve.ingress(api)
     class Ingress(IngressCore):
         @api.get("/healthz")
-        async def get_healthz(self) -> dict:
+        async def get_healthz(self) -> Response:
+            """Readiness: 200 when every deployment can serve, else 503 naming each one's state."""
             return await self.healthz()
+
+        @api.get("/livez")
+        async def get_livez(self) -> dict:
+            """Liveness: 200 while this Ingress replica runs."""
+            return {"status": "ok", "version": PAGEROUTER_VERSION}
 
         @api.get("/v1/config")
         async def get_config(self) -> dict:

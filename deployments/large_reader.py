@@ -19,6 +19,7 @@ from pagerouter.memory import release_free_memory
 from pagerouter.stages import OcrTask, Reading
 
 from .common import load_cfg
+from .health import stage_ready
 
 
 @serve.deployment(name="LargeReader")
@@ -39,6 +40,10 @@ class LargeReader:
         finally:
             release_free_memory()  # see pagerouter.memory: keeps replica RSS flat
         return reading, self.engines.version_of("escalation")
+
+    def ready(self) -> dict:
+        """The readiness ping of /healthz (sent only to a running replica: it never wakes one)."""
+        return stage_ready("LargeReader")
 
     def stats(self) -> dict:
         return {"calls": self.calls}

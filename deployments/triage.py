@@ -20,6 +20,7 @@ from pagerouter.pipeline import TriageOutcome, new_document
 from pagerouter.wire.items import DocumentHead, InputProblem
 
 from .common import load_cfg
+from .health import check_page_work, stage_ready
 from .observe import record_stage_span
 
 TRIAGE_STAGES = ("triage", "text_layer", "render")
@@ -30,6 +31,14 @@ class Triage:
     def __init__(self, cfg_data: dict):
         self.cfg = load_cfg(cfg_data)
         self.pages = page_work(self.cfg)
+
+    def ready(self) -> dict:
+        """The readiness ping of /healthz (deployments/health.py): no work, just an answer."""
+        return stage_ready("Triage")
+
+    def check_health(self) -> None:
+        """Serve calls this periodically; raising makes it replace this replica."""
+        check_page_work(self.pages)
 
     async def outcomes(
         self, data: bytes, name: str, password: str | None, pages: str | None

@@ -8,7 +8,8 @@ PageRouter call to the Ingress through a DeploymentHandle (`grpc_unary` / `grpc_
 as raw bytes: no re-encoding here, replies stream through as the Ingress yields them.
 It enforces `serve.request_timeout_s` (DEADLINE_EXCEEDED) and the upload limit (the receive
 limit: RESOURCE_EXHAUSTED), cancels the Serve request when the caller goes away, and answers
-Serve's built-in `ray.serve.RayServeAPIService` (Healthz without a key, ListApplications).
+Serve's built-in `ray.serve.RayServeAPIService` (Healthz without a key: the graph's readiness,
+UNAVAILABLE naming what cannot serve; ListApplications).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from deployments.limits import PEER_METADATA
 
 log = logging.getLogger("pagerouter.grpc_front")
 _UPLOAD_OVERHEAD_BYTES = 64 * 1024  # the request's other fields around the file bytes
+HEALTH_TIMEOUT_S = 10.0  # the Ingress's readiness check is bounded by ~5 s itself (deployments/health.py)
 
 
 def grpc_address(host: str, port: int) -> str:
@@ -198,12 +200,33 @@ class GrpcFront:
 
         return call
 
+    async def _readiness(self, context) -> tuple[bool, dict]:
+        """The Ingress's readiness (ready, body); not ready when it does not answer in time."""
+        response = (await self._ingress(context)).readiness.remote()
+
+        async def result():
+            return await response
+
+        try:
+            return await asyncio.wait_for(result(), HEALTH_TIMEOUT_S)
+        except Exception as exc:  # noqa: BLE001 - the Ingress itself cannot answer
+            response.cancel()
+            why = "did not answer in time" if isinstance(exc, TimeoutError) else internal_message(exc)
+            return False, {"detail": f"cannot serve: Ingress {why}"}
+
     def _serve_api_handlers(self) -> grpc.GenericRpcHandler:
         """Serve's built-in health and listing service, as its own gRPC proxy answers it."""
         from ray.serve.generated import serve_pb2
 
         async def healthz(request, context):
-            return serve_pb2.HealthzResponse(message="success")
+            # Readiness of the whole graph, as /healthz answers it (deployments/health.py): no key
+            # needed, UNAVAILABLE naming each deployment that cannot serve.
+            ready, body = await self._readiness(context)
+            if not ready:
+                await context.abort(grpc.StatusCode.UNAVAILABLE, body.get("detail") or "the graph cannot serve")
+            states = body.get("deployments") or {}
+            degraded = [f"{n} {states[n]['state']}" for n in body.get("degraded") or ()]
+            return serve_pb2.HealthzResponse(message="degraded: " + ", ".join(degraded) if degraded else "success")
 
         async def list_applications(request, context):
             await self._forwarded_metadata(context)
