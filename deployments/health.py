@@ -144,6 +144,9 @@ def stage_state(name: str, dep: dict[str, Any] | None, ping: str | None, nodes: 
     schedulable = nodes is None or fits_a_node(dep.get("required_resources") or {}, nodes)
     if running and ping == "ok":
         return {"state": "ready", "ready": True, **entry}
+    if running and ping == BUSY:
+        return {"state": "busy", "ready": True,
+                "detail": f"no replica answered a ping within {PING_TIMEOUT_S:g} s (all busy)", **entry}
     if running and ping is not None:
         return {"state": "not_answering", "ready": False, "detail": ping, **entry}
     if not schedulable:
@@ -156,6 +159,9 @@ def stage_state(name: str, dep: dict[str, Any] | None, ping: str | None, nodes: 
         state = "scaled_to_zero" if target == 0 else "waking"
         return {"state": state, "ready": True, **entry}
     return {"state": "starting" if starting else "no_running_replica", "ready": False, **entry}
+
+
+BUSY = "busy"  # a ping that timed out on a running replica
 
 
 class Readiness:
@@ -200,10 +206,17 @@ class Readiness:
             await asyncio.wait_for(_result(response), PING_TIMEOUT_S)
             return "ok"
         except asyncio.TimeoutError:
+            # A replica busy with max_ongoing_requests pages queues the ping behind them: that is
+            # load, not death (a dead process fails the call at once, below; a hung one fails
+            # Serve's own check_health and is replaced). Under a load test /healthz must stay 200.
             response.cancel()
-            return f"no replica answered a ping within {PING_TIMEOUT_S:g} s"
+            return BUSY
         except Exception as exc:  # noqa: BLE001 - e.g. ActorDiedError: the process is gone
             response.cancel()
+            from ray.serve.exceptions import BackPressureError
+
+            if isinstance(exc, BackPressureError):  # its queue is full: busy, not dead
+                return BUSY
             return f"ping failed: {type(exc).__name__}"
 
     async def _check(self) -> tuple[bool, dict]:
@@ -229,7 +242,7 @@ class Readiness:
         for name in STAGES:
             if app is None:
                 ping = pings.get(name)
-                states[name] = ({"state": "ready", "ready": True} if ping == "ok" else
+                states[name] = ({"state": "ready", "ready": True} if ping in ("ok", BUSY) else
                                 {"state": "unknown", "ready": name in OPTIONAL, "detail": ping or problem})
             else:
                 states[name] = stage_state(name, deps.get(name), pings.get(name), nodes)

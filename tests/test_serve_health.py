@@ -20,7 +20,7 @@ import grpc
 import httpx
 import pytest
 
-from deployments.health import OPTIONAL, is_secret_key, redact, stage_state
+from deployments.health import BUSY, OPTIONAL, is_secret_key, redact, stage_state
 from tests.serve_fixtures import free_port, wait_for
 
 pytest_plugins = ["tests.serve_fixtures"]
@@ -85,6 +85,9 @@ def test_stage_state_rules():
     assert stage_state("SmallReader", _dep(1, 1), "ok", cpu)["state"] == "ready"
     dead = stage_state("SmallReader", _dep(1, 1), "ping failed: ActorDiedError", cpu)
     assert dead["state"] == "not_answering" and not dead["ready"] and "ActorDiedError" in dead["detail"]
+    # A ping queued behind a full replica times out: that is load, and a load test must not see 503.
+    busy = stage_state("SmallReader", _dep(1, 1), BUSY, cpu)
+    assert busy["state"] == "busy" and busy["ready"]
     assert not stage_state("Triage", _dep(0, 1, starting=1), None, cpu)["ready"]
     assert stage_state("Layout", None, None, cpu)["state"] == "missing"
     asleep = stage_state("LargeReader", _dep(0, 0), None, cpu)
