@@ -207,6 +207,9 @@ def _one_line(exc: ValidationError, model: type[_Options]) -> str:
         msg = err["msg"].removeprefix("Value error, ")
         if not field:  # a rule across fields (stream with md)
             parts.append(msg)
+        elif err["type"] == "literal_error":
+            expected = str(err.get("ctx", {}).get("expected", "")).replace("'", "")
+            parts.append(f"{field} must be {expected}, not {value!r}")
         elif field == "password":
             parts.append(f"password: {msg}")  # never echo it
         else:
