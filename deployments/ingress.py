@@ -40,7 +40,6 @@ from .ingress_support import (
     _for_api,
     _grpc_problem,
     _grpc_unauthenticated,
-    _grpc_wait,
     _single_page_problem,
     install_error_handlers,
 )
@@ -53,8 +52,8 @@ from .http_input import (
     public_config,
     request_options,
 )
-from .options_api import OPTION_RESPONSES, option_body
-from pagerouter.request_options import OptionError, PageOptions, RequestOptions
+from .options_api import OPTION_RESPONSES, grpc_request_options, option_body
+from pagerouter.request_options import PageOptions, RequestOptions
 from .limits import (
     Admission,
     Refused,
@@ -82,19 +81,6 @@ PAGEROUTER_VERSION = _version()
 
 # Module helpers used by Ingress methods are defined above the class: Serve's ingress wrapper
 # resolves them when the class is built.
-
-
-def _grpc_options(request, model):
-    """The validated options of a gRPC request, or the InputProblem (INVALID_ARGUMENT, error-code
-    bad_request) that refuses it before any work starts."""
-    name = request.filename or "-"
-    try:
-        opts = model.from_fields(proto_model.request_fields(request))
-        opts.check_languages()
-    except OptionError as exc:
-        return InputProblem(exc.code, f"{name}: {exc.message}", name, None, exc.message)
-    return opts
-
 
 
 class IngressCore:
@@ -374,7 +360,7 @@ class IngressCore:
         if release is None:
             return pb.DocumentReply(request_id=rid)
         with self._admitted(release):
-            opts = _grpc_options(request, RequestOptions)
+            opts = grpc_request_options(request, RequestOptions)
             result = opts if isinstance(opts, InputProblem) else await self.collect(
                 request.data, request.filename or "-", opts.password, opts.pages, opts.wait, opts.escalation_wait_s,
                 options=opts,
@@ -403,7 +389,7 @@ class IngressCore:
         """Ends with the summary, or with a status (DEADLINE_EXCEEDED, INTERNAL) naming the pages not delivered."""
         document: Document | None = None
         name, numbers, sent = request.filename or "-", [], set()
-        opts = _grpc_options(request, RequestOptions)
+        opts = grpc_request_options(request, RequestOptions)
         if isinstance(opts, InputProblem):
             _grpc_problem(grpc_context, opts)
             yield pb.StreamReply(request_id=rid)  # the status travels with a message (see below)
@@ -457,7 +443,7 @@ class IngressCore:
         if release is None:
             return pb.PageReply(request_id=rid)
         with self._admitted(release):
-            opts = _grpc_options(request, PageOptions)
+            opts = grpc_request_options(request, PageOptions)
             result = opts if isinstance(opts, InputProblem) else await self.collect(
                 request.data, name, opts.password, str(opts.page), opts.wait, opts.escalation_wait_s, options=opts,
             )

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pagerouter.request_options import _Options
+from pagerouter.request_options import OptionError, _Options
+from pagerouter.wire import proto_model
+from pagerouter.wire.items import InputProblem
 
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -93,3 +95,15 @@ def option_body(model: type[_Options]) -> dict[str, Any]:
             },
         },
     }
+
+
+def grpc_request_options(request, model: type[_Options]):
+    """The validated options of a gRPC request, or the InputProblem (INVALID_ARGUMENT, error-code
+    bad_request) that refuses it before any work starts."""
+    name = request.filename or "-"
+    try:
+        opts = model.from_fields(proto_model.request_fields(request))
+        opts.check_languages()
+    except OptionError as exc:
+        return InputProblem(exc.code, f"{name}: {exc.message}", name, None, exc.message)
+    return opts

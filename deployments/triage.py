@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 
 from ray import serve
 
-from pagerouter.converter import figures_of_text_pages
+from pagerouter.figure_export import figures_of_text_pages
 from pagerouter.inputs import InputError, check_page_count, parse_pages
 from pagerouter.isolation import page_work
 from pagerouter.pipeline import TriageOutcome, new_document

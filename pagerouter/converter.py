@@ -31,9 +31,10 @@ from .escalation_wait import EscalationWait, resolve_escalation_wait
 from .inputs import SourceDocument, check_page_count, parse_pages, read_input
 from .isolation import InProcessPages, PageWork, page_work
 from .memory import release_free_memory
-from .model import CheckResult, Document, Page
-from .pipeline import attach_figure_pngs, convert_pages, figure_blocks, new_document, ocr_flow
-from .request_options import FIGURE_DPI, RequestOptions
+from .model import Document, Page
+from .figure_export import figure_problem, figures_of_text_pages
+from .pipeline import convert_pages, new_document, ocr_flow
+from .request_options import RequestOptions
 from .stages import OcrTask, Reading
 
 Progress = Callable[[Page, int, int], None]
@@ -203,29 +204,6 @@ class Converter:
             release_free_memory()
 
 
-async def figures_of_text_pages(outcomes, src: SourceDocument, pages: PageWork):
-    """Triage outcomes with the figures of finished (text-layer) pages rendered as PNG onto
-    their blocks, where MuPDF runs for this document (`pages`); OCR pages get theirs cut from
-    their render in `pipeline.convert_pages`. A render that fails flags the page instead."""
-    for_render = asyncio.to_thread
-    async for outcome in outcomes:
-        page = outcome.page
-        figures = figure_blocks(page) if outcome.task is None and page.status != "failed" else []
-        if figures:
-            try:
-                pngs = await for_render(pages.figure_pngs, src, page.number, [tuple(b.bbox) for b in figures], FIGURE_DPI)
-                attach_figure_pngs(page, pngs)
-            except (OSError, RuntimeError, ValueError) as exc:
-                _figure_problem(page, src.name, exc)
-        yield outcome
-
-
-def _figure_problem(page: Page, name: str, exc: BaseException) -> None:
-    page.status = "flagged" if page.status == "ok" else page.status
-    page.flags.append("figure_not_saved")
-    page.checks.append(CheckResult(name="figure_not_saved", passed=False, reason=f"{name}: page {page.number}: {exc}"[:300]))
-
-
 def save_figures(src: SourceDocument, page: Page, images_dir: Path, dpi: int = 150, pages: PageWork | None = None) -> None:
     """Write each figure block as a PNG and reference it from the block (for --images); the
     rendering runs where `pages` runs MuPDF (an isolation worker, or here). A render or write
@@ -245,4 +223,4 @@ def save_figures(src: SourceDocument, page: Page, images_dir: Path, dpi: int = 1
             out.write_bytes(png)
             b.image = str(out)
     except (OSError, RuntimeError, ValueError) as exc:
-        _figure_problem(page, src.name, exc)
+        figure_problem(page, src.name, exc)

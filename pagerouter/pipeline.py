@@ -397,6 +397,8 @@ async def convert_pages(
             else:
                 page = finish_ocr_page(outcome.page, reading)
                 if images:
+                    from .figure_export import crop_figures
+
                     crop_figures(page, outcome.task)
                 return page
             finally:
@@ -451,48 +453,6 @@ async def _in_page_order(outcomes, pending, run_ocr, calls, concurrency) -> Asyn
             yield await pending.pop(0)  # type: ignore[misc]
     for head in pending:
         yield head if isinstance(head, Page) else await head
-
-
-def figure_blocks(page: Page) -> list[Block]:
-    return [b for b in page.blocks if b.role == "figure"]
-
-
-def crop_figures(page: Page, task: OcrTask) -> None:
-    """Each figure block of an OCR page as a base64 PNG cut from the page's OCR render (no MuPDF
-    here: the render is already in the task). Blocks are in displayed-page points; the render
-    is the unrotated page, so a page turned upright by the reader is rotated first."""
-    from .ocr.regions import upright
-
-    figures = figure_blocks(page)
-    if not figures:
-        return
-    image = upright(task.image, page.rotation) if page.rotation else task.image
-    h, w = image.shape[:2]
-    for b in figures:
-        x0, y0, x1, y1 = (int(round(v * task.scale)) for v in b.bbox)
-        x0, y0, x1, y1 = max(0, x0), max(0, y0), min(w, x1), min(h, y1)
-        if x1 - x0 >= 1 and y1 - y0 >= 1:
-            b.image_png_base64 = png_base64(image[y0:y1, x0:x1])
-
-
-def attach_figure_pngs(page: Page, pngs: list[bytes | None]) -> None:
-    """Put rendered figure PNGs (one per figure block, in block order) on the page's figure blocks."""
-    import base64
-
-    for b, png in zip(figure_blocks(page), pngs):
-        if png is not None:
-            b.image_png_base64 = base64.b64encode(png).decode("ascii")
-
-
-def png_base64(rgb) -> str:
-    import base64
-    import io
-
-    from PIL import Image
-
-    buf = io.BytesIO()
-    Image.fromarray(rgb).save(buf, format="PNG")
-    return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 def new_document(src: SourceDocument) -> Document:

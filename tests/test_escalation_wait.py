@@ -235,7 +235,7 @@ def test_http_wait_fields_reach_the_pipeline_and_bad_values_are_422():
 def test_grpc_wait_fields_round_trip_and_bad_mode_is_invalid_argument():
     import grpc
 
-    from deployments.ingress import _grpc_wait
+    from deployments.ingress_support import _grpc_wait
     from pagerouter.wire.protos import pagerouter_pb2 as pb
     from tests.test_ingress_local import FakeGrpcContext
 
