@@ -120,10 +120,12 @@ def test_grpc_validates_options_and_carries_them(served):
         with pytest.raises(PagerouterClientError) as exc:
             client.convert_page(served["pdf"], 1, ocr="never")
         assert exc.value.status == "INVALID_ARGUMENT" and exc.value.code == "bad_request"
-        doc = client.convert(served["pdf"], pages="1-3", ocr="force", images=True, languages=["eng", "deu"])
-    assert [p.route for p in doc.pages] == ["ocr", "ocr", "ocr"]
-    assert {b.engine for b in doc.pages[0].blocks} == {"rapidocr"}
-    assert "Invoice number 4711" in " ".join(b.text for b in doc.pages[1].blocks)
+        doc = client.convert(served["pdf"], pages="1", ocr="force", languages=["eng", "deu"])
+        figure = client.convert_page(served["pdf"], 3, images=True)
+    assert [p.route for p in doc.pages] == ["ocr"] and {b.engine for b in doc.pages[0].blocks} == {"rapidocr"}
+    assert any("ocr=force requested" in r for r in doc.pages[0].triage.reasons)
+    png = next(b for b in figure.blocks if b.role == "figure").image_png_base64  # through the proto
+    assert Image.open(io.BytesIO(base64.b64decode(png))).format == "PNG"
 
 
 @SERVED
