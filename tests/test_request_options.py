@@ -279,3 +279,25 @@ def test_http_options_are_validated_with_422_before_any_work():
     # the options reach Triage: (data, name, password, selection, ocr, images)
     assert triage.calls[0][1:] == ("a.pdf", None, None, "force", True)
     assert triage.calls[1][3:] == ("1", "off", False)
+
+
+def test_ocr_page_figures_are_cut_from_the_task_render():
+    """An OCR page's figure comes from its OCR render (the ingress never runs MuPDF): the crop
+    is the figure's box at the render's scale, and it holds the picture's pixels."""
+    import numpy as np
+
+    from pagerouter.figure_export import crop_figures
+    from pagerouter.model import Block, Page, TriageDecision
+    from pagerouter.stages import OcrTask
+
+    image = np.full((400, 300, 3), 255, np.uint8)  # a 150 x 200 pt page at 2 px/pt
+    image[100:200, 40:240] = (10, 200, 10)  # the figure: (20, 50, 120, 100) pt
+    task = OcrTask("s.pdf", 1, 150, 200, TriageDecision(route="ocr"), image, 2.0, b"")
+    fig = Block(text="", role="figure", bbox=(20, 50, 120, 100), page=1, engine="rapid_layout", route="ocr",
+                confidence=0.9)
+    text = Block(text="x", role="paragraph", bbox=(0, 0, 10, 10), page=1, engine="rapidocr", route="ocr", confidence=1)
+    page = Page(number=1, status="ok", route="ocr", blocks=[fig, text])
+    crop_figures(page, task)
+    png = Image.open(io.BytesIO(base64.b64decode(fig.image_png_base64)))
+    assert png.size == (200, 100) and png.convert("RGB").getpixel((100, 50)) == (10, 200, 10)
+    assert text.image_png_base64 is None
