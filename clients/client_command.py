@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pagerouter.cli import EXIT_OK, EXIT_PAGES_FAILED, load_cli_config, usage_error
+from pagerouter.cli import EXIT_OK, EXIT_PAGES_FAILED, add_option_flags, load_cli_config, usage_error
 
 DEFAULT_TIMEOUT_S = 600.0
 BULK_TIMEOUT_S = 3600.0  # a bulk request may hold pages for the tier's bulk bound (default 900 s) each
@@ -45,6 +45,7 @@ def add_command(sub) -> None:
         help=f"seconds before the request is abandoned (default {DEFAULT_TIMEOUT_S:g}, "
         f"{BULK_TIMEOUT_S:g} with --wait bulk)",
     )
+    add_option_flags(cc)
     cc.add_argument("--application", default="pagerouter", help="Serve application name (gRPC routing)")
     cc.epilog = ("The API key of a server that requires one is read from PAGEROUTER_API_KEY, or from the file "
                  "named by PAGEROUTER_API_KEY_FILE (never from a flag, so it stays out of shell history).")
@@ -62,7 +63,8 @@ def cmd_client_convert(args) -> int:
         return usage_error(f"--escalation-wait-s must be a positive number of seconds, not {args.escalation_wait_s:g}")
     timeout = args.timeout if args.timeout is not None else BULK_TIMEOUT_S if args.wait == "bulk" else DEFAULT_TIMEOUT_S
     kw = {"filename": str(args.input), "pages": args.pages, "password": args.password, "wait": args.wait,
-          "escalation_wait_s": args.escalation_wait_s}
+          "escalation_wait_s": args.escalation_wait_s, "ocr": args.ocr, "images": args.embed_images,
+          "languages": [v for v in (args.lang or "").replace(",", "+").split("+") if v] or None}
     try:
         if args.url:
             from clients.http_client import PagerouterHttpClient
@@ -75,7 +77,7 @@ def cmd_client_convert(args) -> int:
             with PagerouterGrpcClient(args.grpc, timeout=timeout, application=args.application) as client:
                 doc = client.convert_streamed(args.input, **kw) if args.stream else client.convert(args.input, **kw)
     except PagerouterClientError as exc:
-        if exc.code in ("bad_input", "bad_pages"):
+        if exc.code in ("bad_input", "bad_pages", "bad_request"):
             return usage_error(exc.message.replace(_API_PASSWORD_HINT, "(--password)"))
         return usage_error(str(exc))
     except Exception as exc:  # noqa: BLE001 - connection refused, timeouts: one line, no traceback

@@ -44,24 +44,27 @@ def _error(exc: grpc.RpcError) -> PagerouterClientError:
     return PagerouterClientError(status.name if status else "UNKNOWN", code, details or "", rid)
 
 
-def _wait(wait: str | None, escalation_wait_s: float | None) -> dict:
-    """The request's wait fields; an unset escalation_wait_s stays unset (proto3 `optional`)."""
-    out: dict = {"wait": wait or ""}
+def _wait(wait: str | None, escalation_wait_s: float | None, ocr: str | None = None,
+          languages: list[str] | None = None, images: bool = False) -> dict:
+    """The request's option fields; an unset escalation_wait_s stays unset (proto3 `optional`)."""
+    out: dict = {"wait": wait or "", "ocr": ocr or "", "languages": list(languages or ()), "images": bool(images)}
     if escalation_wait_s is not None:
         out["escalation_wait_s"] = escalation_wait_s
     return out
 
 
-def _request(file, filename, pages, password, wait=None, escalation_wait_s=None) -> pb.ConvertRequest:
+def _request(file, filename, pages, password, wait=None, escalation_wait_s=None, ocr=None, languages=None,
+             images=False) -> pb.ConvertRequest:
     data, name = read_input(file, filename)
     return pb.ConvertRequest(data=data, filename=name, pages=pages or "", password=password or "",
-                             **_wait(wait, escalation_wait_s))
+                             **_wait(wait, escalation_wait_s, ocr, languages, images))
 
 
-def _page_request(file, filename, page, password, wait=None, escalation_wait_s=None) -> pb.PageRequest:
+def _page_request(file, filename, page, password, wait=None, escalation_wait_s=None, ocr=None, languages=None,
+                  images=False) -> pb.PageRequest:
     data, name = read_input(file, filename)
     return pb.PageRequest(data=data, filename=name, page=page, password=password or "",
-                          **_wait(wait, escalation_wait_s))
+                          **_wait(wait, escalation_wait_s, ocr, languages, images))
 
 
 def _metadata(application: str, api_key: str | None) -> tuple[tuple[str, str], ...]:
@@ -97,10 +100,11 @@ class PagerouterGrpcClient:
 
     def convert(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
                 password: str | None = None, wait: str | None = None,
-                escalation_wait_s: float | None = None) -> Document:
+                escalation_wait_s: float | None = None, ocr: str | None = None,
+                languages: list[str] | None = None, images: bool = False) -> Document:
         try:
             reply = self._stub.ConvertDocument(
-                _request(file, filename, pages, password, wait, escalation_wait_s),
+                _request(file, filename, pages, password, wait, escalation_wait_s, ocr, languages, images),
                 timeout=self.timeout, metadata=self._metadata,
             )
         except grpc.RpcError as exc:
@@ -110,9 +114,10 @@ class PagerouterGrpcClient:
 
     def stream(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
                password: str | None = None, wait: str | None = None,
-               escalation_wait_s: float | None = None) -> Iterator[Page | Document]:
+               escalation_wait_s: float | None = None, ocr: str | None = None,
+                languages: list[str] | None = None, images: bool = False) -> Iterator[Page | Document]:
         call = self._stub.StreamDocument(
-            _request(file, filename, pages, password, wait, escalation_wait_s),
+            _request(file, filename, pages, password, wait, escalation_wait_s, ocr, languages, images),
             timeout=self.timeout, metadata=self._metadata,
         )
         try:
@@ -128,10 +133,11 @@ class PagerouterGrpcClient:
 
     def convert_page(self, file: str | Path | bytes, page: int = 1, *, filename: str | None = None,
                      password: str | None = None, wait: str | None = None,
-                     escalation_wait_s: float | None = None) -> Page:
+                     escalation_wait_s: float | None = None, ocr: str | None = None,
+                languages: list[str] | None = None, images: bool = False) -> Page:
         try:
             reply = self._stub.ConvertPage(
-                _page_request(file, filename, page, password, wait, escalation_wait_s),
+                _page_request(file, filename, page, password, wait, escalation_wait_s, ocr, languages, images),
                 timeout=self.timeout, metadata=self._metadata,
             )
         except grpc.RpcError as exc:
@@ -161,10 +167,11 @@ class AsyncPagerouterGrpcClient:
 
     async def convert(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
                       password: str | None = None, wait: str | None = None,
-                      escalation_wait_s: float | None = None) -> Document:
+                      escalation_wait_s: float | None = None, ocr: str | None = None,
+                languages: list[str] | None = None, images: bool = False) -> Document:
         try:
             reply = await self._stub.ConvertDocument(
-                _request(file, filename, pages, password, wait, escalation_wait_s),
+                _request(file, filename, pages, password, wait, escalation_wait_s, ocr, languages, images),
                 timeout=self.timeout, metadata=self._metadata,
             )
         except grpc.RpcError as exc:
@@ -174,9 +181,10 @@ class AsyncPagerouterGrpcClient:
 
     async def stream(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
                      password: str | None = None, wait: str | None = None,
-                     escalation_wait_s: float | None = None) -> AsyncIterator[Page | Document]:
+                     escalation_wait_s: float | None = None, ocr: str | None = None,
+                languages: list[str] | None = None, images: bool = False) -> AsyncIterator[Page | Document]:
         call = self._stub.StreamDocument(
-            _request(file, filename, pages, password, wait, escalation_wait_s),
+            _request(file, filename, pages, password, wait, escalation_wait_s, ocr, languages, images),
             timeout=self.timeout, metadata=self._metadata,
         )
         try:
@@ -192,10 +200,11 @@ class AsyncPagerouterGrpcClient:
 
     async def convert_page(self, file: str | Path | bytes, page: int = 1, *, filename: str | None = None,
                            password: str | None = None, wait: str | None = None,
-                           escalation_wait_s: float | None = None) -> Page:
+                           escalation_wait_s: float | None = None, ocr: str | None = None,
+                languages: list[str] | None = None, images: bool = False) -> Page:
         try:
             reply = await self._stub.ConvertPage(
-                _page_request(file, filename, page, password, wait, escalation_wait_s),
+                _page_request(file, filename, page, password, wait, escalation_wait_s, ocr, languages, images),
                 timeout=self.timeout, metadata=self._metadata,
             )
         except grpc.RpcError as exc:

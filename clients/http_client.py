@@ -5,6 +5,7 @@
         for item in c.stream("paper.pdf"): ...       # Page ... then the Document summary
         page = c.convert_page("paper.pdf", page=3)   # Page
         doc = c.convert("scan.pdf", wait="bulk")     # flagged pages may wait for a cold escalation tier
+        doc = c.convert("scan.pdf", ocr="force", languages=["eng", "deu"], images=True)  # request options
 
 Every call has a timeout; failures raise PagerouterClientError with the server's code.
 The API key (`Authorization: Bearer KEY`) comes from `api_key=` or, by default, from
@@ -30,9 +31,10 @@ DEFAULT_TIMEOUT_S = 600.0
 def _params(name: str, **kw: Any) -> dict[str, str]:
     out = {"filename": name}
     for k, v in kw.items():
-        if v is None or v is False:
+        if v is None or v is False or v == []:
             continue
-        out[k] = "true" if v is True else str(v)
+        # languages travel as one field, `eng+deu` (the server also reads `eng,deu`)
+        out[k] = "true" if v is True else "+".join(v) if isinstance(v, (list, tuple)) else str(v)
     return out
 
 
@@ -117,24 +119,30 @@ class PagerouterHttpClient:
 
     def convert(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
                 password: str | None = None, wait: str | None = None,
-                escalation_wait_s: float | None = None) -> Document:
+                escalation_wait_s: float | None = None, ocr: str | None = None,
+                languages: list[str] | None = None, images: bool = False) -> Document:
         resp = self._post("/v1/convert", file, filename, pages=pages, password=password, wait=wait,
-                          escalation_wait_s=escalation_wait_s)
+                          escalation_wait_s=escalation_wait_s, ocr=ocr,
+                          languages=languages, images=images)
         return Document.model_validate_json(resp.content)
 
     def convert_markdown(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
                          password: str | None = None, wait: str | None = None,
-                         escalation_wait_s: float | None = None) -> str:
+                         escalation_wait_s: float | None = None, ocr: str | None = None,
+                languages: list[str] | None = None, images: bool = False) -> str:
         return self._post("/v1/convert", file, filename, pages=pages, password=password, format="md",
-                          wait=wait, escalation_wait_s=escalation_wait_s).text
+                          wait=wait, escalation_wait_s=escalation_wait_s, ocr=ocr,
+                          languages=languages, images=images).text
 
     def stream(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
                password: str | None = None, wait: str | None = None,
-               escalation_wait_s: float | None = None) -> Iterator[Page | Document]:
+               escalation_wait_s: float | None = None, ocr: str | None = None,
+                languages: list[str] | None = None, images: bool = False) -> Iterator[Page | Document]:
         """Pages in page order as they finish, then the Document summary (without pages)."""
         data, name = read_input(file, filename)
         params = _params(name, pages=pages, password=password, stream=True, wait=wait,
-                         escalation_wait_s=escalation_wait_s)
+                         escalation_wait_s=escalation_wait_s, ocr=ocr,
+                          languages=languages, images=images)
         with self._http.stream(
             "POST", "/v1/convert", content=data, params=params, headers={"content-type": "application/octet-stream"}
         ) as resp:
@@ -157,9 +165,11 @@ class PagerouterHttpClient:
 
     def convert_page(self, file: str | Path | bytes, page: int = 1, *, filename: str | None = None,
                      password: str | None = None, wait: str | None = None,
-                     escalation_wait_s: float | None = None) -> Page:
+                     escalation_wait_s: float | None = None, ocr: str | None = None,
+                languages: list[str] | None = None, images: bool = False) -> Page:
         resp = self._post("/v1/pages", file, filename, page=page, password=password, wait=wait,
-                          escalation_wait_s=escalation_wait_s)
+                          escalation_wait_s=escalation_wait_s, ocr=ocr,
+                          languages=languages, images=images)
         return Page.model_validate_json(resp.content)
 
     def health(self) -> dict:
@@ -200,17 +210,21 @@ class AsyncPagerouterHttpClient:
 
     async def convert(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
                       password: str | None = None, wait: str | None = None,
-                      escalation_wait_s: float | None = None) -> Document:
+                      escalation_wait_s: float | None = None, ocr: str | None = None,
+                languages: list[str] | None = None, images: bool = False) -> Document:
         resp = await self._post("/v1/convert", file, filename, pages=pages, password=password, wait=wait,
-                                escalation_wait_s=escalation_wait_s)
+                                escalation_wait_s=escalation_wait_s, ocr=ocr,
+                          languages=languages, images=images)
         return Document.model_validate_json(resp.content)
 
     async def stream(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
                      password: str | None = None, wait: str | None = None,
-                     escalation_wait_s: float | None = None) -> AsyncIterator[Page | Document]:
+                     escalation_wait_s: float | None = None, ocr: str | None = None,
+                languages: list[str] | None = None, images: bool = False) -> AsyncIterator[Page | Document]:
         data, name = read_input(file, filename)
         params = _params(name, pages=pages, password=password, stream=True, wait=wait,
-                         escalation_wait_s=escalation_wait_s)
+                         escalation_wait_s=escalation_wait_s, ocr=ocr,
+                          languages=languages, images=images)
         async with self._http.stream(
             "POST", "/v1/convert", content=data, params=params, headers={"content-type": "application/octet-stream"}
         ) as resp:
@@ -233,9 +247,11 @@ class AsyncPagerouterHttpClient:
 
     async def convert_page(self, file: str | Path | bytes, page: int = 1, *, filename: str | None = None,
                            password: str | None = None, wait: str | None = None,
-                           escalation_wait_s: float | None = None) -> Page:
+                           escalation_wait_s: float | None = None, ocr: str | None = None,
+                languages: list[str] | None = None, images: bool = False) -> Page:
         resp = await self._post("/v1/pages", file, filename, page=page, password=password, wait=wait,
-                                escalation_wait_s=escalation_wait_s)
+                                escalation_wait_s=escalation_wait_s, ocr=ocr,
+                          languages=languages, images=images)
         return Page.model_validate_json(resp.content)
 
     async def health(self) -> dict:

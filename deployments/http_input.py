@@ -16,6 +16,7 @@ from typing import Any
 from fastapi import Request
 
 from pagerouter.config import PagerouterConfig
+from pagerouter.request_options import OptionError, RequestOptions, _Options
 
 from .auth import OPEN_PATHS, UNAUTHORIZED_CODE, UNAUTHORIZED_MESSAGE, server_api_key
 from .observe import current_request_id
@@ -47,7 +48,8 @@ def internal_message(exc: BaseException) -> str:
 async def parse_upload(request: Request, max_upload_mb: float) -> tuple[bytes, str, dict[str, str]]:
     """(file bytes, file name, options) from a multipart form (field `file`) or a raw body.
 
-    Options come from the query string; multipart text fields override them.
+    Options come from the query string; multipart text fields override them. The file name is
+    the multipart part's name, else the `filename` field (which stays among the options).
     """
     limit = int(max_upload_mb * 1024 * 1024)
     declared = request.headers.get("content-length")
@@ -60,7 +62,7 @@ async def parse_upload(request: Request, max_upload_mb: float) -> tuple[bytes, s
             raise ApiError(413, "too_large", f"upload exceeds the {max_upload_mb:g} MB limit")
     fields = dict(request.query_params)
     ctype = request.headers.get("content-type", "")
-    name = fields.pop("filename", None) or "-"
+    name = fields.get("filename") or "-"
     if ctype.lower().startswith("multipart/form-data"):
         # The MIME parser walks the whole body in Python: tens of MB block for a while.
         data, fname, form = await asyncio.to_thread(_parse_multipart, ctype, bytes(body))
@@ -97,31 +99,15 @@ def _parse_multipart(ctype: str, body: bytes) -> tuple[bytes, str | None, dict[s
     return data, fname, fields
 
 
-def query_bool(fields: dict[str, str], key: str) -> bool:
-    raw = fields.get(key, "false").strip().lower()
-    if raw in ("1", "true", "yes", "on"):
-        return True
-    if raw in ("0", "false", "no", "off", ""):
-        return False
-    raise ApiError(400, "bad_request", f"{key} must be true or false, not {raw!r}")
-
-
-def wait_fields(fields: dict[str, str]) -> tuple[str | None, float | None]:
-    """(wait, escalation_wait_s) from the query or form fields `wait=interactive|bulk` and
-    `escalation_wait_s=<seconds>`; a bad value is a 400 `bad_request`. The wait is capped at
-    the mode's configured bound later (`pagerouter.escalation_wait`)."""
-    from pagerouter.escalation_wait import WAIT_MODES, parse_wait_seconds
-
-    mode = (fields.get("wait") or "").strip().lower() or None
-    if mode is not None and mode not in WAIT_MODES:
-        raise ApiError(400, "bad_request", f"wait must be interactive or bulk, not {mode!r}")
+def request_options(fields: dict[str, str], model: type[_Options] = RequestOptions) -> _Options:
+    """The validated options of one request's query and form fields: 422 `bad_request` naming
+    an unknown field (with the accepted ones), a bad value, or a language pack not installed."""
     try:
-        seconds = parse_wait_seconds(fields.get("escalation_wait_s"))
-    except ValueError as exc:
-        raise ApiError(400, "bad_request", str(exc)) from None
-    if seconds is not None and not (seconds > 0 and seconds != float("inf")):
-        raise ApiError(400, "bad_request", f"escalation_wait_s must be a positive number of seconds, not {seconds:g}")
-    return mode, seconds
+        opts = model.from_fields(fields)
+        opts.check_languages()
+    except OptionError as exc:
+        raise ApiError(422, exc.code, exc.message) from None
+    return opts
 
 
 class ApiKeyMiddleware:

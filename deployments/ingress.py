@@ -27,6 +27,7 @@ from pagerouter.escalation_wait import EscalationWait, resolve_escalation_wait
 from pagerouter.model import Document, Page
 from pagerouter.output import to_markdown
 from pagerouter.pipeline import convert_pages
+from pagerouter.request_options import PageOptions, RequestOptions
 from pagerouter.stages import LayoutResult, OcrCalls, OcrTask, Reading, page_work_started
 from pagerouter.wire import proto_model
 from pagerouter.wire.items import DocumentHead, DocumentTail, InputProblem
@@ -42,7 +43,6 @@ from .ingress_support import (
     _for_api,
     _grpc_problem,
     _grpc_unauthenticated,
-    _grpc_wait,
     _single_page_problem,
     install_error_handlers,
 )
@@ -52,9 +52,9 @@ from .http_input import (
     error_body,
     internal_message,
     parse_upload,
-    query_bool,
-    wait_fields,
+    request_options,
 )
+from .options_api import OPTION_RESPONSES, grpc_request_options, option_body
 from .limits import (
     Admission,
     Refused,
@@ -118,20 +118,24 @@ class IngressCore:
     # ------------------------------------------------------------------ the one conversion path
     async def convert_items(
         self, data: bytes, name: str, password: str | None, pages: str | None,
-        wait: str | None = None, escalation_wait_s: float | None = None,
+        wait: str | None = None, escalation_wait_s: float | None = None, options: RequestOptions | None = None,
     ) -> AsyncIterator[DocumentHead | InputProblem | Page | DocumentTail]:
         """DocumentHead (or InputProblem and stop), every Page in page order, DocumentTail.
 
         `wait` (interactive | bulk) and `escalation_wait_s` set how long this request's flagged
         pages wait for the escalation tier (capped at the mode's configured bound); a bad value
-        is an InputProblem `bad_request` before any work starts."""
+        is an InputProblem `bad_request` before any work starts. `options` (validated) bring
+        the ocr mode and images to Triage and the languages to the OCR tasks."""
+        opts = options or RequestOptions()
         try:
             escalation = resolve_escalation_wait(self.cfg.serve, wait, escalation_wait_s)
         except ValueError as exc:
             yield InputProblem("bad_request", f"{name}: {exc}", name, None, str(exc))
             return
         def walk(selection: str | None):
-            return self.triage.outcomes.options(stream=True).remote(data, name, password, selection)
+            return self.triage.outcomes.options(stream=True).remote(
+                data, name, password, selection, opts.ocr, opts.images
+            )
 
         triage = TriageWalk(walk(pages), walk, name)
         try:
@@ -141,7 +145,10 @@ class IngressCore:
                 return
             used: dict[str, str] = {"pymupdf": pymupdf.VersionBind}
             calls = self._ocr_calls(used, escalation)
-            converted = convert_pages(triage.outcomes(), name, self.cfg, calls, concurrency=self.concurrency)
+            converted = convert_pages(
+                triage.outcomes(), name, self.cfg, calls, concurrency=self.concurrency,
+                languages=tuple(opts.languages or ()), images=opts.images,
+            )
             async with aclosing(converted):  # closing it cancels the page OCR still running
                 async for page in converted:
                     self.metrics.page_done(page)
@@ -199,12 +206,14 @@ class IngressCore:
     async def collect(
         self, data: bytes, name: str, password: str | None, pages: str | None,
         wait: str | None = None, escalation_wait_s: float | None = None, deadline: float | None = None,
+        options: RequestOptions | None = None,
     ) -> Document | InputProblem:
         """The whole document, or the InputProblem that stopped it (`timeout` past `deadline`)."""
         deadline = deadline if deadline is not None else self._deadline()
         doc: Document | None = None
         numbers: list[int] = []
-        async with aclosing(self.convert_items(data, name, password, pages, wait, escalation_wait_s)) as items:
+        items = self.convert_items(data, name, password, pages, wait, escalation_wait_s, options)
+        async with aclosing(items):
             try:
                 async for item in until_deadline(items, deadline, self.deadline_s):
                     if isinstance(item, InputProblem):
@@ -273,20 +282,15 @@ class IngressCore:
     async def _convert_http(self, request: Request, deadline: float | None, release) -> Response:
         rid = current_request_id()
         data, name, fields = await parse_upload(request, self.cfg.serve.max_upload_mb)
-        fmt = fields.get("format", "json")
-        if fmt not in ("json", "md"):
-            raise ApiError(400, "bad_request", f"format must be json or md, not {fmt!r}")
-        stream = query_bool(fields, "stream")
-        password = fields.get("password") or None
-        pages = fields.get("pages") or None
-        wait = wait_fields(fields)
-        if stream:
-            return await self._stream_http(data, name, password, pages, rid, wait, deadline, release)
-        result = await self.collect(data, name, password, pages, *wait, deadline=deadline)
+        opts = request_options(fields, RequestOptions)
+        password, pages, wait = opts.password, opts.pages, (opts.wait, opts.escalation_wait_s)
+        if opts.stream:
+            return await self._stream_http(data, name, password, pages, rid, wait, deadline, release, opts)
+        result = await self.collect(data, name, password, pages, *wait, deadline=deadline, options=opts)
         if isinstance(result, InputProblem):
             raise ApiError(_PROBLEM_STATUS.get(result.code, 400), result.code, result.message)
         # Rendering a large document takes a while: in a thread, so the ingress loop keeps serving.
-        if fmt == "md":
+        if opts.format == "md":
             text = await asyncio.to_thread(to_markdown, result, self.cfg.output)
             return PlainTextResponse(text, media_type="text/markdown")
         return Response(await asyncio.to_thread(result.model_dump_json), media_type="application/json")
@@ -294,8 +298,9 @@ class IngressCore:
     async def _stream_http(
         self, data: bytes, name: str, password: str | None, pages: str | None, rid: str,
         wait: tuple[str | None, float | None] = (None, None), deadline: float | None = None, release=None,
+        options: RequestOptions | None = None,
     ):
-        items = self.convert_items(data, name, password, pages, *wait)
+        items = self.convert_items(data, name, password, pages, *wait, options=options)
         head = await items.__anext__()  # bad input must be a 4xx, not a 200 stream with an error
         if isinstance(head, InputProblem):
             await items.aclose()
@@ -347,15 +352,14 @@ class IngressCore:
     async def _convert_page_http(self, request: Request, deadline: float | None) -> Response:
         data, name, fields = await parse_upload(request, self.cfg.serve.max_upload_mb)
         raw = (fields.get("page") or "1").strip()
-        try:
-            number = int(raw)
-        except ValueError:
-            raise ApiError(400, "bad_request", f"page must be a whole number, not {raw!r}") from None
-        problem = _single_page_problem(number, name)
-        if problem is not None:
-            raise ApiError(_PROBLEM_STATUS[problem.code], problem.code, problem.message)
+        if raw.lstrip("-").isdigit():  # "-3" is a page below 1, not a range (bad_pages, named)
+            problem = _single_page_problem(int(raw), name)
+            if problem is not None:
+                raise ApiError(_PROBLEM_STATUS[problem.code], problem.code, problem.message)
+        opts = request_options(fields, PageOptions)
         result = await self.collect(
-            data, name, fields.get("password") or None, str(number), *wait_fields(fields), deadline=deadline
+            data, name, opts.password, str(opts.page), opts.wait, opts.escalation_wait_s, deadline=deadline,
+            options=opts,
         )
         if isinstance(result, InputProblem):
             raise ApiError(_PROBLEM_STATUS.get(result.code, 400), result.code, result.message)
@@ -370,9 +374,10 @@ class IngressCore:
         if release is None:
             return pb.DocumentReply(request_id=rid)
         with self._admitted(release):
-            result = await self.collect(
-                request.data, request.filename or "-", request.password or None, request.pages or None,
-                *_grpc_wait(request),
+            opts = grpc_request_options(request, RequestOptions)
+            result = opts if isinstance(opts, InputProblem) else await self.collect(
+                request.data, request.filename or "-", opts.password, opts.pages, opts.wait, opts.escalation_wait_s,
+                options=opts,
             )
         if isinstance(result, InputProblem):
             _grpc_problem(grpc_context, result)
@@ -398,8 +403,13 @@ class IngressCore:
         """Ends with the summary, or with a status (DEADLINE_EXCEEDED, INTERNAL) naming the pages not delivered."""
         document: Document | None = None
         name, numbers, sent = request.filename or "-", [], set()
+        opts = grpc_request_options(request, RequestOptions)
+        if isinstance(opts, InputProblem):
+            _grpc_problem(grpc_context, opts)
+            yield pb.StreamReply(request_id=rid)  # the status travels with a message (see below)
+            return
         items = self.convert_items(
-            request.data, name, request.password or None, request.pages or None, *_grpc_wait(request),
+            request.data, name, opts.password, opts.pages, opts.wait, opts.escalation_wait_s, options=opts,
         )
         async with aclosing(items):  # a cancelled call (client gone) closes it, which cancels Triage
             try:
@@ -447,8 +457,9 @@ class IngressCore:
         if release is None:
             return pb.PageReply(request_id=rid)
         with self._admitted(release):
-            result = await self.collect(
-                request.data, name, request.password or None, str(number), *_grpc_wait(request)
+            opts = grpc_request_options(request, PageOptions)
+            result = opts if isinstance(opts, InputProblem) else await self.collect(
+                request.data, name, opts.password, str(opts.page), opts.wait, opts.escalation_wait_s, options=opts,
             )
         if isinstance(result, InputProblem):
             _grpc_problem(grpc_context, result)
@@ -508,11 +519,11 @@ def make_ingress():
         async def get_config(self) -> dict:
             return await self.config()
 
-        @api.post("/v1/convert")
+        @api.post("/v1/convert", openapi_extra=option_body(RequestOptions), responses=OPTION_RESPONSES)
         async def post_convert(self, request: Request) -> Response:
             return await self.convert_http(request)
 
-        @api.post("/v1/pages")
+        @api.post("/v1/pages", openapi_extra=option_body(PageOptions), responses=OPTION_RESPONSES)
         async def post_pages(self, request: Request) -> Response:
             return await self.convert_page_http(request)
 

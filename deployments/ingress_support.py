@@ -17,7 +17,7 @@ from .auth import UNAUTHORIZED_CODE, UNAUTHORIZED_MESSAGE, metadata_authorized
 from .http_input import ApiError, error_body, internal_message
 from .observe import current_request_id
 
-_PROBLEM_STATUS = {"bad_input": 422, "bad_pages": 400, "too_many_pages": 413, "timeout": 504}
+_PROBLEM_STATUS = {"bad_input": 422, "bad_pages": 422, "bad_request": 422, "too_many_pages": 413, "timeout": 504}
 _PROBLEM_GRPC = {"too_many_pages": grpc.StatusCode.RESOURCE_EXHAUSTED, "timeout": grpc.StatusCode.DEADLINE_EXCEEDED}
 
 

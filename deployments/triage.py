@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 
 from ray import serve
 
+from pagerouter.figure_export import figures_of_text_pages
 from pagerouter.inputs import InputError, check_page_count, parse_pages
 from pagerouter.isolation import page_work
 from pagerouter.pipeline import TriageOutcome, new_document
@@ -41,8 +42,11 @@ class Triage:
         check_page_work(self.pages)
 
     async def outcomes(
-        self, data: bytes, name: str, password: str | None, pages: str | None
+        self, data: bytes, name: str, password: str | None, pages: str | None, ocr: str = "auto",
+        images: bool = False,
     ) -> AsyncIterator[DocumentHead | InputProblem | TriageOutcome]:
+        """`ocr` and `images` are the request's options (validated by the ingress): the triage
+        mode, and whether text-layer pages' figures are rendered here (this replica holds the file)."""
         try:
             # Opening may repair a broken PDF (pypdf) for seconds: off the replica's event loop.
             src = await asyncio.to_thread(self.pages.open, data, name, password)
@@ -57,7 +61,10 @@ class Triage:
                 yield InputProblem(getattr(exc, "code", "bad_pages"), str(exc), exc.source, exc.page, exc.message)
                 return
             yield DocumentHead(new_document(src), numbers)
-            async for outcome in self.pages.outcomes(src, numbers):
+            walk = self.pages.outcomes(src, numbers, ocr)
+            if images:
+                walk = figures_of_text_pages(walk, src, self.pages)
+            async for outcome in walk:
                 for stage in TRIAGE_STAGES:
                     if stage in outcome.page.timings:
                         record_stage_span(stage, outcome.page.number, outcome.page.route, outcome.page.timings[stage])

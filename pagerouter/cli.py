@@ -47,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--escalation-wait-s", type=float, metavar="SECONDS",
         help="wait at most this long for the escalation tier (capped at the --wait mode's bound)",
     )
+    add_option_flags(c)
     _add_common(c)
 
     t = sub.add_parser("triage", help="print each page's route decision, scores and reasons")
@@ -149,6 +150,29 @@ class ProgressBar:
             sys.stderr.write("\r" + " " * 80 + "\r")
 
 
+def add_option_flags(p: argparse.ArgumentParser) -> None:
+    """The request options (pagerouter/request_options.py) as flags; `pagerouter client` shares them."""
+    p.add_argument(
+        "--ocr", choices=["auto", "force", "off"], default=None,
+        help="auto (default): triage decides; force: OCR every page, even with a good text layer; "
+        "off: text layers only (pages that need OCR come back flagged `ocr_off`)",
+    )
+    p.add_argument("--lang", metavar="PACKS", help="Tesseract language packs for this run's Tesseract readings, e.g. eng+deu")
+    p.add_argument("--embed-images", action="store_true",
+                   help="figure blocks carry their image as base64 PNG (image_png_base64) in the JSON")
+
+
+def option_values(args) -> dict:
+    """The request options of the option flags, for `Converter.convert` or a client call."""
+    return {"ocr": args.ocr, "languages": args.lang, "images": True if args.embed_images else None}
+
+
+def option_problem(exc: Exception) -> str:
+    """An option error worded with the flags' names."""
+    return (str(exc).replace("languages", "--lang").replace("images", "--embed-images")
+            .replace("escalation_wait_s", "--escalation-wait-s"))
+
+
 def cmd_convert(args) -> int:
     from pagerouter.converter import Converter
     from pagerouter.inputs import InputError
@@ -172,15 +196,16 @@ def cmd_convert(args) -> int:
     converter = Converter(cfg)
     try:
         escalation = converter.escalation_wait(args.wait, args.escalation_wait_s)
+        converter.options(**option_values(args))  # refused before any file is read
     except ValueError as exc:
-        return usage_error(str(exc).replace("escalation_wait_s", "--escalation-wait-s"))
+        return usage_error(option_problem(exc))
     docs, code = [], EXIT_OK
     for path in args.inputs:
         bar = ProgressBar(path.name, not args.quiet)
         try:
             doc = converter.convert(
                 path, pages=args.pages, password=args.password, images_dir=args.images, progress=bar,
-                wait=escalation.mode, escalation_wait_s=args.escalation_wait_s,
+                wait=escalation.mode, escalation_wait_s=args.escalation_wait_s, **option_values(args),
             )
         except InputError as exc:
             print(f"pagerouter: error: {exc}", file=sys.stderr)

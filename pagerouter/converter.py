@@ -3,6 +3,7 @@
     conv = Converter(cfg)                        # engines are built lazily, once per converter
     doc = conv.convert("in.pdf", pages="1-3", progress=lambda page, done, total: ...)
     doc = conv.convert("archive.pdf", wait="bulk")   # flagged pages wait longer for escalation
+    doc = conv.convert("scan.pdf", ocr="force", languages=["deu"], images=True)  # RequestOptions
     for page in conv.iter_pages("in.pdf"):       # pages stream in page order
         ...
 
@@ -30,8 +31,10 @@ from .escalation_wait import EscalationWait, resolve_escalation_wait
 from .inputs import SourceDocument, check_page_count, parse_pages, read_input
 from .isolation import InProcessPages, PageWork, page_work
 from .memory import release_free_memory
-from .model import CheckResult, Document, Page
+from .model import Document, Page
+from .figure_export import figure_problem, figures_of_text_pages
 from .pipeline import convert_pages, new_document, ocr_flow
+from .request_options import RequestOptions
 from .stages import OcrTask, Reading
 
 Progress = Callable[[Page, int, int], None]
@@ -77,19 +80,34 @@ class Converter:
 
     async def stream(
         self, src: SourceDocument, numbers: list[int], *, used: dict[str, str] | None = None,
-        wait: EscalationWait | None = None,
+        wait: EscalationWait | None = None, options: RequestOptions | None = None,
     ) -> AsyncIterator[Page]:
         """Each page of `numbers`, in page order, as soon as it and the pages before it are done.
         `used` collects {engine: version} of the OCR engines that ran; `wait` bounds how long
-        flagged pages wait for escalation (default: the interactive bound)."""
+        flagged pages wait for escalation (default: the interactive bound); `options` carries
+        the request's ocr mode, languages and images (validated by the caller)."""
+        opts = options or RequestOptions()
         calls = self.engines.calls(used)
         if calls is not None and wait is not None:
             calls.escalation_timeout_s, calls.escalation_wait = wait.seconds, wait.why
-        outcomes = self.pages.outcomes(src, numbers)
+        outcomes = self.pages.outcomes(src, numbers, opts.ocr)
+        if opts.images:
+            outcomes = figures_of_text_pages(outcomes, src, self.pages)
         in_flight = self.cfg.ocr.pages_in_flight_for(served=False)
-        async with aclosing(convert_pages(outcomes, src.name, self.cfg, calls, concurrency=in_flight)) as pages:
+        converted = convert_pages(
+            outcomes, src.name, self.cfg, calls, concurrency=in_flight,
+            languages=tuple(opts.languages or ()), images=opts.images,
+        )
+        async with aclosing(converted) as pages:
             async for page in pages:
                 yield page
+
+    def options(self, **values) -> RequestOptions:
+        """The validated options of one call (`OptionError`, a ValueError, names a bad one);
+        the requested Tesseract packs must be installed."""
+        opts = RequestOptions.from_fields({k: v for k, v in values.items() if v is not None})
+        opts.check_languages()
+        return opts
 
     async def convert_async(
         self,
@@ -102,11 +120,18 @@ class Converter:
         progress: Progress | None = None,
         wait: str | None = None,
         escalation_wait_s: float | None = None,
+        ocr: str | None = None,
+        languages: list[str] | str | None = None,
+        images: bool | None = None,
     ) -> Document:
         """Convert one input. `pages` is a selection like "1-3,7"; `images_dir` saves figure
         blocks as PNG files; `progress` is called after each page; `wait` (interactive, the
         default, or bulk) and `escalation_wait_s` bound how long flagged pages wait for the
-        escalation tier. Raises `InputError`, or ValueError for a bad wait."""
+        escalation tier; `ocr` (auto | force | off), `languages` (Tesseract packs) and `images`
+        (figures as base64 PNG in the JSON) are the `RequestOptions` of that name. Raises
+        `InputError`, or ValueError (`OptionError`) for a bad option."""
+        opts = self.options(pages=pages, wait=wait, escalation_wait_s=escalation_wait_s, ocr=ocr,
+                            languages=languages, images=images)
         escalation = self.escalation_wait(wait, escalation_wait_s)
         owned = not isinstance(source, SourceDocument)
         src = self.open(source, name=name, password=password)
@@ -115,7 +140,7 @@ class Converter:
             check_page_count(numbers, self.cfg.limits.max_pages, src.name)
             doc = new_document(src)
             used: dict[str, str] = {}
-            async for page in self.stream(src, numbers, used=used, wait=escalation):
+            async for page in self.stream(src, numbers, used=used, wait=escalation, options=opts):
                 if images_dir is not None and page.status != "failed":
                     save_figures(src, page, Path(images_dir), pages=self.pages)
                 doc.pages.append(page)
@@ -134,9 +159,12 @@ class Converter:
     def iter_pages(
         self, source: Source | SourceDocument, *, name: str | None = None, pages: str | None = None,
         password: str | None = None, wait: str | None = None, escalation_wait_s: float | None = None,
+        ocr: str | None = None, languages: list[str] | str | None = None, images: bool | None = None,
     ) -> Iterator[Page]:
         """Pages one by one, in page order, without an event loop of the caller's. Closing the
-        iterator early stops the conversion (pending OCR is cancelled)."""
+        iterator early stops the conversion (pending OCR is cancelled). Options as in `convert_async`."""
+        opts = self.options(pages=pages, wait=wait, escalation_wait_s=escalation_wait_s, ocr=ocr,
+                            languages=languages, images=images)
         escalation = self.escalation_wait(wait, escalation_wait_s)
         owned = not isinstance(source, SourceDocument)
         src = self.open(source, name=name, password=password)
@@ -146,7 +174,7 @@ class Converter:
             numbers = check_page_count(
                 parse_pages(pages, src.page_count, src.name), self.cfg.limits.max_pages, src.name
             )
-            agen = self.stream(src, numbers, wait=escalation)
+            agen = self.stream(src, numbers, wait=escalation, options=opts)
             while True:
                 try:
                     yield loop.run_until_complete(agen.__anext__())
@@ -195,8 +223,4 @@ def save_figures(src: SourceDocument, page: Page, images_dir: Path, dpi: int = 1
             out.write_bytes(png)
             b.image = str(out)
     except (OSError, RuntimeError, ValueError) as exc:
-        page.status = "flagged" if page.status == "ok" else page.status
-        page.flags.append("figure_not_saved")
-        page.checks.append(
-            CheckResult(name="figure_not_saved", passed=False, reason=f"{src.name}: page {page.number}: {exc}"[:300])
-        )
+        figure_problem(page, src.name, exc)

@@ -109,6 +109,11 @@ class Block(_Model):
     level: int | None = Field(default=None, description="Heading level (1 = top) for headings.")
     cells: list[list[str]] | None = Field(default=None, description="Table cells, row-major, for tables.")
     image: str | None = Field(default=None, description="Saved image file for figures (with --images).")
+    image_png_base64: str | None = Field(
+        default=None,
+        description="For figures, when the request asked for `images`: the figure's crop as a base64 PNG "
+        "(text-layer pages rendered at 150 DPI, OCR pages cut from the OCR render).",
+    )
     witnesses: list[str] = Field(
         default_factory=list, description="Engines whose readings were voted on (engine `vote`)."
     )

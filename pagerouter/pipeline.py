@@ -44,8 +44,9 @@ class DocumentTriage:
     in page count. Header/footer detection pre-scans a sample of pages first.
     """
 
-    def __init__(self, cfg: PagerouterConfig):
+    def __init__(self, cfg: PagerouterConfig, ocr: str = "auto"):
         self.cfg = cfg
+        self.ocr = ocr  # the request's `ocr` option (request_options.OcrMode)
 
     def iter_pages(
         self, src: SourceDocument, numbers: list[int], walk: list[int] | None = None
@@ -101,7 +102,7 @@ class DocumentTriage:
             if too_much:  # before its text is laid out, triaged or read
                 return TriageOutcome(failed_page(src.name, number, "reading", ValueError(too_much)))
             early_warnings += "\n" + src.open_warnings
-            decision = triage_page(page, textdict, self.cfg.triage, self.cfg.ocr)
+            decision = ocr_mode_decision(triage_page(page, textdict, self.cfg.triage, self.cfg.ocr), self.ocr)
         except Exception as exc:  # noqa: BLE001 - one bad page must not lose the others
             return TriageOutcome(failed_page(src.name, number, "triage", exc))
         timings["triage"] = time.perf_counter() - t0
@@ -138,6 +139,14 @@ class DocumentTriage:
             if decision.route in ("text_layer", "blank"):
                 out.blocks = text_blocks
                 return TriageOutcome(out)
+            if self.ocr == "off":  # the request refused OCR: the text layer it has, flagged, never `ok`
+                t1 = time.perf_counter()
+                if decision.route == "ocr":  # a page triage judged unreadable: keep whatever layer it has
+                    text_blocks = read_text_layer(page, textdict, number, self.cfg.text_layer, furniture,
+                                                  invisible_too=True)
+                timings["text_layer"] = timings.get("text_layer", 0.0) + time.perf_counter() - t1
+                out.blocks = text_blocks
+                return TriageOutcome(ocr_off(out, src.name, decision.route))
             # ocr or mixed: needs the OCR path
             if not self.cfg.ocr.enabled:
                 out.blocks = text_blocks
@@ -226,6 +235,31 @@ def failed_page(source: str, number: int, stage: str, exc: BaseException, decisi
     )
 
 
+def ocr_mode_decision(decision: TriageDecision, mode: str) -> TriageDecision:
+    """Triage's decision under the request's `ocr` option: `force` sends every page to OCR
+    (whole page, text layer unused); `auto` and `off` keep triage's route (`off` is applied
+    after the text layer is read)."""
+    if mode != "force" or decision.route == "ocr":
+        return decision
+    why = f"ocr=force requested: read by OCR although triage chose route {decision.route}"
+    return decision.model_copy(update={
+        "route": "ocr", "ocr_regions": [], "hidden_layer": False, "reasons": [*decision.reasons, why],
+    })
+
+
+def ocr_off(page: Page, source: str, route: str) -> Page:
+    """A page that needs OCR in a request with ocr=off: flagged `ocr_off`, with its text layer."""
+    page.status = "flagged"
+    page.flags.append("ocr_off")
+    what = "its pictures hold text the text layer lacks" if route == "mixed" else "its text layer is missing or unusable"
+    page.checks.append(CheckResult(
+        name="ocr_off", passed=False,
+        reason=f"{source}: page {page.number}: needs OCR ({what}) but the request set ocr=off; "
+        f"only its text layer is returned ({len(page.blocks)} blocks)",
+    ))
+    return page
+
+
 def needs_ocr(page: Page, why: str) -> Page:
     """Mark a page that needs OCR we could not run: flagged, never silently empty."""
     page.status = "flagged"
@@ -295,13 +329,15 @@ def finish_ocr_page(page: Page, reading: Reading) -> Page:
     return page
 
 
-async def triage_outcomes(src: SourceDocument, numbers: list[int], cfg: PagerouterConfig) -> AsyncIterator[TriageOutcome]:
+async def triage_outcomes(
+    src: SourceDocument, numbers: list[int], cfg: PagerouterConfig, ocr: str = "auto"
+) -> AsyncIterator[TriageOutcome]:
     """Run the triage stage in a worker thread (keeps an event loop responsive).
 
     Pages are pulled in small batches: a thread hand-off per page cost more than triaging a
     plain born-digital page. A batch ends early at an OCR page so OCR starts at once.
     """
-    it = DocumentTriage(cfg).iter_pages(src, numbers)
+    it = DocumentTriage(cfg, ocr).iter_pages(src, numbers)
     loop = asyncio.get_running_loop()
 
     def next_batch(budget_s: float = 0.05, max_pages: int = 64) -> list[TriageOutcome]:
@@ -328,12 +364,17 @@ async def convert_pages(
     calls: OcrCalls | None,
     *,
     concurrency: int = 1,
+    languages: tuple[str, ...] = (),
+    images: bool = False,
 ) -> AsyncIterator[Page]:
     """Yield each page, in page order, as soon as it and all pages before it are done.
 
     `outcomes` come from the triage stage (local: `triage_outcomes`; served: the Triage
     deployment's stream). OCR pages run concurrently up to `concurrency`; finished text-layer
     pages are not held back by OCR of later pages, only by earlier ones (page order).
+    `languages` (the request's Tesseract packs) ride on each OcrTask to the readers; `images`
+    cuts each OCR page's figure blocks from its render (text-layer pages' figures are rendered
+    by whoever holds the document: `attach_figure_pngs`).
     """
     sem = asyncio.Semaphore(max(1, concurrency))
     pending: list[asyncio.Task[Page] | Page] = []
@@ -341,6 +382,8 @@ async def convert_pages(
     async def run_ocr(outcome: TriageOutcome) -> Page:
         async with sem:
             assert outcome.task is not None and calls is not None
+            if languages:
+                outcome.task.languages = tuple(languages)
             try:
                 reading = await _timed_flow(outcome.task, calls, cfg)
             except Exception as exc:  # noqa: BLE001 - one page's failure never loses the others
@@ -351,10 +394,16 @@ async def convert_pages(
                 page.status = "failed"
                 page.error = failed_page(source, page.number, "OCR", exc).error
                 return page
+            else:
+                page = finish_ocr_page(outcome.page, reading)
+                if images:
+                    from .figure_export import crop_figures
+
+                    crop_figures(page, outcome.task)
+                return page
             finally:
                 outcome.task = None  # drop the page render now, not when the document ends
                 release_free_memory()
-            return finish_ocr_page(outcome.page, reading)
 
     try:
         async for page in _in_page_order(outcomes, pending, run_ocr, calls, concurrency):

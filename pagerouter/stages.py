@@ -47,6 +47,8 @@ class OcrTask:
     page_kind: Literal["pdf", "image"] = "pdf"
     text_blocks: list[Block] = field(default_factory=list)  # already-read text-layer blocks (mixed pages)
     ink: float = 0.0  # share of the page that is not background (from a cheap low-res render)
+    # Tesseract packs this request asked for (`RequestOptions.languages`); () = the config's per-script packs
+    languages: tuple[str, ...] = ()
 
 
 @dataclass

@@ -111,7 +111,7 @@ def test_single_page_below_one_is_refused_not_read_as_a_range():
     with TestClient(api, raise_server_exceptions=False) as client:
         for raw, code in (("-3", "bad_pages"), ("0", "bad_pages"), ("two", "bad_request")):
             r = client.post(f"/v1/pages?page={raw}&filename=a.pdf", content=b"%PDF-1.7")
-            assert r.status_code == 400 and r.json()["error"]["code"] == code, r.text
+            assert r.status_code == 422 and r.json()["error"]["code"] == code, r.text
         assert "a.pdf: page -3" in client.post("/v1/pages?page=-3&filename=a.pdf", content=b"x").json()["error"]["message"]
 
 

@@ -268,7 +268,7 @@ def test_pages_of_a_dead_triage_replica_are_asked_for_again_once():
         def options(self, stream):
             return self
 
-        def remote(self, data, name, password, pages):
+        def remote(self, data, name, password, pages, *options):  # options: ocr, images
             self.selections.append(pages)
             numbers = [1, 2, 3, 4] if pages is None else [int(p) for p in pages.split("-")]
             numbers = list(range(numbers[0], numbers[-1] + 1))

@@ -43,7 +43,7 @@ class PageWork(Protocol):
 
     def open(self, data: bytes, name: str, password: str | None = None) -> SourceDocument: ...
 
-    def outcomes(self, src: SourceDocument, numbers: list[int]) -> AsyncIterator[TriageOutcome]: ...
+    def outcomes(self, src: SourceDocument, numbers: list[int], ocr: str = "auto") -> AsyncIterator[TriageOutcome]: ...
 
     def figure_pngs(self, src: SourceDocument, number: int, clips: list, dpi: int) -> list[bytes | None]: ...
 
@@ -71,8 +71,8 @@ class InProcessPages:
     def open(self, data: bytes, name: str, password: str | None = None) -> SourceDocument:
         return open_source(data=data, name=name, password=password)
 
-    def outcomes(self, src: SourceDocument, numbers: list[int]) -> AsyncIterator[TriageOutcome]:
-        return triage_outcomes(src, numbers, self.cfg)
+    def outcomes(self, src: SourceDocument, numbers: list[int], ocr: str = "auto") -> AsyncIterator[TriageOutcome]:
+        return triage_outcomes(src, numbers, self.cfg, ocr)
 
     def figure_pngs(self, src: SourceDocument, number: int, clips: list, dpi: int) -> list[bytes | None]:
         with MUPDF_LOCK:

@@ -250,12 +250,12 @@ class IsolatedPages:
             digest=digest, password=password, on_close=partial(self._forget, digest),
         )
 
-    async def outcomes(self, src: SourceDocument, numbers: list[int]) -> AsyncIterator[TriageOutcome]:
+    async def outcomes(self, src: SourceDocument, numbers: list[int], ocr: str = "auto") -> AsyncIterator[TriageOutcome]:
         if src.doc is not None:  # opened by the caller in this process: read it here
-            async for outcome in triage_outcomes(src, numbers, self.cfg):
+            async for outcome in triage_outcomes(src, numbers, self.cfg, ocr):
                 yield outcome
             return
-        walk = _DocumentWalk(self, src, numbers)
+        walk = _DocumentWalk(self, src, numbers, ocr)
         loop = asyncio.get_running_loop()
         try:
             while True:
@@ -304,9 +304,9 @@ class _DocumentWalk:
     all and hands the worker back. A worker is never held while the caller is busy with the
     pages (OCR, a slow client), so documents share the pool task by task."""
 
-    def __init__(self, pool: IsolatedPages, src: SourceDocument, numbers: list[int]):
-        self.pool, self.src, self.numbers = pool, src, numbers
-        self.key = (len(numbers), hash(tuple(numbers)))
+    def __init__(self, pool: IsolatedPages, src: SourceDocument, numbers: list[int], ocr: str = "auto"):
+        self.pool, self.src, self.numbers, self.ocr = pool, src, numbers, ocr
+        self.key = (len(numbers), hash(tuple(numbers)), ocr)
         self.pos = 0  # index of the next page to deliver
         self.furniture = True
         self._closed = False
@@ -317,7 +317,8 @@ class _DocumentWalk:
     def _task(self, budget_s: float) -> dict:
         return {"op": "walk", "digest": self.src.digest, "name": self.src.name, "password": self.src.password,
                 "numbers": self.numbers, "start": self.pos, "count": self.pool.icfg.pages_per_task,
-                "budget_s": budget_s, "furniture": self.furniture, "fault": _fault(), "has_data": False}
+                "budget_s": budget_s, "furniture": self.furniture, "fault": _fault(), "has_data": False,
+                "ocr": self.ocr}
 
     def next_batch(self, budget_s: float = 0.05) -> list[TriageOutcome]:
         batch: list[TriageOutcome] = []

@@ -60,8 +60,8 @@ def inject_fault(spec: str, where: str) -> None:
 class _MarkedTriage(DocumentTriage):
     """`DocumentTriage` that keeps the marker current (and honours the fault hook)."""
 
-    def __init__(self, cfg: PagerouterConfig, marker, furniture: bool):
-        super().__init__(cfg)
+    def __init__(self, cfg: PagerouterConfig, marker, furniture: bool, ocr: str = "auto"):
+        super().__init__(cfg, ocr)
         self.marker, self.furniture, self.fault = marker, furniture, ""
 
     def iter_pages(self, src, numbers, walk=None):
@@ -166,10 +166,11 @@ def serve(conn, cfg_json: str, marker) -> None:
 
 def _walk(conn, cfg: PagerouterConfig, doc: _Doc, msg: dict, marker) -> None:
     numbers, start, count = msg["numbers"], msg["start"], msg["count"]
-    key = (len(numbers), hash(tuple(numbers)), msg["furniture"])
+    ocr = msg.get("ocr", "auto")  # the request's ocr option: a walk in another mode is another walk
+    key = (len(numbers), hash(tuple(numbers)), msg["furniture"], ocr)
     w = doc.walk
     if w is None or w.key != key or w.next != start:
-        t = _MarkedTriage(cfg, marker, msg["furniture"])
+        t = _MarkedTriage(cfg, marker, msg["furniture"], ocr)
         w = doc.walk = _Walk(key, t, t.iter_pages(doc.src, numbers, walk=numbers[start:]), start)
     w.triage.fault = msg.get("fault", "")
     t0 = time.perf_counter()

@@ -65,9 +65,15 @@ class TesseractReader:
 
     # ---- languages -------------------------------------------------------------------------
 
-    def languages_for(self, script: str | None) -> tuple[str, str]:
+    def languages_for(self, script: str | None, requested: tuple[str, ...] = ()) -> tuple[str, str]:
         """Tesseract `-l` value for a script from the config table, restricted to installed
-        packs; and a note saying what was used and what was missing."""
+        packs; and a note saying what was used and what was missing. `requested` (a request's
+        `languages` option, validated as installed at the front) replaces the table."""
+        if requested:
+            have = [w for w in requested if w in self.langs]
+            if have:
+                lang = "+".join(have)
+                return lang, f"tesseract languages {lang} (requested)"
         opts = options_for(script, self.cfg.scripts)
         wanted = (opts.tesseract_langs if opts else self.cfg.escalation.tesseract_fallback_lang).split("+")
         have = [w for w in wanted if w in self.langs]
@@ -83,12 +89,15 @@ class TesseractReader:
 
     # ---- images ----------------------------------------------------------------------------
 
-    def read_image_lines(self, image: np.ndarray, script: str | None = None) -> list[OcrLine]:
+    def read_image_lines(
+        self, image: np.ndarray, script: str | None = None, languages: tuple[str, ...] = ()
+    ) -> list[OcrLine]:
         """Every text line of an RGB image: boxes in image pixels, text, mean word confidence
-        (0..1); word boxes in `line.extra["words"]`. Raises on timeout or engine failure."""
+        (0..1); word boxes in `line.extra["words"]`. `languages`: the request's packs, if any.
+        Raises on timeout or engine failure."""
         if image.size == 0:
             return []
-        lang, note = self.languages_for(script)
+        lang, note = self.languages_for(script, languages)
         self.last_notes = [note]
         esc = self.cfg.escalation
         if esc.tesseract_median_filter >= 3:
@@ -159,7 +168,7 @@ class TesseractReader:
         t0 = time.perf_counter()
         image, zoom = render_task(task, self.cfg.render_target("tesseract"))
         image = upright(image, rotation)
-        lines = self.read_image_lines(image, script)
+        lines = self.read_image_lines(image, script, task.languages)
         for ln in lines:
             ln.bbox = tuple(v / zoom for v in ln.bbox)
             for wd in ln.extra.get("words", []):

@@ -130,6 +130,13 @@ def _text_blocks_for(kind: str, box, lines: list[OcrLine], cfg: OcrConfig) -> li
     return out
 
 
+def _read_lines(reader: LineReader, image: np.ndarray, script: str | None, task: OcrTask) -> list[OcrLine]:
+    """The reader's lines; a reader that takes language packs (Tesseract) gets the request's."""
+    if task.languages and hasattr(reader, "languages_for"):
+        return reader.read_image_lines(image, script, task.languages)
+    return reader.read_image_lines(image, script)
+
+
 def read_task_with_lines(
     task: OcrTask, layout: LayoutResult, reader: LineReader, cfg: OcrConfig, *, script: str | None = None,
     tables=None,
@@ -152,7 +159,7 @@ def read_task_with_lines(
                   min(w, int((x1 + pad) * scale) + 1), min(h, int((y1 + pad) * scale) + 1))
             if px[2] - px[0] < 4 or px[3] - px[1] < 4:
                 continue
-            crop_lines = reader.read_image_lines(image[px[1]:px[3], px[0]:px[2]], script)
+            crop_lines = _read_lines(reader, image[px[1]:px[3], px[0]:px[2]], script, task)
             for ln in crop_lines:
                 b = ln.bbox
                 ln.bbox = (b[0] + px[0], b[1] + px[1], b[2] + px[0], b[3] + px[1])
@@ -160,7 +167,7 @@ def read_task_with_lines(
                 pieces.extend(_text_blocks_for("text", None, group, cfg))
             lines.extend(crop_lines)
     else:
-        lines = reader.read_image_lines(image, script)
+        lines = _read_lines(reader, image, script, task)
         assigned, rest = assign_lines(lines, layout.regions, sr.region_assign_min_overlap)
         for region, rlines in zip(layout.regions, assigned):
             kind = region.kind

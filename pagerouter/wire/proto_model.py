@@ -57,7 +57,7 @@ def block_to_proto(b: Block) -> pb.Block:
         cells=[pb.Row(cells=row) for row in (b.cells or [])],
         has_cells=b.cells is not None,
         witnesses=b.witnesses,
-        **_kw_opt(level=b.level, image=b.image),
+        **_kw_opt(level=b.level, image=b.image, image_png_base64=b.image_png_base64),
         **({"furniture": pb.Decision(scores=b.furniture.scores, reasons=b.furniture.reasons)} if b.furniture else {}),
     )
 
@@ -120,6 +120,7 @@ def block_from_proto(m: pb.Block) -> Block:
         level=_opt(m, "level"),
         cells=[list(r.cells) for r in m.cells] if m.has_cells else None,
         image=_opt(m, "image"),
+        image_png_base64=_opt(m, "image_png_base64"),
         witnesses=list(m.witnesses),
         furniture=Decision(scores=dict(m.furniture.scores), reasons=list(m.furniture.reasons))
         if m.HasField("furniture")
@@ -154,3 +155,22 @@ def document_from_proto(m: pb.Document) -> Document:
         coordinate_origin=m.coordinate_origin or "top-left",
         engines=dict(m.engines),
     )
+
+
+def request_fields(m: pb.ConvertRequest | pb.PageRequest) -> dict:
+    """The request options a ConvertRequest or PageRequest carries, as `RequestOptions` /
+    `PageOptions` fields (proto3 defaults, "" and unset, mean "not given"); the caller validates."""
+    fields: dict = {"filename": m.filename, "password": m.password, "wait": m.wait}
+    if m.HasField("escalation_wait_s"):
+        fields["escalation_wait_s"] = m.escalation_wait_s
+    if m.ocr:
+        fields["ocr"] = m.ocr
+    if m.languages:
+        fields["languages"] = list(m.languages)
+    if m.images:
+        fields["images"] = True
+    if isinstance(m, pb.PageRequest):
+        fields["page"] = m.page or 1  # proto3: 0 is "not set", documented as page 1
+    else:
+        fields["pages"] = m.pages
+    return fields

@@ -7,36 +7,48 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class ConvertRequest(_message.Message):
-    __slots__ = ("data", "filename", "pages", "password", "wait", "escalation_wait_s")
+    __slots__ = ("data", "filename", "pages", "password", "wait", "escalation_wait_s", "ocr", "languages", "images")
     DATA_FIELD_NUMBER: _ClassVar[int]
     FILENAME_FIELD_NUMBER: _ClassVar[int]
     PAGES_FIELD_NUMBER: _ClassVar[int]
     PASSWORD_FIELD_NUMBER: _ClassVar[int]
     WAIT_FIELD_NUMBER: _ClassVar[int]
     ESCALATION_WAIT_S_FIELD_NUMBER: _ClassVar[int]
+    OCR_FIELD_NUMBER: _ClassVar[int]
+    LANGUAGES_FIELD_NUMBER: _ClassVar[int]
+    IMAGES_FIELD_NUMBER: _ClassVar[int]
     data: bytes
     filename: str
     pages: str
     password: str
     wait: str
     escalation_wait_s: float
-    def __init__(self, data: _Optional[bytes] = ..., filename: _Optional[str] = ..., pages: _Optional[str] = ..., password: _Optional[str] = ..., wait: _Optional[str] = ..., escalation_wait_s: _Optional[float] = ...) -> None: ...
+    ocr: str
+    languages: _containers.RepeatedScalarFieldContainer[str]
+    images: bool
+    def __init__(self, data: _Optional[bytes] = ..., filename: _Optional[str] = ..., pages: _Optional[str] = ..., password: _Optional[str] = ..., wait: _Optional[str] = ..., escalation_wait_s: _Optional[float] = ..., ocr: _Optional[str] = ..., languages: _Optional[_Iterable[str]] = ..., images: _Optional[bool] = ...) -> None: ...
 
 class PageRequest(_message.Message):
-    __slots__ = ("data", "filename", "page", "password", "wait", "escalation_wait_s")
+    __slots__ = ("data", "filename", "page", "password", "wait", "escalation_wait_s", "ocr", "languages", "images")
     DATA_FIELD_NUMBER: _ClassVar[int]
     FILENAME_FIELD_NUMBER: _ClassVar[int]
     PAGE_FIELD_NUMBER: _ClassVar[int]
     PASSWORD_FIELD_NUMBER: _ClassVar[int]
     WAIT_FIELD_NUMBER: _ClassVar[int]
     ESCALATION_WAIT_S_FIELD_NUMBER: _ClassVar[int]
+    OCR_FIELD_NUMBER: _ClassVar[int]
+    LANGUAGES_FIELD_NUMBER: _ClassVar[int]
+    IMAGES_FIELD_NUMBER: _ClassVar[int]
     data: bytes
     filename: str
     page: int
     password: str
     wait: str
     escalation_wait_s: float
-    def __init__(self, data: _Optional[bytes] = ..., filename: _Optional[str] = ..., page: _Optional[int] = ..., password: _Optional[str] = ..., wait: _Optional[str] = ..., escalation_wait_s: _Optional[float] = ...) -> None: ...
+    ocr: str
+    languages: _containers.RepeatedScalarFieldContainer[str]
+    images: bool
+    def __init__(self, data: _Optional[bytes] = ..., filename: _Optional[str] = ..., page: _Optional[int] = ..., password: _Optional[str] = ..., wait: _Optional[str] = ..., escalation_wait_s: _Optional[float] = ..., ocr: _Optional[str] = ..., languages: _Optional[_Iterable[str]] = ..., images: _Optional[bool] = ...) -> None: ...
 
 class DocumentReply(_message.Message):
     __slots__ = ("document", "request_id")
@@ -118,7 +130,7 @@ class CheckResult(_message.Message):
     def __init__(self, name: _Optional[str] = ..., passed: _Optional[bool] = ..., score: _Optional[float] = ..., threshold: _Optional[float] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class Block(_message.Message):
-    __slots__ = ("text", "role", "bbox", "page", "engine", "engine_version", "route", "confidence", "order", "level", "cells", "has_cells", "image", "witnesses", "furniture")
+    __slots__ = ("text", "role", "bbox", "page", "engine", "engine_version", "route", "confidence", "order", "level", "cells", "has_cells", "image", "witnesses", "furniture", "image_png_base64")
     TEXT_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     BBOX_FIELD_NUMBER: _ClassVar[int]
@@ -134,6 +146,7 @@ class Block(_message.Message):
     IMAGE_FIELD_NUMBER: _ClassVar[int]
     WITNESSES_FIELD_NUMBER: _ClassVar[int]
     FURNITURE_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_PNG_BASE64_FIELD_NUMBER: _ClassVar[int]
     text: str
     role: str
     bbox: BBox
@@ -149,7 +162,8 @@ class Block(_message.Message):
     image: str
     witnesses: _containers.RepeatedScalarFieldContainer[str]
     furniture: Decision
-    def __init__(self, text: _Optional[str] = ..., role: _Optional[str] = ..., bbox: _Optional[_Union[BBox, _Mapping]] = ..., page: _Optional[int] = ..., engine: _Optional[str] = ..., engine_version: _Optional[str] = ..., route: _Optional[str] = ..., confidence: _Optional[float] = ..., order: _Optional[int] = ..., level: _Optional[int] = ..., cells: _Optional[_Iterable[_Union[Row, _Mapping]]] = ..., has_cells: _Optional[bool] = ..., image: _Optional[str] = ..., witnesses: _Optional[_Iterable[str]] = ..., furniture: _Optional[_Union[Decision, _Mapping]] = ...) -> None: ...
+    image_png_base64: str
+    def __init__(self, text: _Optional[str] = ..., role: _Optional[str] = ..., bbox: _Optional[_Union[BBox, _Mapping]] = ..., page: _Optional[int] = ..., engine: _Optional[str] = ..., engine_version: _Optional[str] = ..., route: _Optional[str] = ..., confidence: _Optional[float] = ..., order: _Optional[int] = ..., level: _Optional[int] = ..., cells: _Optional[_Iterable[_Union[Row, _Mapping]]] = ..., has_cells: _Optional[bool] = ..., image: _Optional[str] = ..., witnesses: _Optional[_Iterable[str]] = ..., furniture: _Optional[_Union[Decision, _Mapping]] = ..., image_png_base64: _Optional[str] = ...) -> None: ...
 
 class Decision(_message.Message):
     __slots__ = ("scores", "reasons")
