@@ -369,7 +369,9 @@ class _DocumentWalk:
     def _failed(self, why: str) -> TriageOutcome:
         n = self.numbers[self.pos]
         self.pos += 1
-        log.warning("%s: page %d: %s", self.src.name, n, why)
+        # info, not warning: the page carries the error and every caller reports it (the CLI prints it
+        # once as a warning; a second copy from here made two lines for one failed page)
+        log.info("%s: page %d: %s", self.src.name, n, why)
         return TriageOutcome(Page(number=n, status="failed", route=None, error=f"{self.src.name}: page {n}: {why}"))
 
 
