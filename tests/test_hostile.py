@@ -105,11 +105,17 @@ def check_outcome(front: str, case: str, got: tuple) -> None:
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
+def corpus_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("hostile")
     corpus = hc.build_corpus(d / "corpus")
     cfg = d / "serve.yaml"
     cfg.write_text(yaml.safe_dump(CONFIG))
+    return {"corpus": corpus, "cfg": cfg, "dir": d, "good": d / "corpus" / "good.pdf"}
+
+
+@pytest.fixture(scope="module")
+def served(corpus_dir):
+    d, cfg = corpus_dir["dir"], corpus_dir["cfg"]
     ray_tmp = tempfile.mkdtemp(prefix="prhos", dir="/tmp")  # short: Ray's unix sockets live there
     http_port, grpc_port = free_port(), free_port()
     env = {**os.environ, "RAY_ADDRESS": "local", "RAY_AUTH_MODE": "disabled", "RAY_TMPDIR": ray_tmp,
@@ -117,8 +123,8 @@ def served(tmp_path_factory):
     for var in ("PAGEROUTER_API_KEY", "PAGEROUTER_API_KEY_FILE", "PAGEROUTER_FAULT_INJECTION_FOR_TESTS"):
         env.pop(var, None)
     with pagerouter_serve_process(d, cfg, env, http_port, grpc_port, ray_tmp) as proc:
-        yield {"http": f"http://127.0.0.1:{http_port}", "grpc": f"127.0.0.1:{grpc_port}", "corpus": corpus,
-               "good": d / "corpus" / "good.pdf", "cfg": cfg, "pid": proc.pid, "dir": d}
+        yield {**corpus_dir, "http": f"http://127.0.0.1:{http_port}", "grpc": f"127.0.0.1:{grpc_port}",
+               "pid": proc.pid}
 
 
 def _http(url: str, path: Path, source: str = "127.0.0.1") -> httpx.Response:
@@ -211,12 +217,12 @@ def test_hostile_corpus_over_http_and_grpc_while_a_good_file_is_served(served):
 
 
 @pytest.mark.slow
-def test_hostile_corpus_through_the_cli(served):
+def test_hostile_corpus_through_the_cli(corpus_dir):
     """`pagerouter convert` of the whole corpus in one run: a one-line error per refused file, naming it,
     and a JSON result with per-page statuses for every other one."""
-    corpus, out = served["corpus"], served["dir"] / "cli-out"
+    corpus, out = corpus_dir["corpus"], corpus_dir["dir"] / "cli-out"
     r = subprocess.run(
-        [sys.executable, "-m", "pagerouter.cli", "convert", "--config", str(served["cfg"]), "--format", "json", "-q",
+        [sys.executable, "-m", "pagerouter.cli", "convert", "--config", str(corpus_dir["cfg"]), "--format", "json", "-q",
          "-o", str(out), *map(str, corpus.values())],
         capture_output=True, text=True, cwd=REPO, timeout=240, env={**os.environ, "PYTHONPATH": str(REPO)},
     )
