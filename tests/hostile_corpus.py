@@ -243,12 +243,13 @@ def _children() -> dict[int, list[int]]:
     return kids
 
 
-def descendants(pid: int) -> list[int]:
-    kids, out, todo = _children(), [], [pid]
+def descendants(pid: int, with_parents: bool = False) -> list:
+    """`pid` and every process below it (as (pid, parent pid) pairs with `with_parents`)."""
+    kids, out, todo = _children(), [], [(pid, 0)]
     while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(kids.get(p, []))
+        p, parent = todo.pop()
+        out.append((p, parent) if with_parents else p)
+        todo.extend((k, p) for k in kids.get(p, []))
     return out
 
 

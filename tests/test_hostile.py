@@ -104,6 +104,31 @@ def check_outcome(front: str, case: str, got: tuple) -> None:
         _check_pages(case, got[1])
 
 
+def test_same_bytes_opened_twice_are_two_documents_in_the_worker():
+    """Two requests with identical bytes (a retry, a duplicate) each read their own MuPDF document: the
+    second must see the undecodable image bomb as damaged too, not as an `ok` blank page (MuPDF caches
+    what it decoded per document, so a shared one decoded nothing and warned of nothing)."""
+    import asyncio
+
+    from pagerouter.config import PagerouterConfig
+    from pagerouter.isolation.pool import IsolatedPages
+
+    pool = IsolatedPages(PagerouterConfig.model_validate({"ocr": {"enabled": False}, "isolation": {"workers": 1}}))
+    data = hc.image_bomb_pdf()
+
+    async def read(src):
+        return [o.page async for o in pool.outcomes(src, [1])]
+
+    try:
+        first, second = pool.open(data, "bomb.pdf"), pool.open(data, "bomb.pdf")
+        pages = asyncio.run(read(first)) + asyncio.run(read(second))
+        first.close()
+        second.close()
+    finally:
+        pool.close()
+    assert [(p.status, p.flags) for p in pages] == [("flagged", ["damaged_page"])] * 2
+
+
 @pytest.fixture(scope="module")
 def corpus_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("hostile")
@@ -154,16 +179,22 @@ class MemoryWatch(threading.Thread):
 
     def __init__(self, root: int):
         super().__init__(daemon=True)
-        self.root, self.peak, self.names, self.stop = root, {}, {}, threading.Event()
+        self.root, self.peak, self.names, self.parent, self.stop = root, {}, {}, {}, threading.Event()
 
     def run(self):
         while not self.stop.is_set():
-            for pid in hc.descendants(self.root):
+            for pid, ppid in hc.descendants(self.root, with_parents=True):
                 mb = hc.rss_mb(pid)
                 if mb > self.peak.get(pid, 0):
                     self.peak[pid] = mb
                     self.names.setdefault(pid, hc.cmdline(pid)[:80])
+                    self.parent.setdefault(pid, ppid)
             self.stop.wait(0.2)
+
+    def under(self, pid: int) -> list[int]:
+        """The processes seen below `pid` (a replica's fork server and isolation workers)."""
+        out = [c for c, p in self.parent.items() if p == pid]
+        return out + [g for c in out for g in self.under(c)]
 
 
 @pytest.mark.serve

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import io
+import itertools
 import logging
 import multiprocessing
 import os
@@ -160,6 +161,7 @@ class IsolatedPages:
         self._starting = 0
         self._closed = False
         self.started = 0  # workers started so far (tests and figures read it)
+        self._opens = itertools.count(1)
         self._finalizer = weakref.finalize(self, _stop_all, self._all)
 
     # ------------------------------------------------------------------ workers
@@ -225,7 +227,11 @@ class IsolatedPages:
 
     # ------------------------------------------------------------------ PageWork
     def open(self, data: bytes, name: str, password: str | None = None) -> SourceDocument:
-        digest = hashlib.sha256(data).hexdigest()
+        # One key per open, not per content: two requests with the same bytes (a retry, a duplicate) must
+        # not share one MuPDF document in a worker. MuPDF caches what it decoded per document, so the
+        # second reader of a shared document saw no decode warnings and called a page whose image could
+        # not be decoded `ok` and blank instead of `damaged_page` (found by tests/test_hostile.py).
+        digest = f"{hashlib.sha256(data).hexdigest()}-{next(self._opens)}"
         w = self._acquire(digest)
         healthy = False
         try:
