@@ -129,6 +129,20 @@ def test_same_bytes_opened_twice_are_two_documents_in_the_worker():
     assert [(p.status, p.flags) for p in pages] == [("flagged", ["damaged_page"])] * 2
 
 
+def test_a_200_inch_page_within_the_default_limit_keeps_its_text(tmp_path):
+    """At the default limits.max_page_side_pt (200 inches) the poster page is read, not refused; the
+    triage render is capped at max_render_pixels (8.7 dpi here, letters under 2 px): it must not call
+    the page blank and throw its text layer away with status ok."""
+    from pagerouter.config import PagerouterConfig
+    from pagerouter.converter import Converter
+
+    (tmp_path / "poster.pdf").write_bytes(hc.huge_page())
+    cfg = PagerouterConfig.model_validate({"ocr": {"enabled": False}, "isolation": {"enabled": False}})
+    (page,) = Converter(cfg).convert(tmp_path / "poster.pdf").pages
+    assert page.status == "ok" and page.route == "text_layer", page.triage.reasons
+    assert [b.text for b in page.blocks] == ["A poster page two hundred inches on each side."]
+
+
 @pytest.fixture(scope="module")
 def corpus_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("hostile")
