@@ -357,7 +357,9 @@ class _DocumentWalk:
         except WorkerLost as exc:
             mark = w.marker.value
             pool._release(w, healthy=False)
-            if mark == MARK_PRESCAN and self.furniture:
+            if mark == MARK_PRESCAN and self.furniture and len(self.numbers) > 1:
+                # with one page the pre-scan was reading that very page: it is failed below at once,
+                # not read again for a second full timeout (a stream bomb held a worker twice as long)
                 log.warning("%s: the header/footer pre-scan: %s; reading on without it", self.src.name, exc.reason)
                 self.furniture = False
                 return
