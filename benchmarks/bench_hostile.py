@@ -49,7 +49,7 @@ def why(pages: list[dict]) -> str:
     if p is None:
         return ""
     if p.get("error"):
-        return " (" + p["error"].split(": ", 2)[-1][:48] + ")"
+        return " (" + p["error"].split(": ", 2)[-1].replace("reading failed: ", "")[:24] + ")"
     return f" ({','.join(p.get('flags') or [])})"
 
 
@@ -64,7 +64,7 @@ def cli_outcomes(corpus: dict[str, Path], cfg: Path, out: Path) -> dict[str, str
     for case, path in corpus.items():
         err = [ln for ln in r.stderr.splitlines() if ln.startswith("pagerouter: error:") and str(path) + ":" in ln]
         if err:
-            res[case] = "exit 2: " + err[0].split(str(path) + ": ", 1)[1][:40]
+            res[case] = "exit 2: " + err[0].split(str(path) + ": ", 1)[1][:30]
         else:
             pages = json.loads((out / f"{path.stem}.json").read_text())["pages"]
             res[case] = brief(("pages", pages))
@@ -166,10 +166,10 @@ def main() -> int:
     outcomes = defaultdict(set)
     for (_, front, case), res in got:
         outcomes[(case, front)].add(brief(res))
-    print(f"\n{'case':<17} {'CLI':<44} {'HTTP':<44} gRPC")
+    print(f"\n{'case':<16} {'CLI':<40} {'HTTP':<40} gRPC")
     for case in corpus:
         row = [cli[case], " | ".join(sorted(outcomes[(case, 'http')])), " | ".join(sorted(outcomes[(case, 'grpc')]))]
-        print(f"{case:<17} {row[0]:<44} {row[1]:<44} {row[2]}")
+        print(f"{case:<16} {row[0][:39]:<40} {row[1][:39]:<40} {row[2][:39]}")
 
     print(f"\npeak RSS (MB), sampled every 0.2 s; hostile run: {len(jobs)} requests in {hostile_s:.1f} s")
     print(f"{'process':<54} {'idle':>6} {'hostile':>8} {'below it (workers)':>23}")
