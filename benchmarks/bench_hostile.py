@@ -102,7 +102,8 @@ def replica_table(watch: MemoryWatch) -> list[tuple[str, float, float, int]]:
     for pid, name in watch.names.items():
         if name.startswith("ray::") and ("ServeReplica" in name or "Proxy" in name or "Controller" in name):
             below = watch.under(pid)
-            rows.append((name.replace("ray::", "")[:52], watch.peak[pid],
+            # a Ray worker's title names the method it runs at the moment: keep the actor's name only
+            rows.append((name.replace("ray::", "").split(".")[0].split()[0][:52], watch.peak[pid],
                          max((watch.peak[c] for c in below), default=0.0), len(below)))
     return sorted(rows)
 
