@@ -58,6 +58,7 @@ from .words import TextQuality, measure_text
 
 _MIN_MARK_PX = 3.0  # a letter-sized mark (blank_min_mark_pt) must be this tall in a render to be seen
 
+
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
