@@ -58,7 +58,7 @@ class SourceDocument:
     open_warnings: str = ""  # MuPDF warnings raised while decoding an image input (e.g. truncated)
     pages: int = 0  # the page count, when `doc` lives in a worker
     data: bytes | None = field(default=None, repr=False)  # the input's bytes, when `doc` lives in a worker
-    digest: str = ""  # sha256 of `data`
+    digest: str = ""  # sha256 of `data` and the open's serial number: the worker's key for this open
     password: str | None = field(default=None, repr=False)
     on_close: Callable[[], None] | None = field(default=None, repr=False)
 

@@ -45,6 +45,6 @@ class IsolationConfig(StrictModel):
     cached_documents: int = Field(
         default=2,
         ge=1,
-        description="Open documents a worker keeps (by content hash), so a file's bytes cross to a worker once, "
-        "not per task.",
+        description="Open documents a worker keeps (one per opened file, never shared by two requests), so a "
+        "file's bytes cross to a worker once, not per task.",
     )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import io
+import itertools
 import logging
 import multiprocessing
 import os
@@ -160,6 +161,7 @@ class IsolatedPages:
         self._starting = 0
         self._closed = False
         self.started = 0  # workers started so far (tests and figures read it)
+        self._opens = itertools.count(1)
         self._finalizer = weakref.finalize(self, _stop_all, self._all)
 
     # ------------------------------------------------------------------ workers
@@ -225,7 +227,11 @@ class IsolatedPages:
 
     # ------------------------------------------------------------------ PageWork
     def open(self, data: bytes, name: str, password: str | None = None) -> SourceDocument:
-        digest = hashlib.sha256(data).hexdigest()
+        # One key per open, not per content: two requests with the same bytes (a retry, a duplicate) must
+        # not share one MuPDF document in a worker. MuPDF caches what it decoded per document, so the
+        # second reader of a shared document saw no decode warnings and called a page whose image could
+        # not be decoded `ok` and blank instead of `damaged_page` (found by tests/test_hostile.py).
+        digest = f"{hashlib.sha256(data).hexdigest()}-{next(self._opens)}"
         w = self._acquire(digest)
         healthy = False
         try:
@@ -352,7 +358,9 @@ class _DocumentWalk:
         except WorkerLost as exc:
             mark = w.marker.value
             pool._release(w, healthy=False)
-            if mark == MARK_PRESCAN and self.furniture:
+            if mark == MARK_PRESCAN and self.furniture and len(self.numbers) > 1:
+                # with one page the pre-scan was reading that very page: it is failed below at once,
+                # not read again for a second full timeout (a stream bomb held a worker twice as long)
                 log.warning("%s: the header/footer pre-scan: %s; reading on without it", self.src.name, exc.reason)
                 self.furniture = False
                 return
@@ -370,7 +378,9 @@ class _DocumentWalk:
     def _failed(self, why: str) -> TriageOutcome:
         n = self.numbers[self.pos]
         self.pos += 1
-        log.warning("%s: page %d: %s", self.src.name, n, why)
+        # info, not warning: the page carries the error and every caller reports it (the CLI prints it
+        # once as a warning; a second copy from here made two lines for one failed page)
+        log.info("%s: page %d: %s", self.src.name, n, why)
         return TriageOutcome(Page(number=n, status="failed", route=None, error=f"{self.src.name}: page {n}: {why}"))
 
 

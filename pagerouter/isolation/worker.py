@@ -2,7 +2,8 @@
 
 Messages are dicts from the pool (`op`: open, walk, figures, forget, quit); replies are tuples.
 A file's bytes follow an `open` (or a `walk`/`figures` marked `has_data`) as one raw message,
-and the opened document stays cached here by content hash (`isolation.cached_documents`).
+and the opened document stays cached here by its key (`isolation.cached_documents`): the content hash and
+the open's serial, so two requests with the same bytes never share one MuPDF document.
 A walk task streams one ("page", TriageOutcome) per page, up to `count` pages, its time budget
 or an OCR page, then ("done", rss_mb); a live walk is resumed by the next task of the same
 document, so the header/footer pre-scan runs once.

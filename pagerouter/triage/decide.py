@@ -56,6 +56,9 @@ from .layer_proof import prove_hidden_layer
 from .words import TextQuality, measure_text
 
 
+_MIN_MARK_PX = 3.0  # a letter-sized mark (blank_min_mark_pt) must be this tall in a render to be seen
+
+
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
@@ -264,6 +267,15 @@ def triage_page(
         # is decided by letter-sized marks, which must be a few pixels tall to be seen
         dpi = cfg.image_dpi if pics or sparse else cfg.ink_dpi
         rnd = inkmod.render_gray(page, dpi, cfg.max_render_pixels)
+        if not pics and rnd.scale * cfg.blank_min_mark_pt < _MIN_MARK_PX:
+            # a huge page (a 200-inch poster): max_render_pixels lowered the zoom until letters are
+            # under a few pixels, so ink can neither confirm the text layer nor show the page blank;
+            # calling it blank threw its text away with status ok (found by tests/test_hostile.py)
+            coarse = (f"rendered at {rnd.scale * 72:.1f} dpi (triage.max_render_pixels on a {page.rect.width:.0f} x "
+                      f"{page.rect.height:.0f} pt page): too coarse to see letters")
+            if lay.visible_chars:
+                return decide("text_layer", [coarse + "; the text layer is kept as it is"], q.script)
+            return decide("ocr", [coarse + "; the page is left to OCR"])
         ink = inkmod.ink_share(rnd, cfg.ink_gray_level)
         scores["ink_share"] = ink
         scores["render_dpi"] = rnd.scale * 72.0
