@@ -25,6 +25,7 @@ from .inputs import SourceDocument
 from .memory import release_free_memory
 from .model import Block, CheckResult, Document, Page, TriageDecision
 from .ocr.task import make_ocr_task
+from .page_limits import content_size_problem, page_box_problem, page_text_problem
 from .pagetext import MUPDF_LOCK, extract_textdict
 from .stages import _PAGE_STARTED, OcrCalls, OcrTask, Reading
 
@@ -61,6 +62,8 @@ class DocumentTriage:
         sampled: dict[int, tuple[dict, str]] = {}
 
         def keep(n: int, page: pymupdf.Page) -> dict:
+            if content_size_problem(page, self.cfg.limits.max_content_stream_mb):
+                return {"blocks": []}  # a bomb is no furniture sample: its own triage refuses it
             pymupdf.TOOLS.reset_mupdf_warnings()
             td = extract_textdict(page)
             sampled[n] = (td, pymupdf.TOOLS.mupdf_warnings())
@@ -94,11 +97,13 @@ class DocumentTriage:
             lost = _lost_page(page)
             if lost:  # a truncated file: MuPDF hands out an empty page, never say it was read
                 return TriageOutcome(failed_page(src.name, number, "reading", ValueError(lost)))
-            too_big = page_box_problem(page.rect.width, page.rect.height, self.cfg.limits.max_page_side_pt)
+            limits = self.cfg.limits
+            too_big = (page_box_problem(page.rect.width, page.rect.height, limits.max_page_side_pt)
+                       or content_size_problem(page, limits.max_content_stream_mb))
             if too_big:  # before its text is extracted or the page rendered
                 return TriageOutcome(failed_page(src.name, number, "reading", ValueError(too_big)))
             textdict, early_warnings = extracted if extracted else (extract_textdict(page), "")
-            too_much = page_text_problem(textdict, self.cfg.limits.max_page_chars)
+            too_much = page_text_problem(textdict, limits.max_page_chars)
             if too_much:  # before its text is laid out, triaged or read
                 return TriageOutcome(failed_page(src.name, number, "reading", ValueError(too_much)))
             early_warnings += "\n" + src.open_warnings
@@ -168,27 +173,6 @@ _DAMAGE_MARKERS = (
     "syntax error", "not a stream", "cannot", "invalid", "unknown", "broken", "malformed", "truncated", "premature",
     "corrupt", "damaged",
 )
-
-
-def page_box_problem(width: float, height: float, max_side_pt: float) -> str:
-    """Why a page is too large to read (limits.max_page_side_pt), or ''."""
-    side = max(width, height)
-    if side > max_side_pt:
-        return (f"page too large: {width:.0f} x {height:.0f} pt, the limit is {max_side_pt:g} pt a side "
-                "(limits.max_page_side_pt)")
-    return ""
-
-
-def page_text_problem(textdict: dict, max_chars: int) -> str:
-    """Why a page's text layer is too large to read (limits.max_page_chars), or ''."""
-    n = 0
-    for block in textdict.get("blocks", ()):
-        for line in block.get("lines", ()):
-            for span in line.get("spans", ()):
-                n += len(span.get("text", ""))
-    if n > max_chars:
-        return f"too much text: {n} characters, the limit is {max_chars} a page (limits.max_page_chars)"
-    return ""
 
 
 def _damage_report(warnings: str) -> str:

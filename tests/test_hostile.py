@@ -68,7 +68,9 @@ def _check_pages(case: str, pages: list[dict]) -> None:
             assert f"{case}: page {p['number']}" in p["error"], (case, p)
     first = pages[0]
     if case == "stream_bomb.pdf":
-        assert first["status"] == "failed" and f"took longer than {PAGE_TIMEOUT_S:g} s" in first["error"]
+        # refused by limits.max_content_stream_mb before MuPDF parses it (it no longer holds a worker
+        # for the page timeout: it decodes to 1 GiB and the check stops after 100 MB)
+        assert first["status"] == "failed" and "content streams decode to more than 100 MB" in first["error"], first
     elif case == "page_200in.pdf":
         assert first["status"] == "failed" and "page too large: 14400 x 14400 pt" in first["error"]
     elif case == "image_bomb.pdf":

@@ -283,3 +283,40 @@ def test_pages_of_a_dead_triage_replica_are_asked_for_again_once():
     with pytest.raises(RayActorError):
         asyncio.run(IngressCore(cfg, triage, None, None, None).collect(b"%PDF", "a.pdf", None, None))
     assert triage.selections == [None, "3-4"]
+
+
+def test_content_stream_bomb_is_refused_before_mupdf_parses_it(tmp_path):
+    """A page whose nested-deflate content decodes past limits.max_content_stream_mb is `failed` at once,
+    naming the limit, in the pre-scan and in triage alike; the other pages of the file are read; a
+    normal page and a large-but-legal content stream pass."""
+    import time
+    import zlib
+
+    import pymupdf
+
+    from pagerouter.converter import Converter
+    from pagerouter.page_limits import content_size_problem
+
+    doc = pymupdf.open()
+    texts = [synth.LOREM[:300], "Page two is the bomb.", synth.LOREM[300:600]]
+    for text in texts:
+        synth.add_text_page(doc, [text])
+    inner = zlib.compress(b" " * (8 << 20), 9)  # 8 MB of spaces, deflated twice: ~1 KB on disk
+    doc.update_stream(doc[1].get_contents()[0], zlib.compress(inner, 9), compress=False)
+    doc.xref_set_key(doc[1].get_contents()[0], "Filter", "[/FlateDecode /FlateDecode]")
+    path = tmp_path / "bomb.pdf"
+    doc.save(path)
+    doc = pymupdf.open(path)
+    assert content_size_problem(doc[0], 1) == ""
+    assert "decode to more than 4 MB" in content_size_problem(doc[1], 4)
+    assert content_size_problem(doc[1], 16) == ""  # 8 MB is under a 16 MB limit
+    for isolation in (False, True):
+        cfg = PagerouterConfig.model_validate(
+            {"ocr": {"enabled": False}, "isolation": {"enabled": isolation}, "limits": {"max_content_stream_mb": 4}}
+        )
+        t0 = time.perf_counter()
+        pages = Converter(cfg).convert(path).pages
+        assert time.perf_counter() - t0 < 20
+        assert [p.status for p in pages] == ["ok", "failed", "ok"]
+        assert "page 2" in pages[1].error and "limits.max_content_stream_mb" in pages[1].error
+        assert " ".join(b.text for b in pages[2].blocks).split() == texts[2].split()

@@ -1,7 +1,7 @@
 """Limits on what one request (or one client) may ask of the converter and the server.
 
 Each is enforced before the work it guards: the page count right after the file is opened
-(before any page is triaged), a page's box size before it is read or rendered, a page's text
+(before any page is triaged), a page's box size and decoded content size before it is read or rendered, a page's text
 layer size right after extraction (before layout analysis), concurrency before the upload is
 read. Related limits that live with their stage: `serve.max_upload_mb` (upload size),
 `triage.max_render_pixels` and `ocr.render.*.max_pixels` (pixels per rendered page: the zoom is
@@ -28,6 +28,13 @@ class LimitsConfig(StrictModel):
         gt=0,
         description="Longest page side in points (72 per inch; 14400 = 200 inches); a bigger page is reported "
         "`failed` (`page too large`) before it is read or rendered, the other pages are converted.",
+    )
+    max_content_stream_mb: float = Field(
+        default=100.0,
+        gt=0,
+        description="Megabytes a page's content streams (its /Contents and the form XObjects it names) may "
+        "decode to; a page past it (a decompression bomb: a few KB of nested deflate) is reported `failed` "
+        "before MuPDF parses it. Measured with a capped inflate; only Flate-encoded streams are measured.",
     )
     max_page_chars: int = Field(
         default=200_000,

@@ -1,0 +1,142 @@
+"""Per-page limits checked before a page's work starts (`limits` in config).
+
+A page is refused (reported `failed`, the other pages converted) when its box is too large,
+when its text layer holds too many characters, or when its content streams decode to more
+than `limits.max_content_stream_mb`. The last one is a decompression bomb: a few KB of
+nested deflate that MuPDF would decode to gigabytes of operators and then parse for minutes,
+holding a worker until the page timeout. Measuring the decoded size ourselves, with zlib and
+a cap, costs one extra inflate of a normal page's content (well under a millisecond) and
+stops a bomb after the cap's worth of output.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Iterable, Iterator
+
+import pymupdf
+
+_FLATE = {"/FlateDecode", "/Fl"}
+_CHUNK = 1 << 20  # bytes of output per inflate step: bounds memory while measuring
+_FLATE_RATIO = 1032
+_REF = re.compile(r"(\d+) 0 R")
+
+
+def page_box_problem(width: float, height: float, max_side_pt: float) -> str:
+    """Why a page is too large to read (limits.max_page_side_pt), or ''."""
+    side = max(width, height)
+    if side > max_side_pt:
+        return (f"page too large: {width:.0f} x {height:.0f} pt, the limit is {max_side_pt:g} pt a side "
+                "(limits.max_page_side_pt)")
+    return ""
+
+
+def page_text_problem(textdict: dict, max_chars: int) -> str:
+    """Why a page's text layer is too large to read (limits.max_page_chars), or ''."""
+    n = 0
+    for block in textdict.get("blocks", ()):
+        for line in block.get("lines", ()):
+            for span in line.get("spans", ()):
+                n += len(span.get("text", ""))
+    if n > max_chars:
+        return f"too much text: {n} characters, the limit is {max_chars} a page (limits.max_page_chars)"
+    return ""
+
+
+def content_size_problem(page: pymupdf.Page, max_mb: float) -> str:
+    """Why a page's content streams (its /Contents and the forms it draws) are too large once
+    decoded (limits.max_content_stream_mb), or ''. Streams with filters other than Flate are
+    not measured (MuPDF's own limits apply to them); a stream zlib cannot decode is left to
+    MuPDF, which reports the damage."""
+    cap = int(max_mb * 1024 * 1024)
+    doc = page.parent
+    xrefs = list(page.get_contents()) + _form_xrefs(doc, page.xref)
+    streams = [(xref, _filters(doc, xref)) for xref in dict.fromkeys(xrefs)]
+    # Deflate expands at most ~1032:1: when one Flate layer (or none) over every stream cannot
+    # reach the cap, nothing needs inflating (most pages). Nested Flate has no useful bound.
+    if sum(_bound(doc, xref, filters) for xref, filters in streams) <= cap:
+        return ""
+    total = 0
+    for xref, filters in streams:
+        total += _decoded_size(doc, xref, filters, cap - total + 1)
+        if total > cap:
+            return (f"content streams decode to more than {max_mb:g} MB (a decompression bomb?); "
+                    "the limit is limits.max_content_stream_mb")
+    return ""
+
+
+def _bound(doc: pymupdf.Document, xref: int, filters: list[str] | None) -> float:
+    """Most bytes the stream can decode to (inf when unknown but measurable)."""
+    if filters is None or any(f not in _FLATE for f in filters):
+        return 0  # not measured
+    if len(filters) > 1:
+        return float("inf")
+    kind, value = doc.xref_get_key(xref, "Length")
+    raw_len = int(value) if kind == "int" else len(doc.xref_stream_raw(xref) or b"")
+    return raw_len * (_FLATE_RATIO if filters else 1) + 1024
+
+
+def _form_xrefs(doc: pymupdf.Document, page_xref: int) -> list[int]:
+    """The form XObjects named in the page's own resources (one level: PyMuPDF's recursive
+    get_xobjects() costs a third of a millisecond a page in Python)."""
+    try:
+        kind, value = doc.xref_get_key(page_xref, "Resources/XObject")
+        if kind not in ("dict", "xref"):
+            return []
+        if kind == "xref":
+            value = doc.xref_object(int(value.split()[0]), compressed=True)
+        refs = [int(x) for x in _REF.findall(value)]
+        return [x for x in refs if doc.xref_get_key(x, "Subtype") == ("name", "/Form")]
+    except Exception:  # noqa: BLE001 - a broken resource dictionary: measure the contents alone
+        return []
+
+
+def _filters(doc: pymupdf.Document, xref: int) -> list[str] | None:
+    kind, value = doc.xref_get_key(xref, "Filter")
+    if kind == "null":
+        return []
+    if kind == "name":
+        return [value]
+    if kind == "array":
+        return re.findall(r"/[^\s/\[\]<>()]+", value)
+    return None  # an indirect or odd filter entry: not measured
+
+
+def _decoded_size(doc: pymupdf.Document, xref: int, filters: list[str] | None, cap: int) -> int:
+    """Bytes the stream decodes to, counting stops past `cap`; 0 when it is not measured."""
+    if filters is None or any(f not in _FLATE for f in filters):
+        return 0
+    try:
+        raw = doc.xref_stream_raw(xref)
+    except Exception:  # noqa: BLE001 - not a stream: MuPDF reports it
+        return 0
+    if raw is None:
+        return 0
+    chunks: Iterable[bytes] = (raw,)
+    for _ in filters:
+        chunks = _inflate(chunks)
+    total = 0
+    try:
+        for chunk in chunks:
+            total += len(chunk)
+            if total > cap:
+                break
+    except zlib.error:
+        pass  # broken data: MuPDF decodes what it can and says so
+    return total
+
+
+def _inflate(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """Inflate a stream of chunks lazily, at most _CHUNK bytes of output at a time."""
+    d = zlib.decompressobj()
+    for data in chunks:
+        while data and not d.eof:
+            out = d.decompress(data, _CHUNK)
+            if out:
+                yield out
+            elif d.unconsumed_tail == data:  # no progress: never spin
+                return
+            data = d.unconsumed_tail
+        if d.eof:
+            return
