@@ -24,6 +24,7 @@ from ray import serve
 from ray.serve.handle import DeploymentHandle
 
 from pagerouter.escalation_wait import EscalationWait, resolve_escalation_wait
+from pagerouter.memory import release_after
 from pagerouter.model import Document, Page
 from pagerouter.output import to_markdown
 from pagerouter.pipeline import convert_pages
@@ -158,6 +159,7 @@ class IngressCore:
             # Client gone, request cancelled or a stage failed: stop the Triage replica's walk
             # instead of letting it triage (and render) the rest of the document for nobody.
             triage.cancel()
+            release_after(len(data))  # a large upload's buffers back to the OS (pagerouter.memory)
 
     def _ocr_calls(self, used: dict[str, str], wait: EscalationWait | None = None) -> OcrCalls | None:
         """The OCR stage calls of one request, as deployment-handle calls with a span each."""

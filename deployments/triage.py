@@ -17,6 +17,7 @@ from ray import serve
 from pagerouter.figure_export import figures_of_text_pages
 from pagerouter.inputs import InputError, check_page_count, parse_pages
 from pagerouter.isolation import page_work
+from pagerouter.memory import release_after
 from pagerouter.pipeline import TriageOutcome, new_document
 from pagerouter.wire.items import DocumentHead, InputProblem
 
@@ -71,3 +72,4 @@ class Triage:
                 yield outcome
         finally:
             src.close()
+            release_after(len(data))  # a large upload's buffers back to the OS (pagerouter.memory)

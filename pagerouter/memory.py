@@ -42,3 +42,24 @@ def release_free_memory() -> None:
     fn = _trim()
     if fn is not None:
         fn(0)
+
+
+# A request whose upload is at least this large leaves that many bytes (several copies: the
+# HTTP body, the bytes, Ray's argument buffers) in freed heap that glibc keeps: trim after it.
+LARGE_INPUT_BYTES = 16 * 1024 * 1024
+
+
+def release_after(nbytes: int, delay_s: float = 1.0) -> None:
+    """After a request over a large input: give its freed buffers back to the OS shortly (once
+    the request's last references, held by the caller's frames and Ray, are gone). From a
+    running event loop it is scheduled, never blocking it; elsewhere it runs now."""
+    if nbytes < LARGE_INPUT_BYTES:
+        return
+    import asyncio
+
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        release_free_memory()
+        return
+    loop.call_later(delay_s, release_free_memory)

@@ -97,6 +97,7 @@ class _Worker:
         self.pages = 0  # pages read, for recycling
         self.rss_mb = 0.0
         self.docs: set[str] = set()  # digests it probably holds (a hint: it answers "missing" otherwise)
+        self.stale: set[str] = set()  # documents closed while it was busy: forgotten when it is released
         self.walk: tuple | None = None  # (digest, walk key, next index) of its live walk
 
     def send(self, msg: dict, data: bytes | None = None) -> None:
@@ -203,6 +204,7 @@ class IsolatedPages:
             if retire:
                 self._all.discard(w)
             else:
+                self._forget_stale(w)
                 self._idle.append(w)
             self._cond.notify()
 
@@ -216,14 +218,25 @@ class IsolatedPages:
             w.stop(kill=False)
 
     def _forget(self, digest: str) -> None:
+        """A closed document leaves every worker: idle ones now, busy ones when released (else
+        a busy worker would keep a large file's bytes until its cache evicted them)."""
         with self._cond:
-            for w in self._idle:
+            idle = set(map(id, self._idle))
+            for w in self._all:
                 if digest in w.docs:
-                    w.docs.discard(digest)
-                    try:
-                        w.conn.send({"op": "forget", "digest": digest})
-                    except OSError:
-                        pass
+                    w.stale.add(digest)
+                    if id(w) in idle:
+                        self._forget_stale(w)
+
+    @staticmethod
+    def _forget_stale(w: _Worker) -> None:
+        for digest in w.stale:
+            w.docs.discard(digest)
+            try:
+                w.conn.send({"op": "forget", "digest": digest})
+            except OSError:
+                pass
+        w.stale.clear()
 
     # ------------------------------------------------------------------ PageWork
     def open(self, data: bytes, name: str, password: str | None = None) -> SourceDocument:

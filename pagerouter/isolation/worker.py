@@ -27,6 +27,7 @@ import pymupdf  # noqa: F401
 from .. import ocr, textlayer, triage  # noqa: F401
 from ..config import PagerouterConfig
 from ..inputs import InputError, SourceDocument, open_source
+from ..memory import release_free_memory
 from ..ocr import task  # noqa: F401
 from ..pipeline import DocumentTriage, TriageOutcome
 from . import render_figures
@@ -120,8 +121,10 @@ def serve(conn, cfg_json: str, marker) -> None:
         inject_fault(msg.get("fault", ""), "open")
         src = open_source(data=data, name=msg["name"], password=msg.get("password"))
         doc = docs[msg["digest"]] = _Doc(src)
-        while len(docs) > cfg.isolation.cached_documents:
-            docs.popitem(last=False)[1].src.close()
+        if len(docs) > cfg.isolation.cached_documents:
+            while len(docs) > cfg.isolation.cached_documents:
+                docs.popitem(last=False)[1].src.close()
+            release_free_memory()
         return doc
 
     while True:
@@ -136,6 +139,8 @@ def serve(conn, cfg_json: str, marker) -> None:
             gone = docs.pop(msg["digest"], None)
             if gone is not None:
                 gone.src.close()
+                del gone
+                release_free_memory()  # the file's bytes and MuPDF's store, back to the OS
             continue
         try:
             if op == "open":
@@ -163,6 +168,9 @@ def serve(conn, cfg_json: str, marker) -> None:
             conn.send(("error", text[:300]))
         finally:
             marker.value = MARK_IDLE
+            # the loop's own reference to the last document would keep its file's bytes alive
+            # after the pool forgets it (a 150 MB upload held by an idle worker)
+            doc = s = None  # noqa: F841
 
 
 def _walk(conn, cfg: PagerouterConfig, doc: _Doc, msg: dict, marker) -> None:
