@@ -27,7 +27,7 @@ from .model import Block, CheckResult, Document, Page, TriageDecision
 from .ocr.task import make_ocr_task
 from .page_limits import content_size_problem, page_box_problem, page_text_problem
 from .pagetext import MUPDF_LOCK, extract_textdict
-from .stages import _PAGE_STARTED, OcrCalls, OcrTask, Reading
+from .stages import _PAGE_STARTED, LayoutResult, OcrCalls, OcrTask, Reading
 
 
 @dataclass
@@ -258,10 +258,10 @@ async def ocr_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> Rea
 
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    layout = await calls.layout(task)
+    layout = _checked(await calls.layout(task), LayoutResult, "layout")
     timings["layout"] = time.perf_counter() - t0
     t1 = time.perf_counter()
-    first = await calls.read(task, layout)
+    first = _checked(await calls.read(task, layout), Reading, "small reader")
     timings["read"] = time.perf_counter() - t1
     first.rotation = first.rotation or layout.rotation
     # The reader's own evidence (orientation, script, suppressed characters) stays with its checks.
@@ -275,7 +275,7 @@ async def ocr_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> Rea
     else:
         timeout, why = cfg.serve.escalation_timeout_s, "interactive wait"
     try:
-        second = await asyncio.wait_for(calls.escalate(task, first), timeout=timeout)
+        second = _checked(await asyncio.wait_for(calls.escalate(task, first), timeout=timeout), Reading, "escalation tier")
     except (asyncio.TimeoutError, TimeoutError):
         first.checks.append(
             CheckResult(
@@ -298,6 +298,14 @@ async def ocr_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> Rea
     second.attempts = list(first.attempts) + [a for a in second.attempts if a not in first.attempts]
     second.timings = {**first.timings, **second.timings, "escalate": time.perf_counter() - t2}
     return second
+
+
+def _checked(value, kind: type, stage: str):
+    """`value` if it is a `kind`; else a one-line error (an engine that returned garbage fails its
+    page with a reason instead of an AttributeError deep in the checks)."""
+    if not isinstance(value, kind):
+        raise TypeError(f"the {stage} returned {type(value).__name__}, not a {kind.__name__}")
+    return value
 
 
 def finish_ocr_page(page: Page, reading: Reading) -> Page:

@@ -159,7 +159,7 @@ def test_deadline_and_missing_pages():
 def test_stage_call_retries_once_when_the_replica_died():
     from ray.exceptions import RayActorError
 
-    from deployments.limits import stage_call
+    from deployments.limits import ReplicaDied, stage_call
 
     calls = []
 
@@ -176,9 +176,9 @@ def test_stage_call_retries_once_when_the_replica_died():
         raise RayActorError()
 
     calls.clear()
-    with pytest.raises(RayActorError):
+    with pytest.raises(ReplicaDied) as died:  # one line naming the crash, Ray's report as its cause
         asyncio.run(stage_call(always_dies))
-    assert len(calls) == 2
+    assert len(calls) == 2 and "died (RayActorError" in str(died.value) and "\n" not in str(died.value)
 
     async def bug():
         calls.append(1)
@@ -188,6 +188,18 @@ def test_stage_call_retries_once_when_the_replica_died():
     with pytest.raises(ValueError):
         asyncio.run(stage_call(bug))
     assert len(calls) == 1  # only a dead replica is retried
+
+    from ray.exceptions import RayTaskError
+
+    async def engine_raised_in_replica():
+        try:
+            raise ValueError("fake engine failure")
+        except ValueError as exc:  # what a handle call raises: Ray's multi-line traceback wrapper
+            raise RayTaskError("run", "Traceback (most recent call last):\n  ...", exc).as_instanceof_cause()
+
+    with pytest.raises(ValueError) as raised:
+        asyncio.run(stage_call(engine_raised_in_replica))
+    assert str(raised.value) == "fake engine failure"  # the engine's own one-line reason for the page
 
 
 def test_client_reports_a_streams_error_line():
