@@ -21,6 +21,7 @@ from typing import TypeVar
 import grpc
 
 from pagerouter.config.limits import LimitsConfig
+from pagerouter.pipeline import stage_retried
 
 T = TypeVar("T")
 
@@ -233,6 +234,8 @@ async def stage_call(call: Callable[[], Awaitable[T]], retries: int = 1) -> T:
                 ) from exc
             # Counted by tests/test_serve_faults.py (what a killed replica cost).
             log.warning("pagerouter: a stage replica died mid-call (%s); retrying the call once", type(exc).__name__)
+            # The page's clock restarts for the retry; a timeout still names the crash.
+            stage_retried(f"its replica died ({type(exc).__name__}) and the call was retried on another")
     raise AssertionError("unreachable")  # pragma: no cover
 
 

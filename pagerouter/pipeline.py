@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -379,7 +380,7 @@ async def convert_pages(
             try:
                 reading = await _timed_flow(outcome.task, calls, cfg)
             except Exception as exc:  # noqa: BLE001 - one page's failure never loses the others
-                if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
+                if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) and not str(exc):
                     exc = TimeoutError(f"no result within serve.page_timeout_s={cfg.serve.page_timeout_s:g} s")
                 # keep what the page already has (a mixed page's text layer, its flags)
                 page = outcome.page
@@ -406,16 +407,41 @@ async def convert_pages(
                 t.cancel()
 
 
+class _PageClock:
+    """A page's work clock, shared with its stage calls through `_PAGE_CLOCK`: a stage call that
+    is retried because its replica died (`stage_retried`) restarts it once per retry, so the
+    page's time lost with the dead replica (and the wait for a replacement) does not fail the
+    retry; the reason stays with the page if it still times out."""
+
+    def __init__(self) -> None:
+        self.restarted = asyncio.Event()
+        self.notes: list[str] = []
+
+
+_PAGE_CLOCK: ContextVar[_PageClock | None] = ContextVar("pagerouter_page_clock", default=None)
+_MAX_CLOCK_RESTARTS = 3  # one retry per stage call (layout, read, escalate)
+
+
+def stage_retried(why: str) -> None:
+    """Called by a stage call that retries on a live replica after its replica died."""
+    clock = _PAGE_CLOCK.get()
+    if clock is not None:
+        clock.notes.append(why)
+        clock.restarted.set()
+
+
 async def _timed_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> Reading:
     """`ocr_flow` within serve.page_timeout_s of work: counted from when its first stage call
     began work (`page_work_started`) where the calls report it, so a page that waited in a
-    replica's queue under load still gets its full time; else from now."""
-    started = asyncio.Event()
-    token = _PAGE_STARTED.set(started)
+    replica's queue under load still gets its full time; else from now. Restarted when a stage
+    call is retried after its replica died (`stage_retried`)."""
+    started, clock = asyncio.Event(), _PageClock()
+    tokens = _PAGE_STARTED.set(started), _PAGE_CLOCK.set(clock)
     try:
         flow = asyncio.ensure_future(ocr_flow(task, calls, cfg))  # the task copies the context
     finally:
-        _PAGE_STARTED.reset(token)
+        _PAGE_CLOCK.reset(tokens[1])
+        _PAGE_STARTED.reset(tokens[0])
     try:
         if calls.reports_start:
             waiter = asyncio.ensure_future(started.wait())
@@ -423,7 +449,19 @@ async def _timed_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> 
                 await asyncio.wait({flow, waiter}, return_when=asyncio.FIRST_COMPLETED)
             finally:
                 waiter.cancel()
-        return await asyncio.wait_for(flow, timeout=cfg.serve.page_timeout_s)
+        timeout = cfg.serve.page_timeout_s
+        while True:
+            clock.restarted.clear()
+            restart = asyncio.ensure_future(clock.restarted.wait())
+            try:
+                done, _ = await asyncio.wait({flow, restart}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                restart.cancel()
+            if flow in done:
+                return flow.result()
+            if restart not in done or len(clock.notes) > _MAX_CLOCK_RESTARTS:
+                why = f" ({'; '.join(clock.notes)})" if clock.notes else ""
+                raise TimeoutError(f"no result within serve.page_timeout_s={timeout:g} s{why}")
     finally:
         if not flow.done():
             flow.cancel()
@@ -457,6 +495,7 @@ __all__ = [
     "convert_pages",
     "triage_outcomes",
     "failed_page",
+    "stage_retried",
     "finish_ocr_page",
     "needs_ocr",
     "new_document",
