@@ -107,8 +107,8 @@ class Served:
 
     def retries_logged(self) -> int:
         """Stage calls the ingress retried after their replica died (deployments/limits.stage_call)."""
-        logs = Path(self.ray_tmp, "session_latest", "logs", "serve")
-        return sum(p.read_text(errors="replace").count("retrying the call once") for p in logs.glob("replica_*Ingress*"))
+        logs = Path(self.ray_tmp).glob("*/session_latest/logs/serve/replica_*Ingress*")  # RAY_TMPDIR/ray/...
+        return sum(p.read_text(errors="replace").count("retrying the call once") for p in logs)
 
     def kill(self, pid: int) -> None:
         """SIGKILL a replica process, after checking it belongs to this module's Ray (a descendant of
@@ -314,13 +314,16 @@ def test_sigkilled_layout_replica_mid_request_retries_or_fails_its_pages(served)
     killed = []
 
     def kill_layout():
-        calls = wait_for(lambda: served.calls("layout", pdf.name), 30, "a layout call of kill-layout.pdf")
+        # Kill as soon as a new layout call starts: it is then inside its 1.5 s on that replica.
+        seen = len(served.calls("layout", pdf.name))
+        calls = wait_for(lambda: (c := served.calls("layout", pdf.name))[seen:] and c, 30, "a new layout call",
+                         interval=0.05)
         killed.append(calls[-1][1])
         served.kill(calls[-1][1])
 
     lines, took = _stream_lines(served, pdf, kill_layout)
     cost = _cost(lines, list(range(1, 7)), pdf.name)
-    retried = wait_for(lambda: served.retries_logged() - retries_before or None, 10, "the retry in the ingress log")
+    retried = wait_for(lambda: served.retries_logged() - retries_before or None, 15, "the retry in the ingress log", interval=0.5)
     after = {pid for _, pid in served.calls("layout", pdf.name)} - set(killed)
     print(f"\nSIGKILL Layout replica (pid {killed[0]}) mid-request, 6 scanned pages: {retried} stage call(s) retried, "
           f"{len(cost['failed'])} page(s) failed {sorted(cost['failed'])}, {len(cost['missing'])} lost (named "
@@ -337,7 +340,7 @@ def test_sigkilled_triage_replica_mid_request_rewalks_the_rest(served):
     killed = []
 
     def kill_triage():
-        calls = wait_for(lambda: served.calls("triage", pdf.name), 30, "a triage call of kill-triage.pdf")
+        calls = wait_for(lambda: served.calls("triage", pdf.name), 30, "a triage call of kill-triage.pdf", interval=0.05)
         killed.append(calls[-1][1])
         served.kill(calls[-1][1])
 
