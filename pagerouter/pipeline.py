@@ -424,7 +424,9 @@ _MAX_CLOCK_RESTARTS = 3  # one retry per stage call (layout, read, escalate)
 
 def stage_retried(why: str) -> None:
     """Called by a stage call that retries on a live replica after its replica died."""
-    clock = _PAGE_CLOCK.get()
+    clock, started = _PAGE_CLOCK.get(), _PAGE_STARTED.get()
+    if started is not None:
+        started.clear()  # set again when the retry is taken by a replica (before it starts: no race)
     if clock is not None:
         clock.notes.append(why)
         clock.restarted.set()
@@ -462,6 +464,14 @@ async def _timed_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> 
             if restart not in done or len(clock.notes) > _MAX_CLOCK_RESTARTS:
                 why = f" ({'; '.join(clock.notes)})" if clock.notes else ""
                 raise TimeoutError(f"no result within serve.page_timeout_s={timeout:g} s{why}")
+            if calls.reports_start:
+                # Waiting for a replacement replica is queueing, not the page's work: the new clock
+                # starts when the retry is taken (up to one more page_timeout_s of waiting).
+                waiter = asyncio.ensure_future(started.wait())
+                try:
+                    await asyncio.wait({flow, waiter}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    waiter.cancel()
     finally:
         if not flow.done():
             flow.cancel()
