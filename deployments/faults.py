@@ -10,7 +10,7 @@ variable is set (only tests/test_serve_faults.py sets them, in a `pagerouter ser
   PAGE   one page number (default: every page of the document)
   Example: `raise@read:engine-fault#2,sleep0.4@layout:slow`
 
-`PAGEROUTER_STAGE_LOG_FOR_TESTS`: a file; every stage call appends `STAGE SOURCE PAGE PID`, so a
+`PAGEROUTER_STAGE_LOG_FOR_TESTS`: a file; every stage call appends `STAGE SOURCE PAGE PID TIME`, so a
 test sees which process served a page (to SIGKILL it) and whether work stopped after a
 client went away.
 """
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from dataclasses import dataclass
 
 FAULT_ENV = "PAGEROUTER_STAGE_FAULT_FOR_TESTS"
@@ -59,7 +60,7 @@ def _log(stage: str, source: str, page: int) -> None:
     path = os.environ.get(LOG_ENV)
     if path:
         with open(path, "a") as f:  # one short O_APPEND write per line: safe across processes
-            f.write(f"{stage} {os.path.basename(source) or '-'} {page} {os.getpid()}\n")
+            f.write(f"{stage} {os.path.basename(source) or '-'} {page} {os.getpid()} {time.time():.2f}\n")
 
 
 async def stage_fault(stage: str, source: str, page: int) -> bool:

@@ -5,7 +5,7 @@ One `pagerouter serve` subprocess for the module (OCR on with the cheap `none` l
 batches, an ingress that runs one conversion and queues one). Failures are forced only by the
 stage deployments' test-only hook (deployments/faults.py, `PAGEROUTER_STAGE_FAULT_FOR_TESTS`),
 scoped to documents by file name: `fake` failures of an engine, slow stages so a request is
-still running when the test acts. The same hook logs `STAGE SOURCE PAGE PID` for every stage
+still running when the test acts. The same hook logs `STAGE SOURCE PAGE PID TIME` for every stage
 call: the test reads which replica process served a page (to SIGKILL exactly that process, a
 child of this module's own Ray) and whether work for a document stopped after its client left.
 Kills run last: Serve replaces the dead replicas, but later tests would pay their start.
@@ -101,7 +101,7 @@ class Served:
         out = []
         for line in self.log.read_text().splitlines():
             parts = line.split()
-            if len(parts) == 4 and parts[0] == stage and parts[1] == source:
+            if len(parts) >= 4 and parts[0] == stage and parts[1] == source:
                 out.append((int(parts[2]), int(parts[3])))
         return out
 
