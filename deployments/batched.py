@@ -20,6 +20,7 @@ from pagerouter.memory import release_free_memory
 
 from .common import load_cfg, per_item, raise_if_error
 from .health import check_batch_loop, stage_ready
+from .faults import GARBAGE, stage_fault, task_of
 from .observe import GraphMetrics
 
 BATCH_METHODS: dict[str, str] = {"layout": "detect_batch", "small_reader": "read_batch"}
@@ -56,6 +57,8 @@ def batched_deployment(name: str, role: Role, stage: str):
                 release_free_memory()  # see pagerouter.memory: keeps replica RSS flat
 
         async def run(self, *args: Any) -> Any:
+            if await stage_fault(stage, *task_of(args)):  # test-only hook, off unless its env var is set
+                return GARBAGE
             if getattr(self.engines.get(role), "batches_itself", False):
                 # A vLLM engine batches continuously across concurrent calls: a Serve batch queue
                 # in front of it would only add waiting. Each call goes straight through.

@@ -20,6 +20,7 @@ from pagerouter.stages import OcrTask, Reading
 
 from .common import load_cfg
 from .health import stage_ready
+from .faults import GARBAGE, stage_fault
 
 
 @serve.deployment(name="LargeReader")
@@ -34,6 +35,8 @@ class LargeReader:
     async def escalate(self, task: OcrTask, first: Reading) -> tuple[Reading, dict[str, str]]:
         """Re-read a flagged page; returns the reading and {engine: version} of this tier."""
         self.calls += 1
+        if await stage_fault("escalate", task.source, task.number):  # test-only hook, off by default
+            return GARBAGE, {}  # type: ignore[return-value]
         engine = self.engines.get("escalation")
         try:
             reading = await asyncio.to_thread(engine.escalate, task, first)

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import contextmanager
@@ -20,9 +21,11 @@ from typing import TypeVar
 import grpc
 
 from pagerouter.config.limits import LimitsConfig
+from pagerouter.pipeline import stage_retried
 
 T = TypeVar("T")
 
+log = logging.getLogger("ray.serve")  # Serve writes this logger to the replica's log file
 PEER_METADATA = "x-pagerouter-peer"  # set by graph/grpc_front.py from the connection, never by callers
 
 
@@ -218,16 +221,46 @@ async def stage_call(call: Callable[[], Awaitable[T]], retries: int = 1) -> T:
         try:
             return await call()
         except Exception as exc:
-            if attempt >= retries or not replica_died(exc):
-                raise
+            if not replica_died(exc):
+                cause = engine_error(exc)
+                if cause is exc:
+                    raise
+                raise cause from exc
+            if attempt >= retries:
+                # One line naming the crash, not Ray's multi-line actor-death report.
+                raise ReplicaDied(
+                    f"the replica serving it died ({type(exc).__name__}: process killed or crashed), "
+                    f"also on {retries} retry" + ("" if retries == 1 else "s")
+                ) from exc
+            # Counted by tests/test_serve_faults.py (what a killed replica cost).
+            log.warning("pagerouter: a stage replica died mid-call (%s); retrying the call once", type(exc).__name__)
+            # The page's clock restarts for the retry; a timeout still names the crash.
+            stage_retried(f"its replica died ({type(exc).__name__}) and the call was retried on another")
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def engine_error(exc: BaseException) -> BaseException:
+    """The exception a stage's engine raised in its replica, not Ray's wrapper around it (whose
+    text is a coloured multi-line traceback: a page's error must be one line with the reason)."""
+    try:
+        from ray.exceptions import RayTaskError
+    except ImportError:  # pragma: no cover
+        return exc
+    cause = getattr(exc, "cause", None) if isinstance(exc, RayTaskError) else None
+    return cause if isinstance(cause, Exception) else exc
+
+
+class ReplicaDied(RuntimeError):
+    """A stage call whose replica died on every try."""
 
 
 __all__ = [
     "PEER_METADATA",
     "Admission",
     "Refused",
+    "ReplicaDied",
     "assigned",
+    "engine_error",
     "RequestTimeout",
     "TriageWalk",
     "grpc_client_id",

@@ -23,6 +23,7 @@ from pagerouter.wire.items import DocumentHead, InputProblem
 
 from .common import load_cfg
 from .health import check_page_work, stage_ready
+from .faults import stage_fault
 from .observe import record_stage_span
 
 TRIAGE_STAGES = ("triage", "text_layer", "render")
@@ -66,6 +67,7 @@ class Triage:
             if images:
                 walk = figures_of_text_pages(walk, src, self.pages)
             async for outcome in walk:
+                await stage_fault("triage", src.name, outcome.page.number)  # test-only hook, off by default
                 for stage in TRIAGE_STAGES:
                     if stage in outcome.page.timings:
                         record_stage_span(stage, outcome.page.number, outcome.page.route, outcome.page.timings[stage])

@@ -49,6 +49,16 @@ def _status_of(exc: BaseException, timeout_s: float | None) -> tuple[grpc.Status
     return grpc.StatusCode.INTERNAL, internal_message(exc)
 
 
+def _cancel(response) -> None:
+    """Cancel a Serve request, best effort. Ray 2.60's `cancel()` from outside a replica fetches the
+    call's result first and re-raises its error (e.g. BackPressureError): swallowed here, or it
+    would escape the handler and the caller would get UNKNOWN with Ray's text instead of our status."""
+    try:
+        response.cancel()
+    except Exception:  # noqa: BLE001 - the call already ended with that error
+        pass
+
+
 class GrpcFront:
     """Start with `start()` (raises if the address cannot be bound), stop with `stop()`."""
 
@@ -162,10 +172,10 @@ class GrpcFront:
             try:
                 reply, outcome = await asyncio.wait_for(result(), self.timeout_s)
             except asyncio.CancelledError:  # the caller went away: stop the work it started
-                response.cancel()
+                _cancel(response)
                 raise
             except Exception as exc:  # noqa: BLE001 - one status line, details in the server log
-                response.cancel()
+                _cancel(response)
                 code, details = _status_of(exc, self.timeout_s)
                 log.warning("gRPC %s failed: %s", method, details)
                 await context.abort(code, details)
@@ -187,10 +197,10 @@ class GrpcFront:
                         else:
                             outcome = item
             except asyncio.CancelledError:
-                replies.cancel()
+                _cancel(replies)
                 raise
             except Exception as exc:  # noqa: BLE001
-                replies.cancel()
+                _cancel(replies)
                 code, details = _status_of(exc, self.timeout_s)
                 log.warning("gRPC %s failed: %s", method, details)
                 await context.abort(code, details)

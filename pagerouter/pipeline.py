@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from .model import Block, CheckResult, Document, Page, TriageDecision
 from .ocr.task import make_ocr_task
 from .page_limits import content_size_problem, page_box_problem, page_text_problem
 from .pagetext import MUPDF_LOCK, extract_textdict
-from .stages import _PAGE_STARTED, OcrCalls, OcrTask, Reading
+from .stages import _PAGE_STARTED, LayoutResult, OcrCalls, OcrTask, Reading
 
 
 @dataclass
@@ -258,10 +259,10 @@ async def ocr_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> Rea
 
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    layout = await calls.layout(task)
+    layout = _checked(await calls.layout(task), LayoutResult, "layout")
     timings["layout"] = time.perf_counter() - t0
     t1 = time.perf_counter()
-    first = await calls.read(task, layout)
+    first = _checked(await calls.read(task, layout), Reading, "small reader")
     timings["read"] = time.perf_counter() - t1
     first.rotation = first.rotation or layout.rotation
     # The reader's own evidence (orientation, script, suppressed characters) stays with its checks.
@@ -275,7 +276,7 @@ async def ocr_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> Rea
     else:
         timeout, why = cfg.serve.escalation_timeout_s, "interactive wait"
     try:
-        second = await asyncio.wait_for(calls.escalate(task, first), timeout=timeout)
+        second = _checked(await asyncio.wait_for(calls.escalate(task, first), timeout=timeout), Reading, "escalation tier")
     except (asyncio.TimeoutError, TimeoutError):
         first.checks.append(
             CheckResult(
@@ -298,6 +299,14 @@ async def ocr_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> Rea
     second.attempts = list(first.attempts) + [a for a in second.attempts if a not in first.attempts]
     second.timings = {**first.timings, **second.timings, "escalate": time.perf_counter() - t2}
     return second
+
+
+def _checked(value, kind: type, stage: str):
+    """`value` if it is a `kind`; else a one-line error (an engine that returned garbage fails its
+    page with a reason instead of an AttributeError deep in the checks)."""
+    if not isinstance(value, kind):
+        raise TypeError(f"the {stage} returned {type(value).__name__}, not a {kind.__name__}")
+    return value
 
 
 def finish_ocr_page(page: Page, reading: Reading) -> Page:
@@ -371,7 +380,7 @@ async def convert_pages(
             try:
                 reading = await _timed_flow(outcome.task, calls, cfg)
             except Exception as exc:  # noqa: BLE001 - one page's failure never loses the others
-                if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
+                if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) and not str(exc):
                     exc = TimeoutError(f"no result within serve.page_timeout_s={cfg.serve.page_timeout_s:g} s")
                 # keep what the page already has (a mixed page's text layer, its flags)
                 page = outcome.page
@@ -398,16 +407,43 @@ async def convert_pages(
                 t.cancel()
 
 
+class _PageClock:
+    """A page's work clock, shared with its stage calls through `_PAGE_CLOCK`: a stage call that
+    is retried because its replica died (`stage_retried`) restarts it once per retry, so the
+    page's time lost with the dead replica (and the wait for a replacement) does not fail the
+    retry; the reason stays with the page if it still times out."""
+
+    def __init__(self) -> None:
+        self.restarted = asyncio.Event()
+        self.notes: list[str] = []
+
+
+_PAGE_CLOCK: ContextVar[_PageClock | None] = ContextVar("pagerouter_page_clock", default=None)
+_MAX_CLOCK_RESTARTS = 3  # one retry per stage call (layout, read, escalate)
+
+
+def stage_retried(why: str) -> None:
+    """Called by a stage call that retries on a live replica after its replica died."""
+    clock, started = _PAGE_CLOCK.get(), _PAGE_STARTED.get()
+    if started is not None:
+        started.clear()  # set again when the retry is taken by a replica (before it starts: no race)
+    if clock is not None:
+        clock.notes.append(why)
+        clock.restarted.set()
+
+
 async def _timed_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> Reading:
     """`ocr_flow` within serve.page_timeout_s of work: counted from when its first stage call
     began work (`page_work_started`) where the calls report it, so a page that waited in a
-    replica's queue under load still gets its full time; else from now."""
-    started = asyncio.Event()
-    token = _PAGE_STARTED.set(started)
+    replica's queue under load still gets its full time; else from now. Restarted when a stage
+    call is retried after its replica died (`stage_retried`)."""
+    started, clock = asyncio.Event(), _PageClock()
+    tokens = _PAGE_STARTED.set(started), _PAGE_CLOCK.set(clock)
     try:
         flow = asyncio.ensure_future(ocr_flow(task, calls, cfg))  # the task copies the context
     finally:
-        _PAGE_STARTED.reset(token)
+        _PAGE_CLOCK.reset(tokens[1])
+        _PAGE_STARTED.reset(tokens[0])
     try:
         if calls.reports_start:
             waiter = asyncio.ensure_future(started.wait())
@@ -415,7 +451,27 @@ async def _timed_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> 
                 await asyncio.wait({flow, waiter}, return_when=asyncio.FIRST_COMPLETED)
             finally:
                 waiter.cancel()
-        return await asyncio.wait_for(flow, timeout=cfg.serve.page_timeout_s)
+        timeout = cfg.serve.page_timeout_s
+        while True:
+            clock.restarted.clear()
+            restart = asyncio.ensure_future(clock.restarted.wait())
+            try:
+                done, _ = await asyncio.wait({flow, restart}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                restart.cancel()
+            if flow in done:
+                return flow.result()
+            if restart not in done or len(clock.notes) > _MAX_CLOCK_RESTARTS:
+                why = f" ({'; '.join(clock.notes)})" if clock.notes else ""
+                raise TimeoutError(f"no result within serve.page_timeout_s={timeout:g} s{why}")
+            if calls.reports_start:
+                # Waiting for a replacement replica is queueing, not the page's work: the new clock
+                # starts when the retry is taken (up to one more page_timeout_s of waiting).
+                waiter = asyncio.ensure_future(started.wait())
+                try:
+                    await asyncio.wait({flow, waiter}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    waiter.cancel()
     finally:
         if not flow.done():
             flow.cancel()
@@ -449,6 +505,7 @@ __all__ = [
     "convert_pages",
     "triage_outcomes",
     "failed_page",
+    "stage_retried",
     "finish_ocr_page",
     "needs_ocr",
     "new_document",

@@ -159,7 +159,7 @@ def test_deadline_and_missing_pages():
 def test_stage_call_retries_once_when_the_replica_died():
     from ray.exceptions import RayActorError
 
-    from deployments.limits import stage_call
+    from deployments.limits import ReplicaDied, stage_call
 
     calls = []
 
@@ -176,9 +176,9 @@ def test_stage_call_retries_once_when_the_replica_died():
         raise RayActorError()
 
     calls.clear()
-    with pytest.raises(RayActorError):
+    with pytest.raises(ReplicaDied) as died:  # one line naming the crash, Ray's report as its cause
         asyncio.run(stage_call(always_dies))
-    assert len(calls) == 2
+    assert len(calls) == 2 and "died (RayActorError" in str(died.value) and "\n" not in str(died.value)
 
     async def bug():
         calls.append(1)
@@ -188,6 +188,18 @@ def test_stage_call_retries_once_when_the_replica_died():
     with pytest.raises(ValueError):
         asyncio.run(stage_call(bug))
     assert len(calls) == 1  # only a dead replica is retried
+
+    from ray.exceptions import RayTaskError
+
+    async def engine_raised_in_replica():
+        try:
+            raise ValueError("fake engine failure")
+        except ValueError as exc:  # what a handle call raises: Ray's multi-line traceback wrapper
+            raise RayTaskError("run", "Traceback (most recent call last):\n  ...", exc).as_instanceof_cause()
+
+    with pytest.raises(ValueError) as raised:
+        asyncio.run(stage_call(engine_raised_in_replica))
+    assert str(raised.value) == "fake engine failure"  # the engine's own one-line reason for the page
 
 
 def test_client_reports_a_streams_error_line():
@@ -207,7 +219,7 @@ def test_page_clock_starts_when_work_starts_not_while_queued():
     """A page that waits 0.6 s for a replica, then works 0.3 s, fits a 0.5 s page budget when the
     calls report when work started (the served graph's do); counted from the queue it would not."""
     from pagerouter.pipeline import _timed_flow
-    from pagerouter.stages import OcrCalls, page_work_started
+    from pagerouter.stages import LayoutResult, OcrCalls, page_work_started
 
     cfg = PagerouterConfig.model_validate({"serve": {
         "escalation_timeout_s": 0.1, "escalation_timeout_bulk_s": 0.1, "page_timeout_s": 0.5,
@@ -220,7 +232,7 @@ def test_page_clock_starts_when_work_starts_not_while_queued():
         await asyncio.sleep(0.6)  # queued: all replicas busy
         page_work_started()
         await asyncio.sleep(0.3)  # the work itself
-        return "layout"
+        return LayoutResult(rotation=0, regions=[])
 
     async def read(task, lay):
         raise ReadReached  # the page got past layout within its budget
@@ -320,3 +332,47 @@ def test_content_stream_bomb_is_refused_before_mupdf_parses_it(tmp_path):
         assert [p.status for p in pages] == ["ok", "failed", "ok"]
         assert "page 2" in pages[1].error and "limits.max_content_stream_mb" in pages[1].error
         assert " ".join(b.text for b in pages[2].blocks).split() == texts[2].split()
+
+
+def test_a_retried_stage_call_gets_a_fresh_page_clock_and_a_timeout_names_the_crash():
+    """A layout call whose replica dies after 0.4 s of a 0.5 s page budget is retried through
+    `stage_call`; the retry (0.4 s) gets its own budget. A retry that also runs out of time fails
+    the page with a reason that names the dead replica."""
+    from ray.exceptions import ActorDiedError
+
+    from deployments.limits import stage_call
+    from pagerouter.pipeline import _timed_flow
+    from pagerouter.stages import LayoutResult, OcrCalls, page_work_started
+
+    cfg = PagerouterConfig.model_validate({"serve": {
+        "escalation_timeout_s": 0.1, "escalation_timeout_bulk_s": 0.1, "page_timeout_s": 0.5,
+        "request_timeout_s": None}})
+
+    class ReadReached(Exception):
+        pass
+
+    def layout_dying_once(retry_s: float):
+        tries = []
+
+        async def once():
+            tries.append(1)
+            page_work_started()
+            await asyncio.sleep(0.4)
+            if len(tries) == 1:
+                raise ActorDiedError()
+            await asyncio.sleep(retry_s - 0.4)
+            return LayoutResult(rotation=0, regions=[])
+
+        async def layout(task):
+            return await stage_call(once)
+
+        return layout
+
+    async def read(task, lay):
+        raise ReadReached
+
+    with pytest.raises(ReadReached):
+        asyncio.run(_timed_flow(None, OcrCalls(layout=layout_dying_once(0.4), read=read, reports_start=True), cfg))
+    with pytest.raises(TimeoutError) as late:
+        asyncio.run(_timed_flow(None, OcrCalls(layout=layout_dying_once(1.2), read=read, reports_start=True), cfg))
+    assert "its replica died (ActorDiedError) and the call was retried" in str(late.value)
