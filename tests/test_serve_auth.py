@@ -106,7 +106,7 @@ def test_forwarded_grpc_context_records_the_status():
         grpc_request_type("StreamDocument", streaming=False)
     with pytest.raises(ValueError):
         grpc_request_type("__init__", streaming=False)
-    from deployments.ingress import _grpc_unauthenticated
+    from deployments.ingress_support import _grpc_unauthenticated
 
     class ServeProxyContext(RecordingContext):  # what Serve's own gRPC proxy hands a method
         authenticated_upstream = False
