@@ -39,14 +39,19 @@ def grpc_address(host: str, port: int) -> str:
     return f"{h}:{port}"
 
 
-def _status_of(exc: BaseException, timeout_s: float | None) -> tuple[grpc.StatusCode, str]:
+def _status_of(exc: BaseException, timeout_s: float | None, retry_after_s: int = 5
+               ) -> tuple[grpc.StatusCode, str, tuple[tuple[str, str], ...]]:
+    """(status, details, trailing metadata) of a call that failed in Serve; a full queue says when
+    to retry, as HTTP's 503 does with Retry-After."""
     from ray.serve.exceptions import BackPressureError
 
     if isinstance(exc, TimeoutError):
-        return grpc.StatusCode.DEADLINE_EXCEEDED, f"request timed out after {timeout_s:g} s (serve.request_timeout_s)"
+        return (grpc.StatusCode.DEADLINE_EXCEEDED, f"request timed out after {timeout_s:g} s (serve.request_timeout_s)",
+                (("error-code", "timeout"),))
     if isinstance(exc, BackPressureError):
-        return grpc.StatusCode.UNAVAILABLE, "the server is at capacity; retry later"
-    return grpc.StatusCode.INTERNAL, internal_message(exc)
+        return (grpc.StatusCode.UNAVAILABLE, "the server is at capacity; retry later",
+                (("error-code", "overloaded"), ("retry-after", str(retry_after_s))))
+    return grpc.StatusCode.INTERNAL, internal_message(exc), (("error-code", "internal"),)
 
 
 def _cancel(response) -> None:
@@ -63,12 +68,12 @@ class GrpcFront:
     """Start with `start()` (raises if the address cannot be bound), stop with `stop()`."""
 
     def __init__(self, handle, host: str, port: int, *, app_name: str, api_key: ApiKey | None,
-                 request_timeout_s: float | None, max_upload_mb: float):
+                 request_timeout_s: float | None, max_upload_mb: float, retry_after_s: int = 5):
         """`handle`: the Ingress's DeploymentHandle, or a function returning it (called on the first
         forwarded call, so the front can listen before the application is deployed)."""
         self._handle_or_factory, self.address, self.app_name = handle, grpc_address(host, port), app_name
         self._handle = None if callable(handle) and not hasattr(handle, "remote") else handle
-        self.api_key, self.timeout_s = api_key, request_timeout_s
+        self.api_key, self.timeout_s, self.retry_after_s = api_key, request_timeout_s, retry_after_s
         self.max_receive = int(max_upload_mb * 1024 * 1024) + _UPLOAD_OVERHEAD_BYTES
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: grpc.aio.Server | None = None
@@ -176,9 +181,9 @@ class GrpcFront:
                 raise
             except Exception as exc:  # noqa: BLE001 - one status line, details in the server log
                 _cancel(response)
-                code, details = _status_of(exc, self.timeout_s)
+                code, details, trailers = _status_of(exc, self.timeout_s, self.retry_after_s)
                 log.warning("gRPC %s failed: %s", method, details)
-                await context.abort(code, details)
+                await context.abort(code, details, trailers)
             await self._finish(context, outcome)
             return reply
 
@@ -201,9 +206,9 @@ class GrpcFront:
                 raise
             except Exception as exc:  # noqa: BLE001
                 _cancel(replies)
-                code, details = _status_of(exc, self.timeout_s)
+                code, details, trailers = _status_of(exc, self.timeout_s, self.retry_after_s)
                 log.warning("gRPC %s failed: %s", method, details)
-                await context.abort(code, details)
+                await context.abort(code, details, trailers)
             if outcome is None:
                 await context.abort(grpc.StatusCode.INTERNAL, "the stream ended without a status")
             await self._finish(context, outcome)

@@ -97,7 +97,7 @@ def cmd_serve(args) -> int:
         front = GrpcFront(
             lambda: serve.get_app_handle(cfg.serve.app_name), cfg.serve.host, cfg.serve.grpc_port,
             app_name=cfg.serve.app_name, api_key=key, request_timeout_s=cfg.serve.request_timeout_s,
-            max_upload_mb=cfg.serve.max_upload_mb,
+            max_upload_mb=cfg.serve.max_upload_mb, retry_after_s=cfg.limits.retry_after_s,
         )
         front.start()
         app = build_app(cfg, require_api_key=key is not None)

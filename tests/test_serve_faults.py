@@ -274,6 +274,8 @@ def test_grpc_unavailable_past_the_queue_bound(served):
         queued_reply = queued.result()
     assert refused.value.code() == grpc.StatusCode.UNAVAILABLE, refused.value
     assert "capacity" in refused.value.details() and refused_s < 3
+    trailers = dict(refused.value.trailing_metadata() or ())
+    assert trailers.get("retry-after") == "1" and trailers.get("error-code") == "overloaded", trailers
     assert rest[-1].WhichOneof("item") == "summary" and len(rest) == 8  # 7 pages + summary
     assert len(queued_reply.document.pages) == 1  # the queued call ran once the first was done
 
