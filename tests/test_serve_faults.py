@@ -30,7 +30,7 @@ from deployments.faults import FAULT_ENV, LOG_ENV
 from pagerouter import synth
 from pagerouter.wire.protos import pagerouter_pb2 as pb
 from pagerouter.wire.protos import pagerouter_pb2_grpc as pb_grpc
-from tests.serve_fixtures import REPEATED_LINE, SMALL, free_port, pagerouter_serve_process, wait_for
+from tests.serve_fixtures import REPEATED_LINE, SMALL, build_scans_pdf, free_port, pagerouter_serve_process, wait_for
 
 REPO = Path(__file__).resolve().parent.parent
 PAGE_TIMEOUT_S = 8.0  # real OCR on a loaded 2-core CI machine: pages need headroom
@@ -60,15 +60,6 @@ CONFIG = {
 
 def SERVED(fn):  # noqa: N802 - a marker stack
     return pytest.mark.serve(pytest.mark.slow(fn))
-
-
-def _scans(path: Path, n: int) -> Path:
-    doc = pymupdf.open()
-    for i in range(n):
-        synth.add_scanned_page(doc, [f"Scanned page number {i + 1}", "Some more words here"], size=SMALL, fontsize=14)
-    doc.save(path)
-    doc.close()
-    return path
 
 
 def _texts(path: Path, n: int) -> Path:
@@ -153,7 +144,7 @@ def _request(pdf: Path) -> pb.ConvertRequest:
 # ---------------------------------------------------------------------------------- engines
 @SERVED
 def test_an_engine_that_raises_returns_garbage_or_hangs_fails_only_its_page(served):
-    pdf = _scans(served.d / "engine-fault.pdf", 5)
+    pdf = build_scans_pdf(served.d / "engine-fault.pdf", 5)
     t0 = time.monotonic()
     r = _post(served, pdf)
     took = time.monotonic() - t0
@@ -213,7 +204,7 @@ def _answers_next_promptly(served: Served, small: Path) -> float:
 
 @SERVED
 def test_http_client_disconnect_mid_stream_stops_the_work(served):
-    pdf = _scans(served.d / "slowwalk-http.pdf", 12)
+    pdf = build_scans_pdf(served.d / "slowwalk-http.pdf", 12)
     small = _texts(served.d / "small.pdf", 1)
     with httpx.Client(timeout=60) as c:
         with c.stream("POST", served.http + "/v1/convert", content=pdf.read_bytes(),
@@ -234,7 +225,7 @@ def test_http_client_disconnect_mid_stream_stops_the_work(served):
 
 @SERVED
 def test_grpc_client_cancel_mid_stream_stops_the_work(served):
-    pdf = _scans(served.d / "slowwalk-grpc.pdf", 12)
+    pdf = build_scans_pdf(served.d / "slowwalk-grpc.pdf", 12)
     small = _texts(served.d / "small.pdf", 1)
     channel, stub = _stub(served)
     with channel:
@@ -311,7 +302,7 @@ def _cost(lines: list[dict], numbers: list[int], source: str) -> dict:
 
 @SERVED
 def test_sigkilled_layout_replica_mid_request_retries_or_fails_its_pages(served):
-    pdf = _scans(served.d / "kill-layout.pdf", 4)
+    pdf = build_scans_pdf(served.d / "kill-layout.pdf", 4)
     retries_before = served.retries_logged()
     killed = []
 
