@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 
 from .inputs import SourceDocument
-from .isolation import PageWork
 from .model import Block, CheckResult, Page
 from .request_options import FIGURE_DPI
 from .stages import OcrTask
@@ -60,7 +59,8 @@ def png_base64(rgb) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-async def figures_of_text_pages(outcomes, src: SourceDocument, pages: PageWork):
+async def figures_of_text_pages(outcomes, src: SourceDocument, pages):
+    # `pages` is an isolation.PageWork, not imported here: that would close an import cycle via pipeline
     """Triage outcomes with the figures of finished (text-layer) pages rendered as PNG onto
     their blocks, where MuPDF runs for this document (`pages`); OCR pages get theirs cut from
     their render in `pipeline.convert_pages`. A render that fails flags the page instead."""
