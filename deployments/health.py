@@ -69,7 +69,9 @@ def _is_the_key(api_key, value: str) -> bool:
         return False
     if isinstance(api_key, str):
         return api_key in value
-    return api_key.matches(value) or api_key.accepts_header(value)
+    # a substring test, not only the whole value: a key inside a URL or a longer env value must go too
+    # (no need for constant time here: the answer is redacted either way)
+    return api_key.matches(value) or api_key.accepts_header(value) or api_key._secret in value.encode("utf-8", "ignore")
 
 
 def public_config(cfg) -> dict[str, Any]:
@@ -147,8 +149,8 @@ def stage_state(name: str, dep: dict[str, Any] | None, ping: str | None, nodes: 
     if running and ping == BUSY:
         return {"state": "busy", "ready": True,
                 "detail": f"no replica answered a ping within {PING_TIMEOUT_S:g} s (all busy)", **entry}
-    if running and ping is not None:
-        return {"state": "not_answering", "ready": False, "detail": ping, **entry}
+    if running and ping is not None:  # an optional tier that died degrades the graph, as when unschedulable
+        return {"state": "not_answering", "ready": optional, "degraded": optional, "detail": ping, **entry}
     if not schedulable:
         needs = {k: v for k, v in (dep.get("required_resources") or {}).items() if v}
         detail = f"no node of the cluster can hold a replica asking for {needs}"
@@ -209,12 +211,12 @@ class Readiness:
             # A replica busy with max_ongoing_requests pages queues the ping behind them: that is
             # load, not death (a dead process fails the call at once, below; a hung one fails
             # Serve's own check_health and is replaced). Under a load test /healthz must stay 200.
-            response.cancel()
+            _cancel(response)
             return BUSY
         except Exception as exc:  # noqa: BLE001 - e.g. ActorDiedError: the process is gone
-            response.cancel()
             from ray.serve.exceptions import BackPressureError
 
+            _cancel(response)
             if isinstance(exc, BackPressureError):  # its queue is full: busy, not dead
                 return BUSY
             return f"ping failed: {type(exc).__name__}"
@@ -262,6 +264,14 @@ class Readiness:
         if problem:
             body["controller"] = problem
         return not not_ready, body
+
+
+def _cancel(response) -> None:
+    """Best effort: Ray 2.60's cancel() from outside the replica re-raises the call's own error."""
+    try:
+        response.cancel()
+    except Exception:  # noqa: BLE001 - the call already ended with that error
+        pass
 
 
 async def _result(response):

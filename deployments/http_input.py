@@ -16,7 +16,7 @@ from typing import Any
 from fastapi import Request
 
 from pagerouter.config import PagerouterConfig
-from pagerouter.request_options import OptionError, RequestOptions, _Options
+from pagerouter.request_options import OptionError, RequestOptions, _Options, check_served_languages
 
 from .auth import OPEN_PATHS, UNAUTHORIZED_CODE, UNAUTHORIZED_MESSAGE, server_api_key
 from .observe import current_request_id
@@ -104,7 +104,7 @@ def request_options(fields: dict[str, str], model: type[_Options] = RequestOptio
     an unknown field (with the accepted ones), a bad value, or a language pack not installed."""
     try:
         opts = model.from_fields(fields)
-        opts.check_languages()
+        check_served_languages(opts)
     except OptionError as exc:
         raise ApiError(422, exc.code, exc.message) from None
     return opts

@@ -27,7 +27,7 @@ from pagerouter.memory import release_after
 from pagerouter.model import Document, Page
 from pagerouter.output import to_markdown
 from pagerouter.pipeline import convert_pages
-from pagerouter.request_options import PageOptions, RequestOptions
+from pagerouter.request_options import PageOptions, RequestOptions, installed_languages
 from pagerouter.stages import LayoutResult, OcrCalls, OcrTask, Reading, page_work_started
 from pagerouter.wire.items import DocumentHead, DocumentTail, InputProblem
 
@@ -105,6 +105,7 @@ class IngressCore(GrpcMethods):
         )
         # From this replica's environment, never from its arguments; a bad key file fails the start.
         self.api_key = server_api_key()
+        installed_languages()  # runs `tesseract --list-langs` once, here, not on the event loop of a request
         if require_api_key and self.api_key is None:
             raise RuntimeError(
                 f"the application was built with an API key but this replica has none: set {ENV_KEY} or "
@@ -349,7 +350,7 @@ class IngressCore(GrpcMethods):
     async def _convert_page_http(self, request: Request, deadline: float | None) -> Response:
         data, name, fields = await parse_upload(request, self.cfg.serve.max_upload_mb)
         raw = (fields.get("page") or "1").strip()
-        if raw.lstrip("-").isdigit():  # "-3" is a page below 1, not a range (bad_pages, named)
+        if raw.lstrip("-").isdecimal() and raw.isascii():  # "-3" is a page below 1, not a range (bad_pages, named)
             problem = _single_page_problem(int(raw), name)
             if problem is not None:
                 raise ApiError(_PROBLEM_STATUS[problem.code], problem.code, problem.message)

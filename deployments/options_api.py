@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pagerouter.request_options import OptionError, _Options
+from pagerouter.request_options import OptionError, _Options, check_served_languages
 from pagerouter.wire import proto_model
 from pagerouter.wire.items import InputProblem
 
@@ -103,7 +103,7 @@ def grpc_request_options(request, model: type[_Options]):
     name = request.filename or "-"
     try:
         opts = model.from_fields(proto_model.request_fields(request))
-        opts.check_languages()
+        check_served_languages(opts)
     except OptionError as exc:
         return InputProblem(exc.code, f"{name}: {exc.message}", name, None, exc.message)
     return opts

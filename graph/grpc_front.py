@@ -225,7 +225,7 @@ class GrpcFront:
         try:
             return await asyncio.wait_for(result(), HEALTH_TIMEOUT_S)
         except Exception as exc:  # noqa: BLE001 - the Ingress itself cannot answer
-            response.cancel()
+            _cancel(response)
             why = "did not answer in time" if isinstance(exc, TimeoutError) else internal_message(exc)
             return False, {"detail": f"cannot serve: Ingress {why}"}
 

@@ -62,4 +62,5 @@ def release_after(nbytes: int, delay_s: float = 1.0) -> None:
     except RuntimeError:
         release_free_memory()
         return
-    loop.call_later(delay_s, release_free_memory)
+    # malloc_trim walks the heap (tens of ms on a big one) and takes MUPDF_LOCK: never on the loop
+    loop.call_later(delay_s, lambda: loop.run_in_executor(None, release_free_memory))

@@ -67,14 +67,42 @@ def content_size_problem(page: pymupdf.Page, max_mb: float) -> str:
 
 
 def _bound(doc: pymupdf.Document, xref: int, filters: list[str] | None) -> float:
-    """Most bytes the stream can decode to (inf when unknown but measurable)."""
-    if filters is None or any(f not in _FLATE for f in filters):
-        return 0  # not measured
-    if len(filters) > 1:
+    """Most bytes the stream can decode to: inf when it has to be measured, 0 when it cannot be."""
+    plan = _plan(filters)
+    if plan is None:
+        return 0  # one filter we do not decode (LZW alone, an old file's): left to MuPDF
+    if plan == _REFUSE or len(plan[1]) != 1 or plan[0]:
         return float("inf")
     kind, value = doc.xref_get_key(xref, "Length")
-    raw_len = int(value) if kind == "int" else len(doc.xref_stream_raw(xref) or b"")
-    return raw_len * (_FLATE_RATIO if filters else 1) + 1024
+    # a declared length is a hint, never trusted below zero (a negative one would hide a bomb)
+    raw_len = int(value) if kind == "int" and int(value) > 0 else len(doc.xref_stream_raw(xref) or b"")
+    return raw_len * _FLATE_RATIO + 1024
+
+
+# Decoding plan of a filter chain: (armour decoders applied to the raw bytes, Flate layers after
+# them); _REFUSE for a chain that nests a compression we cannot measure; None: not measured.
+_ARMOUR = {"/ASCIIHexDecode": "hex", "/AHx": "hex", "/ASCII85Decode": "a85", "/A85": "a85"}
+_REFUSE = ("refuse", [])
+
+
+def _plan(filters: list[str] | None):
+    if filters is None:
+        return _REFUSE  # an unreadable filter entry on a content stream: no honest file has one
+    if not filters:
+        return ((), [None])  # unfiltered: its size is its length
+    i = 0
+    while i < len(filters) and filters[i] in _ARMOUR:
+        i += 1
+    armour, rest = tuple(_ARMOUR[f] for f in filters[:i]), filters[i:]
+    flate = 0
+    while flate < len(rest) and rest[flate] in _FLATE:
+        flate += 1
+    tail = rest[flate:]
+    if all(f in _ARMOUR for f in tail):  # armour after Flate only shrinks what Flate made: measure before it
+        return (armour, [None] * flate) if flate else ((), [None])
+    if flate or len(filters) > 1:
+        return _REFUSE  # LZW, RunLength or an unknown filter nested with another compression
+    return None
 
 
 def _form_xrefs(doc: pymupdf.Document, page_xref: int) -> list[int]:
@@ -94,27 +122,39 @@ def _form_xrefs(doc: pymupdf.Document, page_xref: int) -> list[int]:
 
 def _filters(doc: pymupdf.Document, xref: int) -> list[str] | None:
     kind, value = doc.xref_get_key(xref, "Filter")
+    if kind == "xref":  # an indirect filter entry: read the object it points to
+        try:
+            value, kind = doc.xref_object(int(value.split()[0]), compressed=True), "array"
+        except Exception:  # noqa: BLE001
+            return None
     if kind == "null":
         return []
     if kind == "name":
         return [value]
     if kind == "array":
         return re.findall(r"/[^\s/\[\]<>()]+", value)
-    return None  # an indirect or odd filter entry: not measured
+    return None
 
 
 def _decoded_size(doc: pymupdf.Document, xref: int, filters: list[str] | None, cap: int) -> int:
-    """Bytes the stream decodes to, counting stops past `cap`; 0 when it is not measured."""
-    if filters is None or any(f not in _FLATE for f in filters):
+    """Bytes the stream decodes to, counting stops past `cap` (a chain we must refuse counts as
+    past it); 0 when it is not measured."""
+    plan = _plan(filters)
+    if plan is None:
         return 0
+    if plan == _REFUSE:
+        return cap + 1
+    armour, layers = plan
     try:
-        raw = doc.xref_stream_raw(xref)
-    except Exception:  # noqa: BLE001 - not a stream: MuPDF reports it
+        raw = doc.xref_stream_raw(xref) or b""
+        for kind in armour:  # ASCII armour never grows the data: decoded whole, on the file's own bytes
+            raw = _unarmour(raw, kind)
+    except Exception:  # noqa: BLE001 - not a stream, or armour MuPDF will call broken: it reports it
         return 0
-    if raw is None:
-        return 0
+    if layers == [None] and not armour and filters == []:
+        return len(raw)
     chunks: Iterable[bytes] = (raw,)
-    for _ in filters:
+    for _ in layers:
         chunks = _inflate(chunks)
     total = 0
     try:
@@ -125,6 +165,18 @@ def _decoded_size(doc: pymupdf.Document, xref: int, filters: list[str] | None, c
     except zlib.error:
         pass  # broken data: MuPDF decodes what it can and says so
     return total
+
+
+def _unarmour(data: bytes, kind: str) -> bytes:
+    import base64
+    import binascii
+
+    if kind == "hex":
+        hexdigits = re.sub(rb"[^0-9A-Fa-f]", b"", data.split(b">", 1)[0])
+        return binascii.unhexlify(hexdigits + b"0" * (len(hexdigits) % 2))
+    body = data.split(b"~>", 1)[0]
+    body = re.sub(rb"\s", b"", body[2:] if body.startswith(b"<~") else body)
+    return base64.a85decode(body)
 
 
 def _inflate(chunks: Iterable[bytes]) -> Iterator[bytes]:

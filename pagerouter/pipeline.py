@@ -308,9 +308,12 @@ async def convert_pages(
             else:
                 page = finish_ocr_page(outcome.page, reading)
                 if images:
-                    from .figure_export import crop_figures
+                    from .figure_export import crop_figures, figure_problem
 
-                    crop_figures(page, outcome.task)
+                    try:
+                        crop_figures(page, outcome.task)
+                    except Exception as exc:  # noqa: BLE001 - a bad figure box flags its page, never loses the document
+                        figure_problem(page, source, exc)
                 return page
             finally:
                 outcome.task = None  # drop the page render now, not when the document ends

@@ -231,6 +231,16 @@ def _tesseract_languages() -> tuple[str, ...]:
     return tuple(pytesseract.get_languages(config=""))
 
 
+def check_served_languages(opts: "_Options") -> None:
+    """The server's check of `languages`, on the ingress's node: where Tesseract is installed
+    there, an uninstalled pack is refused (nodes are set up alike); where it is not (an ingress
+    on a head node without it), the readers' nodes decide: a reader keeps only the packs it has
+    and says so on the page, so a request is never refused for what this node lacks."""
+    have = installed_languages()
+    if have:
+        opts.check_languages(have)
+
+
 def installed_languages() -> frozenset[str]:
     """The Tesseract packs installed here (without `osd`); empty when Tesseract is missing."""
     try:
@@ -239,4 +249,7 @@ def installed_languages() -> frozenset[str]:
         return frozenset()
 
 
-__all__ = ["FIGURE_DPI", "OCR_MODES", "OcrMode", "OptionError", "PageOptions", "RequestOptions", "installed_languages"]
+__all__ = [
+    "FIGURE_DPI", "OCR_MODES", "OcrMode", "OptionError", "PageOptions", "RequestOptions", "check_served_languages",
+    "installed_languages",
+]

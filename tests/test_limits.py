@@ -322,6 +322,25 @@ def test_content_stream_bomb_is_refused_before_mupdf_parses_it(tmp_path):
     assert content_size_problem(doc[0], 1) == ""
     assert "decode to more than 4 MB" in content_size_problem(doc[1], 4)
     assert content_size_problem(doc[1], 16) == ""  # 8 MB is under a 16 MB limit
+    # the same bomb behind ASCII armour, and a flat bomb hidden by a decoy stream with a negative /Length
+    armoured = pymupdf.open()
+    page = armoured.new_page()
+    xref = armoured.get_new_xref()
+    armoured.update_object(xref, "<<>>")
+    armoured.update_stream(xref, zlib.compress(inner, 9).hex().encode() + b">", compress=False)
+    armoured.xref_set_key(page.xref, "Contents", f"{xref} 0 R")
+    armoured.xref_set_key(xref, "Filter", "[/AHx /FlateDecode /FlateDecode]")
+    assert "decode to more than 4 MB" in content_size_problem(armoured[0], 4)
+    flat = pymupdf.open()
+    page = flat.new_page()
+    big, decoy = flat.get_new_xref(), flat.get_new_xref()
+    for x, data in ((big, zlib.compress(b" " * (8 << 20), 9)), (decoy, b"")):
+        flat.update_object(x, "<<>>")
+        flat.update_stream(x, data, compress=False)
+    flat.xref_set_key(big, "Filter", "/FlateDecode")
+    flat.xref_set_key(decoy, "Length", "-999999999")
+    flat.xref_set_key(page.xref, "Contents", f"[{big} 0 R {decoy} 0 R]")
+    assert "decode to more than 4 MB" in content_size_problem(flat[0], 4)
     for isolation in (False, True):
         cfg = PagerouterConfig.model_validate(
             {"ocr": {"enabled": False}, "isolation": {"enabled": isolation}, "limits": {"max_content_stream_mb": 4}}

@@ -86,6 +86,9 @@ def test_stage_state_rules():
     dead = stage_state("SmallReader", _dep(1, 1), "ping failed: ActorDiedError", cpu)
     assert dead["state"] == "not_answering" and not dead["ready"] and "ActorDiedError" in dead["detail"]
     # A ping queued behind a full replica times out: that is load, and a load test must not see 503.
+    # an optional tier that died degrades the graph (flagged pages keep their first reading), never 503
+    tier = stage_state("LargeReader", _dep(1, 1), "ping failed: ActorDiedError", cpu)
+    assert tier["state"] == "not_answering" and tier["ready"] and tier["degraded"]
     busy = stage_state("SmallReader", _dep(1, 1), BUSY, cpu)
     assert busy["state"] == "busy" and busy["ready"]
     assert not stage_state("Triage", _dep(0, 1, starting=1), None, cpu)["ready"]

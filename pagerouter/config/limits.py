@@ -45,8 +45,8 @@ class LimitsConfig(StrictModel):
     max_requests_per_client: int = Field(
         default=4,
         ge=1,
-        description="Conversions one client may have in flight per ingress replica (a client is its API key when "
-        "one is configured, else its address); more get HTTP 429 `too_many_requests` with Retry-After, gRPC "
+        description="Conversions one client may have in flight per ingress replica (a client is its address: the "
+        "one API key is shared by every caller); more get HTTP 429 `too_many_requests` with Retry-After, gRPC "
         "RESOURCE_EXHAUSTED.",
     )
     max_in_flight_requests: int = Field(
