@@ -43,7 +43,9 @@ def test_redaction_hides_secrets_only():
     from deployments.auth import ApiKey
 
     key = ApiKey("k-4")
-    assert redact({"a": "k-4", "b": "Bearer k-4", "c": "k-40"}, api_key=key) == {"a": "***", "b": "***", "c": "k-40"}
+    # the key inside a longer value (a URL, an env string) goes too; an unrelated value stays
+    assert redact({"a": "k-4", "b": "Bearer k-4", "c": "http://h/?key=k-4&x=1", "d": "k-5"}, api_key=key) == {
+        "a": "***", "b": "***", "c": "***", "d": "k-5"}
     assert not is_secret_key("max_tokens") and not is_secret_key("tokens_per_page") and is_secret_key("access_token")
 
 
