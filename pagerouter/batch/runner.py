@@ -113,6 +113,9 @@ class BatchRunner:
             data = item.path.read_bytes()
         except OSError as exc:
             why = "no such file" if isinstance(exc, FileNotFoundError) else f"cannot read: {exc.strerror or exc}"
+            prev = self.previous.get((str(item.path), None, self.config_hash))
+            if prev is not None and not self.retry_failed:  # still missing: its failed record stands
+                return Outcome(item, prev, converted=False)
             return self._finish(journal, item, self._record(item, None, t0, status="failed", error=f"{item.shown}: {why}"))
         sha = hashlib.sha256(data).hexdigest()
         prev = self.previous.get((str(item.path), sha, self.config_hash))
