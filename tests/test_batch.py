@@ -204,3 +204,23 @@ def test_endpoint_uses_the_http_client(corpus, tmp_path, monkeypatch):
     assert calls[0] == ("init", "http://127.0.0.1:1") and calls[1] == ("convert", str(src), "bulk")
     assert "Report b5" in (out / "x5.md").read_text()
     assert records(out)[0]["mode"] == "http"
+
+
+def test_usage_errors(corpus, tmp_path, capsys):
+    """Exit 2, one line: two inputs writing one output; a live run of the same shard holds the journal."""
+    from pagerouter.batch.journal import Journal
+
+    clash = tmp_path / "clash"
+    clash.mkdir()
+    (clash / "x.pdf").write_bytes((corpus / "in" / "a" / "x0.pdf").read_bytes())
+    (clash / "x.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    assert batch(str(clash), "-o", str(tmp_path / "o1"), "-q") == 2
+    assert "would both write x.md/.json" in capsys.readouterr().err
+    out = tmp_path / "o2"
+    out.mkdir()
+    held = Journal(out, (0, 1))
+    try:
+        assert batch(str(corpus / "in" / "a" / "x0.pdf"), "-o", str(out), "-q") == 2
+        assert "another `pagerouter batch` run" in capsys.readouterr().err
+    finally:
+        held.close()

@@ -57,7 +57,7 @@ def cmd_batch(args) -> int:
     from pagerouter.output import to_json, to_markdown
 
     from .inputs import BatchUsageError, in_shard, parse_shard, plan
-    from .journal import clean_strays, tmp_tag, write_atomically
+    from .journal import Journal, JournalBusy, clean_strays, tmp_tag, write_atomically
     from .runner import BatchRunner, GrpcBackend, HttpBackend, LocalBackend
     from .summary import BatchProgress, format_summary, summarize
 
@@ -100,13 +100,17 @@ def cmd_batch(args) -> int:
     def render(doc) -> tuple[str, str]:  # exactly what `pagerouter convert --format both` writes
         return to_markdown(doc, cfg.output, images_rel_to=outdir), to_json(doc)
 
+    try:
+        journal = Journal(outdir, shard)  # locked first: the strays cleaned next are surely ours
+    except JournalBusy as exc:
+        return usage_error(str(exc))
     clean_strays(outdir, tmp_tag(shard))
     progress = BatchProgress(len(items), enabled=not args.quiet)
     runner = BatchRunner(outdir, make, render, config_hash(cfg, {k: v for k, v in opts.items() if k != "password"}),
                          shard, args.jobs, args.retry_failed, mode, on_done=progress)
     t0 = time.perf_counter()
     try:
-        outcomes = runner.run(items)
+        outcomes = runner.run(items, journal)
     finally:
         progress.close()
     summary = summarize(outcomes, time.perf_counter() - t0)

@@ -12,6 +12,7 @@ append first ends such a line, so the next record starts on a line of its own.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import threading
@@ -50,13 +51,25 @@ def latest(records: list[dict]) -> dict[tuple, dict]:
     return {record_key(r): r for r in records}
 
 
+class JournalBusy(Exception):
+    """Another live run of the same shard holds the journal."""
+
+
 class Journal:
-    """Appends records to this run's journal file; thread-safe (the workers share it)."""
+    """Appends records to this run's journal file; thread-safe (the workers share it). Holds an
+    exclusive lock on the file while open: two runs of one shard in one OUTDIR would convert the
+    same files twice and clean each other's temp files. The kernel drops the lock when the holder
+    dies, kill -9 included, so a crashed run never blocks the next one."""
 
     def __init__(self, outdir: Path, shard: tuple[int, int]):
         self.path = outdir / journal_name(shard)
         self._lock = threading.Lock()
         self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self._fd)
+            raise JournalBusy(f"{self.path}: another `pagerouter batch` run of this shard is writing it") from None
         size = os.fstat(self._fd).st_size
         if size:
             with open(self.path, "rb") as f:

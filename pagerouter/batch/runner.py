@@ -142,8 +142,9 @@ class BatchRunner:
         journal.append(rec)  # after the renames: the record is the commit point
         return Outcome(item, rec, converted=True)
 
-    def run(self, items: list[BatchItem]) -> list[Outcome]:
-        journal = Journal(self.outdir, self.shard)
+    def run(self, items: list[BatchItem], journal: Journal) -> list[Outcome]:
+        """Convert `items`, appending to `journal` (opened, and so locked, by the caller before it
+        cleaned stray temp files); closes the journal and the backends."""
         outcomes: list[Outcome] = []
         pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="batch")
         try:
