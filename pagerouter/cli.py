@@ -1,4 +1,4 @@
-"""`pagerouter` command line: `convert` and `triage` here, in the core package (no Ray).
+"""`pagerouter` command line: `convert`, `triage` and `batch` (pagerouter/batch/) here, in the core package (no Ray).
 
 Serving commands come from the installed packages beside the core, found through the
 `pagerouter.commands` entry points (pyproject.toml): `serve` (graph/serve_command.py) and
@@ -54,6 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("input", type=Path)
     t.add_argument("--json", action="store_true", help="print decisions as JSON lines")
     _add_common(t)
+
+    from pagerouter.batch.command import add_batch_parser
+
+    add_batch_parser(sub, add_option_flags)
 
     for add_command in _plugin_commands():
         add_command(sub)

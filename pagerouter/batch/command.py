@@ -1,0 +1,124 @@
+"""`pagerouter batch INPUT... -o OUTDIR [--local | --endpoint URL | --grpc HOST:PORT]` (wired in
+pagerouter/cli.py). Exit codes: 0 every file done with no failed page, 1 some file or page
+failed (listed with its error; `--retry-failed` runs the failed files again), 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+from pathlib import Path
+
+DEFAULT_JOBS = 2
+
+
+def add_batch_parser(sub, add_option_flags) -> None:
+    b = sub.add_parser("batch", help="convert many files into OUTDIR, resumably (journal in OUTDIR)")
+    b.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="files, folders (recursive), globs ('in/**/*.pdf') or @LIST (one path per line)")
+    b.add_argument("-o", "--outdir", type=Path, required=True,
+                   help="writes <relative path>.md and .json per input, the journal and the summary here")
+    where = b.add_mutually_exclusive_group()
+    where.add_argument("--local", action="store_true", help="convert in this process (the default)")
+    where.add_argument("--endpoint", metavar="URL", help="a pagerouter server's HTTP base URL, e.g. http://127.0.0.1:8000")
+    where.add_argument("--grpc", metavar="HOST:PORT", help="a pagerouter server's gRPC address")
+    b.add_argument("--jobs", "-j", type=int, default=DEFAULT_JOBS,
+                   help=f"files converted at once (default {DEFAULT_JOBS}; each local job has its own converter)")
+    b.add_argument("--shard", metavar="I/N", help="convert only shard I (0-based) of N, e.g. 0/4 on the first of four machines")
+    b.add_argument("--retry-failed", action="store_true", help="convert again the files an earlier run recorded as failed")
+    b.add_argument("--config", type=Path, help="pagerouter YAML config (local conversion; the Markdown's output section)")
+    b.add_argument("--page-markers", action="store_true", help="mark page boundaries in the Markdown")
+    b.add_argument("--pages", help="page selection for every input, e.g. 1-3 (1-based)")
+    b.add_argument("--password", help="password for encrypted PDFs")
+    b.add_argument("--wait", choices=["interactive", "bulk"], default="bulk",
+                   help="how long flagged pages wait for the escalation tier (default bulk)")
+    b.add_argument("--escalation-wait-s", type=float, metavar="SECONDS", help="wait at most this long for escalation")
+    b.add_argument("--timeout", type=float, default=3600.0, help="seconds per request with --endpoint/--grpc (default 3600)")
+    b.add_argument("--application", default="pagerouter", help="Serve application name (gRPC routing)")
+    b.add_argument("--quiet", "-q", action="store_true", help="no progress and no summary on stderr")
+    add_option_flags(b)
+    b.epilog = ("Re-running the same command resumes: files with a done record for the same bytes and config are "
+                "skipped. The API key of a server that requires one is read from PAGEROUTER_API_KEY or "
+                "PAGEROUTER_API_KEY_FILE. On a Ray cluster: ray job submit -- pagerouter batch ... --endpoint URL.")
+    b.set_defaults(func=cmd_batch)
+
+
+def config_hash(cfg, options: dict) -> str:
+    """Hash of the effective config and the per-run options: changing either re-converts."""
+    blob = json.dumps({"config": cfg.model_dump(mode="json"), "options": options}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+def cmd_batch(args) -> int:
+    from pagerouter.cli import EXIT_OK, EXIT_PAGES_FAILED, load_cli_config, option_problem, option_values, usage_error
+    from pagerouter.output import to_json, to_markdown
+
+    from .inputs import BatchUsageError, in_shard, parse_shard, plan
+    from .journal import Journal, JournalBusy, clean_strays, tmp_tag, write_atomically
+    from .runner import BatchRunner, GrpcBackend, HttpBackend, LocalBackend
+    from .summary import BatchProgress, format_summary, summarize
+
+    cfg = load_cli_config(args.config, args.page_markers)
+    if args.jobs < 1:
+        return usage_error("--jobs must be at least 1")
+    try:
+        shard = parse_shard(args.shard)
+        items = [i for i in plan(args.inputs) if in_shard(i, shard)]
+    except BatchUsageError as exc:
+        return usage_error(str(exc))
+    try:
+        args.outdir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return usage_error(f"{args.outdir}: cannot create output directory: {exc.strerror or exc}")
+    outdir = args.outdir.resolve()
+    values = option_values(args)
+    opts = {"pages": args.pages, "password": args.password, "wait": args.wait,
+            "escalation_wait_s": args.escalation_wait_s, **values}
+    mode = "http" if args.endpoint else "grpc" if args.grpc else "local"
+    if mode == "local":
+        from pagerouter.converter import Converter
+
+        try:  # refuse bad options before any file is read (Converter() starts no workers yet)
+            probe = Converter(cfg)
+            probe.options(**opts)
+            probe.escalation_wait(args.wait, args.escalation_wait_s)
+            probe.close()
+        except ValueError as exc:
+            return usage_error(option_problem(exc))
+        make = lambda: LocalBackend(cfg, opts)  # noqa: E731
+    else:
+        client_opts = {**opts, "images": bool(values["images"]),
+                       "languages": [v for v in (args.lang or "").replace(",", "+").split("+") if v] or None}
+        if mode == "http":
+            make = lambda: HttpBackend(args.endpoint, client_opts, args.timeout)  # noqa: E731
+        else:
+            make = lambda: GrpcBackend(args.grpc, client_opts, args.timeout, args.application)  # noqa: E731
+
+    def render(doc) -> tuple[str, str]:  # exactly what `pagerouter convert --format both` writes
+        return to_markdown(doc, cfg.output, images_rel_to=outdir), to_json(doc)
+
+    try:
+        journal = Journal(outdir, shard)  # locked first: the strays cleaned next are surely ours
+    except JournalBusy as exc:
+        return usage_error(str(exc))
+    clean_strays(outdir, tmp_tag(shard))
+    progress = BatchProgress(len(items), enabled=not args.quiet)
+    runner = BatchRunner(outdir, make, render, config_hash(cfg, {k: v for k, v in opts.items() if k != "password"}),
+                         shard, args.jobs, args.retry_failed, mode, on_done=progress)
+    t0 = time.perf_counter()
+    try:
+        outcomes = runner.run(items, journal)
+    finally:
+        progress.close()
+    summary = summarize(outcomes, time.perf_counter() - t0)
+    summary["shard"] = f"{shard[0]}/{shard[1]}"
+    name = "pagerouter-batch.summary.json" if shard[1] == 1 else f"pagerouter-batch.shard-{shard[0]}-of-{shard[1]}.summary.json"
+    write_atomically([(outdir / name, json.dumps(summary, indent=2) + "\n")], tmp_tag(shard))
+    if not args.quiet:
+        print(format_summary(summary), file=sys.stderr)
+    if not items:
+        print("pagerouter: warning: no inputs in this shard", file=sys.stderr)
+    return EXIT_PAGES_FAILED if summary["failed"] or summary["failed_pages"] else EXIT_OK

@@ -1,0 +1,170 @@
+"""Runs a planned batch: a bounded pool of worker threads, each with its own backend.
+
+A backend turns (bytes, name) into a `Document`: `LocalBackend` is an in-process `Converter`
+(one per worker thread, so no converter state is shared between threads; MuPDF already runs in
+the converter's isolation worker processes), `HttpBackend` / `GrpcBackend` are the typed clients
+(the API key comes from PAGEROUTER_API_KEY / PAGEROUTER_API_KEY_FILE, as for `pagerouter client`).
+
+Per item: read the bytes once, hash them, skip it when the journal already has a done record
+for (path, sha256, config hash) whose outputs exist (or a failed one, unless --retry-failed),
+else convert, write .md and .json atomically, then append and fsync the record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .inputs import BatchItem
+from .journal import Journal, latest, read_records, tmp_tag, write_atomically
+
+
+class LocalBackend:
+    def __init__(self, cfg, opts: dict):
+        from pagerouter.converter import Converter
+
+        self.conv, self.opts = Converter(cfg), opts
+
+    def convert(self, data: bytes, name: str):
+        return self.conv.convert(data, name=name, **self.opts)
+
+    def close(self) -> None:
+        self.conv.close()
+
+
+class HttpBackend:
+    def __init__(self, url: str, opts: dict, timeout: float):
+        from clients.http_client import PagerouterHttpClient
+
+        self.client, self.opts = PagerouterHttpClient(url, timeout=timeout), opts
+
+    def convert(self, data: bytes, name: str):
+        return self.client.convert(data, filename=name, **self.opts)
+
+    def close(self) -> None:
+        self.client.close()
+
+
+class GrpcBackend(HttpBackend):
+    def __init__(self, address: str, opts: dict, timeout: float, application: str = "pagerouter"):
+        from clients.grpc_client import PagerouterGrpcClient
+
+        self.client, self.opts = PagerouterGrpcClient(address, timeout=timeout, application=application), opts
+
+
+@dataclass
+class Outcome:
+    item: BatchItem
+    record: dict
+    converted: bool  # False: skipped, its record is from an earlier run
+
+
+def _one_line(exc: BaseException) -> str:
+    from pagerouter.inputs import InputError
+
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return text if isinstance(exc, InputError) else f"{type(exc).__name__}: {text}"[:500]
+
+
+def _error_name(item: BatchItem, exc: BaseException) -> str:
+    """One line that names the file (InputError messages already do, client errors may not)."""
+    msg = _one_line(exc)
+    return msg if item.shown in msg or item.path.name in msg else f"{item.shown}: {msg}"
+
+
+class BatchRunner:
+    def __init__(self, outdir: Path, make_backend: Callable[[], object], render: Callable, config_hash: str,
+                 shard: tuple[int, int], jobs: int, retry_failed: bool, mode: str,
+                 on_done: Callable[[Outcome], None] | None = None):
+        self.outdir, self.make_backend, self.render = outdir, make_backend, render
+        self.config_hash, self.shard, self.jobs = config_hash, shard, max(1, jobs)
+        self.retry_failed, self.mode, self.on_done = retry_failed, mode, on_done
+        self.tag = tmp_tag(shard)
+        self.previous = latest(read_records(outdir))
+        self._local = threading.local()
+        self._backends: list = []
+        self._lock = threading.Lock()
+
+    def _backend(self):
+        b = getattr(self._local, "backend", None)
+        if b is None:
+            b = self._local.backend = self.make_backend()
+            with self._lock:
+                self._backends.append(b)
+        return b
+
+    def _outputs(self, item: BatchItem) -> list[Path]:
+        return [self.outdir / f"{item.rel}.md", self.outdir / f"{item.rel}.json"]
+
+    def _record(self, item: BatchItem, sha: str | None, t0: float, **fields) -> dict:
+        return {"v": 1, "input": str(item.path), "shown": item.shown, "rel": str(item.rel), "sha256": sha,
+                "config_hash": self.config_hash, "mode": self.mode, "seconds": round(time.perf_counter() - t0, 4),
+                "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), **fields}
+
+    def _process(self, item: BatchItem, journal: Journal) -> Outcome:
+        t0 = time.perf_counter()
+        try:
+            data = item.path.read_bytes()
+        except OSError as exc:
+            why = "no such file" if isinstance(exc, FileNotFoundError) else f"cannot read: {exc.strerror or exc}"
+            prev = self.previous.get((str(item.path), None, self.config_hash))
+            if prev is not None and not self.retry_failed:  # still missing: its failed record stands
+                return Outcome(item, prev, converted=False)
+            return self._finish(journal, item, self._record(item, None, t0, status="failed", error=f"{item.shown}: {why}"))
+        sha = hashlib.sha256(data).hexdigest()
+        prev = self.previous.get((str(item.path), sha, self.config_hash))
+        if prev is not None:
+            if prev.get("status") == "done" and all(p.exists() for p in self._outputs(item)):
+                return Outcome(item, prev, converted=False)
+            if prev.get("status") == "failed" and not self.retry_failed:
+                return Outcome(item, prev, converted=False)
+        try:
+            doc = self._backend().convert(data, item.shown)
+            md, js = self.render(doc)
+            outs = self._outputs(item)
+            write_atomically(list(zip(outs, (md, js))), self.tag)
+        except Exception as exc:  # noqa: BLE001 - any problem with one file is that file's failed record
+            return self._finish(journal, item, self._record(item, sha, t0, status="failed", error=_error_name(item, exc)))
+        status = {"ok": 0, "flagged": 0, "failed": 0}
+        for p in doc.pages:
+            status[p.status] = status.get(p.status, 0) + 1
+        rec = self._record(item, sha, t0, status="done", error=None, outputs=[str(p.relative_to(self.outdir)) for p in outs],
+                           pages=len(doc.pages), page_status=status, routes=doc.route_summary())
+        return self._finish(journal, item, rec)
+
+    def _finish(self, journal: Journal, item: BatchItem, rec: dict) -> Outcome:
+        journal.append(rec)  # after the renames: the record is the commit point
+        return Outcome(item, rec, converted=True)
+
+    def run(self, items: list[BatchItem], journal: Journal) -> list[Outcome]:
+        """Convert `items`, appending to `journal` (opened, and so locked, by the caller before it
+        cleaned stray temp files); closes the journal and the backends."""
+        outcomes: list[Outcome] = []
+        pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="batch")
+        try:
+            futures = [pool.submit(self._process, item, journal) for item in items]
+            for fut in as_completed(futures):
+                out = fut.result()
+                outcomes.append(out)
+                if self.on_done is not None:
+                    self.on_done(out)
+        except KeyboardInterrupt:
+            # files not started are dropped; those in flight finish and are recorded (a second
+            # Ctrl-C or a kill is safe too: they then simply have no record and run next time)
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+            journal.close()
+            for b in self._backends:
+                try:
+                    b.close()
+                except Exception:  # noqa: BLE001 - closing is best effort
+                    pass
+        return outcomes
