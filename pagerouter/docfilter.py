@@ -34,7 +34,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .config.filter import FilterConfig
+from .config.filter import PROFILED_LANGUAGES, FilterConfig
 from .unicode_scripts import dominant_script, script_counts
 
 # Common function words, written for this filter. A word listed for two languages (e.g. "de"
@@ -70,6 +70,7 @@ STOPWORDS: dict[str, frozenset[str]] = {
     lang: frozenset(w for w in words.split() if _SEEN[w] == 1 and len(w) > 1) for lang, words in _STOPWORDS_RAW.items()
 }
 ALL_STOPWORDS = frozenset(w for words in _STOPWORDS_RAW.values() for w in words.split())
+assert tuple(STOPWORDS) == PROFILED_LANGUAGES  # the config validates keep_languages against this list
 LANGUAGE_SCRIPT = {lang: "Latin" for lang in STOPWORDS}
 """The script each profiled language is written in (all Latin so far)."""
 

@@ -112,8 +112,15 @@ def test_isolated_read_equals_in_process_and_bad_bytes_are_kept_unjudged(docs):
     assert bad.keep and bad.reasons[0].startswith("not judged: ")
 
 
-def test_filter_is_off_by_default():
+def test_filter_is_off_by_default_and_its_config_is_checked():
     assert PagerouterConfig().filter.enabled is False
+    for name, f in FilterConfig.model_fields.items():
+        assert f.description, f"{name} has no description"
+    with pytest.raises(ValueError, match="no stopword profile for \\['xx'\\]"):
+        FilterConfig(keep_languages=["en", "xx"])
+    with pytest.raises(ValueError, match="unknown scripts"):
+        FilterConfig(keep_scripts=["latin"])
+    assert FilterConfig(keep_scripts=["Japanese", "Cyrillic"]).keep_scripts == ["Japanese", "Cyrillic"]
 
 
 def test_convert_filter_flag(docs, tmp_path, capsys):

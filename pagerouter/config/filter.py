@@ -5,9 +5,14 @@ first `pages` pages only, so a decision costs a text read, never OCR.
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
+from ..unicode_scripts import JAPANESE, KANA, SCRIPT_NAMES
 from .base import StrictModel
+
+PROFILED_LANGUAGES = ("en", "de", "fr", "es", "it", "pt", "nl")
+"""Languages with a stopword profile in pagerouter/docfilter.py (the only ones `keep_languages` takes)."""
+PAGE_SCRIPTS = frozenset(SCRIPT_NAMES - {KANA} | {JAPANESE})
 
 
 class FilterConfig(StrictModel):
@@ -82,3 +87,20 @@ class FilterConfig(StrictModel):
         "words reach this and there are at least `min_form_fields` of them.",
     )
     min_form_fields: int = Field(default=8, ge=1, description="Fields plus blanks needed before a file counts as a blank form.")
+
+    @field_validator("keep_languages")
+    @classmethod
+    def _known_languages(cls, v: list[str]) -> list[str]:
+        # a language without a profile could never be detected, so keeping it would keep nothing
+        unknown = [x for x in v if x not in PROFILED_LANGUAGES]
+        if unknown:
+            raise ValueError(f"no stopword profile for {unknown}; profiled: {list(PROFILED_LANGUAGES)}")
+        return v
+
+    @field_validator("keep_scripts")
+    @classmethod
+    def _known_scripts(cls, v: list[str]) -> list[str]:
+        unknown = [x for x in v if x not in PAGE_SCRIPTS]
+        if unknown:
+            raise ValueError(f"unknown scripts {unknown}; known: {sorted(PAGE_SCRIPTS)}")
+        return v
