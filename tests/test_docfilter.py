@@ -184,3 +184,10 @@ def test_batch_filter_skips_with_reasons_and_does_not_rejudge(docs, tmp_path, ca
     on.write_text("ocr:\n  enabled: false\nisolation:\n  enabled: false\nfilter:\n  enabled: true\n  keep_languages: [en, de]\n")
     assert main(["batch", *inputs, "-o", str(on_out), "--config", str(on), "-q"]) == 0
     assert (on_out / "de.md").exists()
+
+
+def test_reader_child_timeout_is_kept_unjudged_and_the_next_file_is_read(docs):
+    slow = judge_file(docs["de"].read_bytes(), FilterConfig(enabled=True, timeout_s=1e-4), isolate=True)
+    assert slow.keep and slow.reasons == ["not judged: reading the text layer took over 0.0001 s"]
+    again = judge_file(docs["de"].read_bytes(), FilterConfig(enabled=True, keep_languages=["en"]), isolate=True)
+    assert not again.keep and again.scores["language"] == "de"  # a fresh child replaced the killed one
