@@ -186,8 +186,19 @@ def test_batch_filter_skips_with_reasons_and_does_not_rejudge(docs, tmp_path, ca
     assert (on_out / "de.md").exists()
 
 
-def test_reader_child_timeout_is_kept_unjudged_and_the_next_file_is_read(docs):
-    slow = judge_file(docs["de"].read_bytes(), FilterConfig(enabled=True, timeout_s=1e-4), isolate=True)
-    assert slow.keep and slow.reasons == ["not judged: reading the text layer took over 0.0001 s"]
+def test_reader_child_hang_is_killed_kept_unjudged_and_the_next_file_is_read(docs, monkeypatch):
+    import subprocess
+    import sys
+
+    import pagerouter.docfilter as docfilter
+
+    docfilter._CHILD.stop()
+    hung = lambda self: subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],  # noqa: E731
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    monkeypatch.setattr(docfilter._Child, "_start", hung)
+    slow = judge_file(docs["de"].read_bytes(), FilterConfig(enabled=True, timeout_s=0.5), isolate=True)
+    assert slow.keep and slow.reasons == ["not judged: reading the text layer took over 0.5 s"]
+    assert docfilter._CHILD.proc is None  # the hung child was killed
+    monkeypatch.undo()
     again = judge_file(docs["de"].read_bytes(), FilterConfig(enabled=True, keep_languages=["en"]), isolate=True)
     assert not again.keep and again.scores["language"] == "de"  # a fresh child replaced the killed one
