@@ -38,6 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--images", type=Path, metavar="DIR", help="save figures as PNG files here, linked from the Markdown")
     c.add_argument("--page-markers", action="store_true", help="mark page boundaries in the Markdown")
     c.add_argument("--quiet", "-q", action="store_true", help="no route summary and no progress")
+    c.add_argument("--filter", action="store_true",
+                   help="judge each input with the document filter (config section `filter`) first; a rejected "
+                   "input prints one line with its reasons and writes no output (exit 0)")
     c.add_argument(
         "--wait", choices=["interactive", "bulk"], default="interactive",
         help="how long flagged pages wait for the escalation tier: interactive (default, "
@@ -205,6 +208,8 @@ def cmd_convert(args) -> int:
         return usage_error(option_problem(exc))
     docs, code = [], EXIT_OK
     for path in args.inputs:
+        if args.filter and _filtered_out(path, cfg, args.password):
+            continue
         bar = ProgressBar(path.name, not args.quiet)
         try:
             doc = converter.convert(
@@ -242,6 +247,22 @@ def cmd_convert(args) -> int:
     if docs and not args.quiet:
         print(route_summary_table(docs), file=sys.stderr)
     return code
+
+
+def _filtered_out(path: Path, cfg, password: str | None) -> bool:
+    """Whether the document filter rejects `path` (it then prints one line naming the file and the
+    reasons, on stderr, so stdout holds no output for it). An unreadable file is left to the converter."""
+    from pagerouter.docfilter import judge_file
+
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False  # the converter reports the missing or unreadable file as usual
+    decision = judge_file(data, cfg.filter, isolate=cfg.isolation.enabled, password=password)
+    if decision.keep:
+        return False
+    print(f"pagerouter: filtered: {decision.line(str(path))}", file=sys.stderr)
+    return True
 
 
 def cmd_triage(args) -> int:

@@ -39,6 +39,9 @@ def add_batch_parser(sub, add_option_flags) -> None:
     b.add_argument("--timeout", type=float, default=3600.0, help="seconds per request with --endpoint/--grpc (default 3600)")
     b.add_argument("--application", default="pagerouter", help="Serve application name (gRPC routing)")
     b.add_argument("--quiet", "-q", action="store_true", help="no progress and no summary on stderr")
+    b.add_argument("--filter", action="store_true",
+                   help="judge each file with the document filter first (the config's `filter` section; on even "
+                   "if its `enabled` is false) and skip the rejected ones, with their reasons in the journal")
     add_option_flags(b)
     b.epilog = ("Re-running the same command resumes: files with a done record for the same bytes and config are "
                 "skipped. The API key of a server that requires one is read from PAGEROUTER_API_KEY or "
@@ -47,8 +50,11 @@ def add_batch_parser(sub, add_option_flags) -> None:
 
 
 def config_hash(cfg, options: dict) -> str:
-    """Hash of the effective config and the per-run options: changing either re-converts."""
-    blob = json.dumps({"config": cfg.model_dump(mode="json"), "options": options}, sort_keys=True, default=str)
+    """Hash of the effective config and the per-run options: changing either re-converts (and
+    re-judges a file the filter skipped). The filter section counts only when the filter is on,
+    so journals written before it existed, or with it off, keep their hash."""
+    dumped = cfg.model_dump(mode="json", exclude=None if cfg.filter.enabled else {"filter"})
+    blob = json.dumps({"config": dumped, "options": options}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
 
@@ -62,6 +68,8 @@ def cmd_batch(args) -> int:
     from .summary import BatchProgress, format_summary, summarize
 
     cfg = load_cli_config(args.config, args.page_markers)
+    if args.filter:
+        cfg.filter.enabled = True
     if args.jobs < 1:
         return usage_error("--jobs must be at least 1")
     try:
@@ -106,8 +114,13 @@ def cmd_batch(args) -> int:
         return usage_error(str(exc))
     clean_strays(outdir, tmp_tag(shard))
     progress = BatchProgress(len(items), enabled=not args.quiet)
+    judge = None
+    if cfg.filter.enabled:
+        from pagerouter.docfilter import judge_file
+
+        judge = lambda data: judge_file(data, cfg.filter, isolate=cfg.isolation.enabled, password=args.password)  # noqa: E731
     runner = BatchRunner(outdir, make, render, config_hash(cfg, {k: v for k, v in opts.items() if k != "password"}),
-                         shard, args.jobs, args.retry_failed, mode, on_done=progress)
+                         shard, args.jobs, args.retry_failed, mode, on_done=progress, judge=judge)
     t0 = time.perf_counter()
     try:
         outcomes = runner.run(items, journal)

@@ -7,7 +7,9 @@ the converter's isolation worker processes), `HttpBackend` / `GrpcBackend` are t
 
 Per item: read the bytes once, hash them, skip it when the journal already has a done record
 for (path, sha256, config hash) whose outputs exist (or a failed one, unless --retry-failed),
-else convert, write .md and .json atomically, then append and fsync the record.
+or a skipped one (the document filter rejected it under the same config), else judge it with the
+filter when that is on (a rejected file gets a `skipped` record with the reasons and scores and
+no outputs), else convert, write .md and .json atomically, then append and fsync the record.
 """
 
 from __future__ import annotations
@@ -81,10 +83,11 @@ def _error_name(item: BatchItem, exc: BaseException) -> str:
 class BatchRunner:
     def __init__(self, outdir: Path, make_backend: Callable[[], object], render: Callable, config_hash: str,
                  shard: tuple[int, int], jobs: int, retry_failed: bool, mode: str,
-                 on_done: Callable[[Outcome], None] | None = None):
+                 on_done: Callable[[Outcome], None] | None = None, judge: Callable[[bytes], object] | None = None):
         self.outdir, self.make_backend, self.render = outdir, make_backend, render
         self.config_hash, self.shard, self.jobs = config_hash, shard, max(1, jobs)
         self.retry_failed, self.mode, self.on_done = retry_failed, mode, on_done
+        self.judge = judge  # the document filter (pagerouter/docfilter.py), None when it is off
         self.tag = tmp_tag(shard)
         self.previous = latest(read_records(outdir))
         self._local = threading.local()
@@ -124,6 +127,13 @@ class BatchRunner:
                 return Outcome(item, prev, converted=False)
             if prev.get("status") == "failed" and not self.retry_failed:
                 return Outcome(item, prev, converted=False)
+            if prev.get("status") == "skipped":  # judged under this very config: not judged again
+                return Outcome(item, prev, converted=False)
+        if self.judge is not None:
+            decision = self.judge(data)
+            if not decision.keep:  # a record like any other, so a re-run does not judge it again
+                return self._finish(journal, item, self._record(item, sha, t0, status="skipped", error=None,
+                                                                reasons=decision.reasons, scores=decision.scores))
         try:
             doc = self._backend().convert(data, item.shown)
             md, js = self.render(doc)

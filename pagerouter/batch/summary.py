@@ -2,7 +2,8 @@
 
 Progress (stderr): files done/total, pages, pages/s, ETA, flagged and failed counts; redrawn in
 place on a terminal, else one line at most every `every_s` seconds (logs of a Ray job stay short).
-The summary covers every file of this run's plan, including those an earlier run finished (their
+Files the document filter skipped count as `filtered` (listed with their reasons), neither done
+nor failed. The summary covers every file of this run's plan, including those an earlier run finished (their
 journal records carry the figures); pages/s and files/s are of the files converted in this run.
 """
 
@@ -22,6 +23,7 @@ class BatchProgress:
         self.tty = sys.stderr.isatty()
         self.t0 = time.perf_counter()
         self.last = self.t0  # the first plain line after every_s, not on the first file
+        self.filtered = 0
         self.files = self.converted = self.pages = self.flagged = self.failed_files = self.failed_pages = 0
 
     def __call__(self, out: Outcome) -> None:
@@ -32,6 +34,7 @@ class BatchProgress:
             if out.converted and self.enabled:
                 self._clear()
                 print(f"pagerouter: failed: {rec.get('error')}", file=sys.stderr)
+        self.filtered += rec.get("status") == "skipped"
         st = rec.get("page_status") or {}
         self.flagged += st.get("flagged", 0)
         self.failed_pages += st.get("failed", 0)
@@ -49,7 +52,8 @@ class BatchProgress:
         left = self.total - self.files
         eta = f"{left * dt / self.files:.0f}s" if self.files else "?"
         return (f"files {self.files}/{self.total}  pages {self.pages}  {rate:.1f} pages/s  ETA {eta}  "
-                f"flagged {self.flagged}  failed {self.failed_files} files/{self.failed_pages} pages")
+                f"flagged {self.flagged}  failed {self.failed_files} files/{self.failed_pages} pages"
+                + (f"  skipped by filter {self.filtered}" if self.filtered else ""))
 
     def _draw(self, now: float) -> None:
         text = self.line(now)
@@ -72,10 +76,15 @@ def summarize(outcomes: list[Outcome], wall_s: float) -> dict:
     """The figures of the end summary (also written to OUTDIR as JSON)."""
     routes: dict[str, dict[str, float]] = {}
     s = {"files": len(outcomes), "done": 0, "failed": 0, "converted_this_run": 0, "skipped": 0,
+         "filtered": 0,
          "pages": 0, "flagged_pages": 0, "failed_pages": 0, "pages_this_run": 0, "wall_seconds": round(wall_s, 3)}
-    failed = []
+    failed, filtered = [], []
     for out in outcomes:
         rec = out.record
+        if rec.get("status") == "skipped":  # the document filter's: neither converted nor failed
+            s["filtered"] += 1
+            filtered.append({"input": rec.get("shown") or rec.get("input"), "reasons": rec.get("reasons") or []})
+            continue
         s["converted_this_run" if out.converted else "skipped"] += 1
         if rec.get("status") != "done":
             s["failed"] += 1
@@ -96,6 +105,8 @@ def summarize(outcomes: list[Outcome], wall_s: float) -> dict:
     s["pages_per_s"] = round(s["pages_this_run"] / wall_s, 3) if wall_s > 0 else 0.0
     s["files_per_s"] = round(s["converted_this_run"] / wall_s, 3) if wall_s > 0 else 0.0
     s["failed_files"] = sorted(failed, key=lambda f: str(f["input"]))
+    if filtered:  # only when the filter skipped something: a run without it keeps its old summary
+        s["filtered_files"] = sorted(filtered, key=lambda f: str(f["input"]))
     return s
 
 
@@ -106,10 +117,14 @@ def format_summary(s: dict) -> str:
         lines.append(f"{k:<12}{int(r['pages']):>7}{int(r['flagged']):>9}{r['seconds']:>10.2f}{per:>9.3f}")
     lines.append(f"{'total':<12}{s['pages']:>7}{s['flagged_pages']:>9}")
     lines.append(
-        f"files: {s['files']} ({s['done']} done, {s['failed']} failed; {s['converted_this_run']} converted now, "
+        f"files: {s['files']} ({s['done']} done, {s['failed']} failed"
+        + (f", {s['filtered']} skipped by the filter" if s["filtered"] else "")
+        + f"; {s['converted_this_run']} converted now, "
         f"{s['skipped']} from earlier runs); {s['pages_this_run']} pages in {s['wall_seconds']:.1f} s = "
         f"{s['pages_per_s']:.2f} pages/s, {s['files_per_s']:.2f} files/s"
     )
     for f in s["failed_files"]:
         lines.append(f"failed: {f['error']}")
+    for f in s.get("filtered_files", []):
+        lines.append(f"skipped: {f['input']}: {'; '.join(f['reasons'])}")
     return "\n".join(lines)

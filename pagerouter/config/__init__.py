@@ -14,6 +14,7 @@ import yaml
 from pydantic import Field
 
 from .base import StrictModel
+from .filter import FilterConfig
 from .isolation import IsolationConfig
 from .limits import LimitsConfig
 from .ocr import OcrConfig
@@ -36,6 +37,10 @@ class PagerouterConfig(StrictModel):
     )
     limits: LimitsConfig = Field(
         default_factory=LimitsConfig, description="Limits per request, page and client (CLI and server)."
+    )
+    filter: FilterConfig = Field(
+        default_factory=FilterConfig,
+        description="Document filter before conversion (scripts, languages, spam, form letters); off by default.",
     )
 
 
