@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pagerouter.cli import EXIT_OK, EXIT_PAGES_FAILED, add_option_flags, load_cli_config, usage_error
+from pagerouter.cli_common import EXIT_OK, EXIT_PAGES_FAILED, add_option_flags, load_cli_config, usage_error
 
 DEFAULT_TIMEOUT_S = 600.0
 BULK_TIMEOUT_S = 3600.0  # a bulk request may hold pages for the tier's bulk bound (default 900 s) each

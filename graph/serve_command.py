@@ -19,7 +19,7 @@ import threading
 import time
 from pathlib import Path
 
-from pagerouter.cli import EXIT_OK, load_cli_config, usage_error
+from pagerouter.cli_common import EXIT_OK, load_cli_config, usage_error
 
 
 def add_command(sub) -> None:

@@ -59,7 +59,7 @@ def config_hash(cfg, options: dict) -> str:
 
 
 def cmd_batch(args) -> int:
-    from pagerouter.cli import EXIT_OK, EXIT_PAGES_FAILED, load_cli_config, option_problem, option_values, usage_error
+    from pagerouter.cli_common import EXIT_OK, EXIT_PAGES_FAILED, load_cli_config, option_problem, option_values, usage_error
     from pagerouter.output import to_json, to_markdown
 
     from .inputs import BatchUsageError, in_shard, parse_shard, plan
