@@ -83,16 +83,32 @@ def write_schema(path: Path = SCHEMA_PATH) -> Path:
     return path
 
 
+ROUTE_ORDER = ["text_layer", "mixed", "ocr", "blank", "failed"]
+
+
+def add_route_rows(rows: dict[str, dict[str, float]], more: dict[str, dict]) -> None:
+    """Add per-route figures (pages, flagged, seconds) of one document or record into `rows`."""
+    for route, r in more.items():
+        acc = rows.setdefault(route, {"pages": 0, "flagged": 0, "seconds": 0.0})
+        for k in acc:
+            acc[k] += r.get(k, 0)
+
+
+def route_order(route: str) -> int:
+    return ROUTE_ORDER.index(route) if route in ROUTE_ORDER else len(ROUTE_ORDER)
+
+
 def route_summary_table(docs: list[Document]) -> str:
     """The table `convert` prints: pages, flagged and seconds per route, over all inputs."""
     rows: dict[str, dict[str, float]] = {}
     for d in docs:
-        for route, r in d.route_summary().items():
-            acc = rows.setdefault(route, {"pages": 0, "flagged": 0, "seconds": 0.0})
-            for k in acc:
-                acc[k] += r.get(k, 0)
-    order = ["text_layer", "mixed", "ocr", "blank", "failed"]
-    keys = sorted(rows, key=lambda k: order.index(k) if k in order else len(order))
+        add_route_rows(rows, d.route_summary())
+    return route_table(rows)
+
+
+def route_table(rows: dict[str, dict[str, float]]) -> str:
+    """Pages, flagged, seconds and seconds a page per route, then the totals (`convert`, `batch`)."""
+    keys = sorted(rows, key=route_order)
     lines = [f"{'route':<12}{'pages':>7}{'flagged':>9}{'seconds':>10}{'s/page':>9}"]
     tot = {"pages": 0, "flagged": 0, "seconds": 0.0}
     for k in keys:

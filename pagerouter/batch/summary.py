@@ -12,9 +12,9 @@ from __future__ import annotations
 import sys
 import time
 
+from ..output import add_route_rows, route_order, route_table
 from .runner import Outcome
 
-ROUTE_ORDER = ["text_layer", "mixed", "ocr", "blank", "failed"]
 
 
 class BatchProgress:
@@ -96,12 +96,9 @@ def summarize(outcomes: list[Outcome], wall_s: float) -> dict:
         s["failed_pages"] += rec.get("page_status", {}).get("failed", 0)
         if out.converted:
             s["pages_this_run"] += rec.get("pages", 0)
-        for route, r in (rec.get("routes") or {}).items():
-            acc = routes.setdefault(route, {"pages": 0, "flagged": 0, "seconds": 0.0})
-            for k in acc:
-                acc[k] += r.get(k, 0)
+        add_route_rows(routes, rec.get("routes") or {})
     s["routes"] = {k: {**v, "seconds": round(v["seconds"], 3)} for k, v in
-                   sorted(routes.items(), key=lambda kv: ROUTE_ORDER.index(kv[0]) if kv[0] in ROUTE_ORDER else 99)}
+                   sorted(routes.items(), key=lambda kv: route_order(kv[0]))}
     s["pages_per_s"] = round(s["pages_this_run"] / wall_s, 3) if wall_s > 0 else 0.0
     s["files_per_s"] = round(s["converted_this_run"] / wall_s, 3) if wall_s > 0 else 0.0
     s["failed_files"] = sorted(failed, key=lambda f: str(f["input"]))
@@ -111,11 +108,7 @@ def summarize(outcomes: list[Outcome], wall_s: float) -> dict:
 
 
 def format_summary(s: dict) -> str:
-    lines = [f"{'route':<12}{'pages':>7}{'flagged':>9}{'seconds':>10}{'s/page':>9}"]
-    for k, r in s["routes"].items():
-        per = r["seconds"] / r["pages"] if r["pages"] else 0.0
-        lines.append(f"{k:<12}{int(r['pages']):>7}{int(r['flagged']):>9}{r['seconds']:>10.2f}{per:>9.3f}")
-    lines.append(f"{'total':<12}{s['pages']:>7}{s['flagged_pages']:>9}")
+    lines = route_table(s["routes"]).splitlines()
     lines.append(
         f"files: {s['files']} ({s['done']} done, {s['failed']} failed"
         + (f", {s['filtered']} skipped by the filter" if s["filtered"] else "")
