@@ -4,7 +4,8 @@ variable is set (only tests/test_serve_faults.py sets them, in a `pagerouter ser
 
 `PAGEROUTER_STAGE_FAULT_FOR_TESTS`: comma-separated `KIND@STAGE:MATCH[#PAGE]`
   KIND   `raise` (the engine raises), `garbage` (the engine returns something that is not a
-         reading), `hang` (the engine never answers), `sleepSECONDS` (a slow page)
+         reading), `hang` (the engine does not answer for HANG_S seconds,
+         far past any test's page timeout, then raises), `sleepSECONDS` (a slow page)
   STAGE  `triage`, `layout`, `read` or `escalate`
   MATCH  a substring of the document's file name (faults never touch other documents)
   PAGE   one page number (default: every page of the document)
@@ -25,6 +26,10 @@ from dataclasses import dataclass
 FAULT_ENV = "PAGEROUTER_STAGE_FAULT_FOR_TESTS"
 LOG_ENV = "PAGEROUTER_STAGE_LOG_FOR_TESTS"
 GARBAGE = "<garbage from a fake engine>"
+HANG_S = 30.0
+"""Long enough to be a hang to any page timeout a test sets, short enough that the replica drains
+before the test server shuts down: Serve waits for in-flight calls at shutdown, and a 3600 s
+sleep made every test module using it wait out the graceful-shutdown timeout."""
 
 
 class InjectedFault(RuntimeError):
@@ -73,7 +78,8 @@ async def stage_fault(stage: str, source: str, page: int) -> bool:
         if rule.kind.startswith("sleep"):
             await asyncio.sleep(float(rule.kind[5:]))
         elif rule.kind == "hang":
-            await asyncio.sleep(3600)
+            await asyncio.sleep(HANG_S)
+            raise InjectedFault(f"fake {stage} engine hung for {HANG_S:g} s (test fault injection) on page {page}")
         elif rule.kind == "raise":
             raise InjectedFault(f"fake {stage} engine failure (test fault injection) on page {page}")
         elif rule.kind == "garbage":

@@ -23,7 +23,7 @@ python3 -m pip install -q --disable-pip-version-check -e ".[serve,test]"
 bash scripts/install_vlm_cpu.sh
 
 set +e
-python3 -m pytest -q "$@"
+python3 -m pytest -q --durations=30 "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then
