@@ -93,6 +93,10 @@ def app_builder(args: dict[str, Any]) -> Application:
         raise ValueError(f"unknown application args {sorted(unknown)}; expected `config` and/or `config_path`")
     path = args.get("config_path")
     cfg = load_config(Path(path) if path else None, overrides=args.get("config") or None)
+    if cfg.serve.replicas is not None:  # `serve run` builds inside the cluster's Ray: derive from the cluster
+        from graph.replicas import derive_replicas, machine_now
+
+        cfg.serve = derive_replicas(cfg.serve, machine_now(cluster=True), cfg.serve.replicas)
     from deployments.auth import load_api_key
 
     return build_app(cfg, require_api_key=load_api_key() is not None)
