@@ -102,16 +102,20 @@ def app_builder(args: dict[str, Any]) -> Application:
     return build_app(cfg, require_api_key=load_api_key() is not None)
 
 
-def serve_start_options(s: ServeConfig, grpc_proxy: bool = True) -> dict[str, Any]:
+def serve_start_options(s: ServeConfig, grpc_proxy: bool = True, head_only: bool = False) -> dict[str, Any]:
     """Keyword arguments of `serve.start` for this config's proxies and tracing.
 
     `grpc_proxy=False` leaves Serve's gRPC proxy off (it listens on `[::]:grpc_port` whatever
-    serve.host says); `pagerouter serve` answers gRPC with graph/grpc_front.py instead."""
-    from ray.serve.config import HTTPOptions, gRPCOptions
+    serve.host says); `pagerouter serve` answers gRPC with graph/grpc_front.py instead.
+    `head_only`: one HTTP proxy, on the head node (several nodes on one machine, as in
+    load_tests' local cluster, would otherwise each try to bind the same port)."""
+    from ray.serve.config import HTTPOptions, ProxyLocation, gRPCOptions
 
     out: dict[str, Any] = {
         "http_options": HTTPOptions(host=s.host, port=s.http_port, request_timeout_s=s.request_timeout_s),
     }
+    if head_only:
+        out["proxy_location"] = ProxyLocation.HeadOnly
     if grpc_proxy:
         out["grpc_options"] = gRPCOptions(
             port=s.grpc_port, grpc_servicer_functions=[GRPC_SERVICER], request_timeout_s=s.request_timeout_s

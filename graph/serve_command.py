@@ -125,7 +125,7 @@ def cmd_serve(args) -> int:
             cfg.serve = derive_replicas(cfg.serve, machine, cfg.serve.replicas)
             print(f"pagerouter: replicas {cfg.serve.replicas} for {machine.cores} cores, {machine.ray_cpus:g} Ray "
                   f"CPUs, {machine.memory_gb:.1f} GB: {plan_line(cfg.serve)}", file=sys.stderr, flush=True)
-        serve.start(**serve_start_options(cfg.serve, grpc_proxy=False))
+        serve.start(**serve_start_options(cfg.serve, grpc_proxy=False, head_only=bool(args.address)))
         # gRPC listens before the app is deployed (as Serve's HTTP proxy does); the handle is
         # looked up on the first call.
         front = GrpcFront(

@@ -25,7 +25,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo: pag
 import gevent  # noqa: E402 - comes with locust
 from locust import LoadTestShape, constant, events, task  # noqa: E402
 from locust.contrib.fasthttp import FastHttpUser  # noqa: E402
-from locust.exception import StopUser  # noqa: E402
 
 from load_tests.inputs import Picker, default_mix, parse_weights  # noqa: E402
 from load_tests.profiles import MAX_REQUESTS, RECORDS_ENV, Profile, is_loopback_host  # noqa: E402
@@ -37,7 +36,7 @@ RECORDS = RecordWriter(os.environ.get(RECORDS_ENV))
 CAP = PROFILE.max_requests if PROFILE else MAX_REQUESTS
 _sent = count(1)
 PICKER = Picker(MIX, seed=PROFILE.seed if PROFILE else 12)  # shared: every round of the mix is sent whole
-SENT = {"n": 0}
+SENT = {"n": 0, "in_flight": 0}
 MAX_BACKOFF_S = 5.0
 
 
@@ -50,6 +49,18 @@ def _loopback_only(environment, **_kw) -> None:
         print(f"locustfile: refusing host {environment.host!r}: loopback only "
               "(set PAGEROUTER_LOAD_ALLOW_REMOTE=1 for another host)", file=sys.stderr, flush=True)
         os._exit(2)
+
+
+@events.test_start.add_listener
+def _watch_cap(environment, **_kw) -> None:
+    """Ends the run once the request cap is reached and the last answers are in (from a greenlet
+    of its own: quitting from a user's task would stop that user twice)."""
+    def watch() -> None:
+        while SENT["n"] < CAP or SENT["in_flight"] > 0:
+            gevent.sleep(0.2)
+        environment.runner.quit()
+
+    gevent.spawn(watch)
 
 
 @events.quitting.add_listener
@@ -71,10 +82,17 @@ class PagerouterUser(FastHttpUser):
     @task
     def convert(self) -> None:
         n = next(_sent)
-        if n > CAP:
-            gevent.spawn(self.environment.runner.quit)  # not from this greenlet: quit() kills users
-            raise StopUser()
+        if n > CAP:  # the cap is reached: idle until the watcher ends the run
+            gevent.sleep(0.2)
+            return
         SENT["n"] = n
+        SENT["in_flight"] += 1
+        try:
+            self._send()
+        finally:
+            SENT["in_flight"] -= 1
+
+    def _send(self) -> None:
         item = PICKER.next()
         path = "/v1/pages" if item.endpoint == "pages" else "/v1/convert"
         params = f"?filename={item.filename}" + (f"&page={item.page}" if item.endpoint == "pages" else "")

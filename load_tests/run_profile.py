@@ -18,7 +18,6 @@ for gRPC, or both at once. While they run, a sampler reads running replicas per 
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as dt
 import json
 import os
@@ -172,7 +171,7 @@ class Sampler(threading.Thread):
 
 def _locust(a, profile: Profile, url: str, out: Path, env: dict) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "locust", "-f", str(REPO / "load_tests" / "locustfile.py"), "--headless",
-           "--host", url, "--csv", str(out / "locust"), "--stop-timeout", str(int(a.timeout)),
+           "--host", url, "--csv", str(out / "locust"), "--json-file", str(out / "locust"), "--stop-timeout", str(int(a.timeout)),
            "--only-summary", "--loglevel", "WARNING", "--run-time", f"{int(profile.duration_s + a.timeout)}s"]
     env = {**env, PROFILE_ENV: profile.to_env(), RECORDS_ENV: str(out / "http.jsonl")}
     if a.weights:
@@ -192,14 +191,12 @@ def _grpc(a, profile: Profile, target: str, out: Path, env: dict) -> subprocess.
 
 
 def _locust_totals(out: Path) -> dict:
-    """Locust's own counts (Aggregated row of its stats CSV), to check ours against."""
-    path = out / "locust_stats.csv"
+    """Locust's own counts (its final stats, --json-file), to check ours against."""
+    path = out / "locust.json"
     if not path.exists():
         return {}
-    for row in csv.DictReader(path.open()):
-        if row.get("Name") == "Aggregated":
-            return {"requests": int(row["Request Count"]), "failures": int(row["Failure Count"])}
-    return {}
+    stats = json.loads(path.read_text())
+    return {"requests": sum(e["num_requests"] for e in stats), "failures": sum(e["num_failures"] for e in stats)}
 
 
 def run(a) -> dict:

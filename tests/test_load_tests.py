@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -47,13 +48,17 @@ def report(tmp_path_factory):
     env.pop("PAGEROUTER_API_KEY_FILE", None)
     with pagerouter_serve_process(d, cfg, env, http_port, grpc_port, ray_tmp) as proc:
         out = d / "report"
+        # Bounded by the request count (the duration is only a backstop): the counts the tests
+        # check do not depend on how fast this machine is today.
+        t0 = time.monotonic()
         run = subprocess.run(
             [sys.executable, str(REPO / "load_tests" / "run_profile.py"), "--out", str(out),
              "--url", f"http://127.0.0.1:{http_port}", "--grpc", f"127.0.0.1:{grpc_port}", "--serve-pid", str(proc.pid),
-             "--client", "both", "--users", "2", "--duration", "6", "--requests", str(REQUESTS),
+             "--client", "both", "--users", "2", "--duration", "120", "--requests", str(REQUESTS),
              "--weights", WEIGHTS, "--sample-interval", "1", "--metrics-wait", "0", "--timeout", "90"],
             cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
         )
+        print(f"load run: {time.monotonic() - t0:.1f} s")
     assert (out / "report.json").exists(), run.stdout[-2000:] + run.stderr[-3000:]
     return json.loads((out / "report.json").read_text()), out, run
 
