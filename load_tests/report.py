@@ -82,8 +82,33 @@ def memory_summary(samples: list[dict]) -> dict[str, dict[str, float]]:
     return out
 
 
-def build_report(meta: dict, clients: dict[str, dict], samples: list[dict], batch_sizes: dict) -> dict:
+def phases(profile: dict, start: float, records: list[dict], samples: list[dict]) -> dict[str, dict]:
+    """A burst run cut in three (before, burst, after) by the answer time of each request: the
+    requests, p99 and errors of each, and the most replicas each deployment ran in it. A request
+    answered in the burst may have been sent just before it: the cut is by answer time."""
+    if profile.get("kind") != "burst":
+        return {}
+    a, b = start + profile["burst_at_s"], start + profile["burst_at_s"] + profile["burst_for_s"]
+    cuts = {"before": (start, a), "burst": (a, b), "after": (b, float("inf"))}
+    out = {}
+    for name, (lo, hi) in cuts.items():
+        recs = [r for r in records if lo <= r["t"] < hi]
+        lat = [r["latency_ms"] for r in recs if r["outcome"] != "error"]
+        reps: dict[str, int] = {}
+        for smp in samples:
+            if lo <= smp["t"] < hi:
+                for dep, n in (smp.get("replicas") or {}).items():
+                    reps[dep] = max(reps.get(dep, 0), n)
+        out[name] = {"requests": len(recs), "p99_ms": percentile(lat, 99),
+                     "errors": dict(Counter(r["kind"] for r in recs if r["outcome"] == "error")),
+                     "max_replicas": reps}
+    return out
+
+
+def build_report(meta: dict, clients: dict[str, dict], samples: list[dict], batch_sizes: dict,
+                 records: list[dict] | None = None) -> dict:
     return {"meta": meta, "clients": clients, "replicas": replica_summary(samples),
+            "phases": phases(meta.get("profile") or {}, meta.get("start_t", 0.0), records or [], samples),
             "memory": memory_summary(samples), "batch_sizes": batch_sizes, "samples": samples}
 
 
@@ -112,11 +137,21 @@ def to_markdown(rep: dict) -> str:
                   "Pages by route: " + ", ".join(f"{k} {v}" for k, v in c["pages_by_route"].items()), ""]
     lines += ["## Replicas (running, from Serve's status)", "", "| deployment | first | max | last |", "|---|---|---|---|"]
     lines += [f"| {k} | {v['first']} | {v['max']} | {v['last']} |" for k, v in rep["replicas"].items()]
-    lines += ["", "Over time (s since start: running replicas per deployment):", ""]
-    t0 = rep["samples"][0]["t"] if rep["samples"] else 0
-    for s in rep["samples"]:
-        counts = " ".join(f"{k}={v}" for k, v in sorted((s.get("replicas") or {}).items()))
-        lines.append(f"- {s['t'] - t0:6.1f} s: {counts or s.get('error', '-')}")
+    lines += ["", "Over time (s since the load started: running replicas per deployment; a line where they changed):",
+              ""]
+    t0, last = rep["meta"].get("start_t") or (rep["samples"][0]["t"] if rep["samples"] else 0), None
+    for i, s in enumerate(rep["samples"]):
+        counts = " ".join(f"{k}={v}" for k, v in sorted((s.get("replicas") or {}).items())) or s.get("error", "-")
+        if counts != last or i == len(rep["samples"]) - 1:
+            lines.append(f"- {s['t'] - t0:6.1f} s: {counts}")
+        last = counts
+    if rep.get("phases"):
+        lines += ["", "## Burst phases (by answer time)", "", "| phase | requests | p99 ms | errors | most replicas |",
+                  "|---|---|---|---|---|"]
+        for name, ph in rep["phases"].items():
+            errs = ", ".join(f"{k} x{v}" for k, v in ph["errors"].items()) or "none"
+            reps = " ".join(f"{k}={v}" for k, v in sorted(ph["max_replicas"].items()))
+            lines.append(f"| {name} | {ph['requests']} | {_fmt(ph['p99_ms'])} | {errs} | {reps} |")
     lines += ["", "## Memory (RSS of replica processes, MB)", "", "| deployment | max one replica | max all replicas |",
               "|---|---|---|"]
     lines += [f"| {k} | {v['max_replica_mb']:.0f} | {v['max_total_mb']:.0f} |" for k, v in rep["memory"].items()]

@@ -67,13 +67,13 @@ def local_cluster(spec: str, temp_dir: str):
     if not (head_cpus.isdecimal() and worker_cpus.isdecimal()):
         raise SystemExit(f"run_profile: --cluster {spec!r}: expected HEAD+WORKER CPUs, e.g. 2+4")
     os.environ["RAY_TMPDIR"] = temp_dir  # Ray writes its address file here, not in the shared /tmp/ray
+    os.makedirs(os.path.join(temp_dir, "ray"), exist_ok=True)
     from ray.cluster_utils import Cluster
 
-    cluster = Cluster(initialize_head=True, head_node_args={
-        "num_cpus": int(head_cpus), "include_dashboard": False, "metrics_export_port": free_port(),
-        "temp_dir": temp_dir,
-    })
-    try:
+    cluster = Cluster(initialize_head=False)
+    try:  # the head inside the try: a failed start still shuts down what it started
+        cluster.add_node(num_cpus=int(head_cpus), include_dashboard=False, metrics_export_port=free_port(),
+                         temp_dir=temp_dir)
         cluster.add_node(num_cpus=int(worker_cpus), metrics_export_port=free_port(),
                          object_store_memory=200 * 2**20)
         cluster.wait_for_nodes()
@@ -235,6 +235,7 @@ def run(a) -> dict:
                 "command": " ".join(sys.argv), "deployments_at_start": server_view.applied_deployments(url)}
         sampler.start()
         t0 = time.monotonic()
+        meta["start_t"] = round(time.time(), 3)
         procs = {}
         if a.client in ("http", "both"):
             procs["http"] = _locust(a, profile, url, out, env)
@@ -247,20 +248,22 @@ def run(a) -> dict:
         sampler.stop.set()
         sampler.join(60)
         time.sleep(a.metrics_wait)  # replicas push metrics every few seconds: let the last batch arrive
-        clients = {}
+        clients, all_records = {}, []
         if "http" in procs:
             log = (out / "locust.out").read_text()
             m = re.search(r"locustfile: sent (\d+) recorded (\d+)", log)
             recs = read_records(out / "http.jsonl")
             sent = int(m.group(1)) if m else len(recs)
             clients["http"] = {**summarize(recs, sent, walls["http"]), "locust": _locust_totals(out)}
+            all_records += recs
         if "grpc" in procs:
             lines = [ln for ln in (out / "grpc.out").read_text().splitlines() if ln.startswith("{")]
             own = json.loads(lines[-1]) if lines else {}
             recs = read_records(out / "grpc.jsonl")
             clients["grpc"] = {**summarize(recs, int(own.get("sent", len(recs))), walls["grpc"]), "generator": own}
+            all_records += recs
         meta["deployments_at_end"] = server_view.applied_deployments(url)
-        rep = build_report(meta, clients, sampler.samples, server_view.batch_sizes(metrics))
+        rep = build_report(meta, clients, sampler.samples, server_view.batch_sizes(metrics), all_records)
     j, md = write_report(rep, out)
     print(f"run_profile: report {md} and {j}", file=sys.stderr)
     return rep

@@ -26,7 +26,8 @@ from tests.serve_fixtures import free_port, pagerouter_serve_process
 REPO = Path(__file__).resolve().parent.parent
 CONFIG = {
     "limits": {"max_requests_per_client": 16},
-    "serve": {"layout": {"max_batch_size": 4, "batch_wait_timeout_s": 0.05},
+    # replicas 2: `pagerouter serve` derives ceilings and fractional CPUs (graph/replicas.py); floors stay 1
+    "serve": {"replicas": 2, "layout": {"max_batch_size": 4, "batch_wait_timeout_s": 0.05},
               "small_reader": {"max_batch_size": 4, "batch_wait_timeout_s": 0.05}},
 }
 # Each input once per round of 5 requests (inputs.Picker), so a capped run still sends every kind.
@@ -110,7 +111,22 @@ def test_report_has_replica_counts_and_replica_memory(report):
     assert len(rep["samples"]) >= 2
     # every running replica process was found and measured (a Layout replica holds its model: > 100 MB)
     assert rep["memory"]["Layout"]["max_replica_mb"] > 100
-    assert rep["meta"]["deployments_at_start"]["SmallReader"]["autoscaling_config"]["max_replicas"] >= 1
+
+
+
+@pytest.mark.slow
+@pytest.mark.serve
+def test_served_replicas_come_from_the_derivation(report):
+    """serve.replicas: 2 went through `pagerouter serve` into what Serve applied."""
+    rep, _, _ = report
+    applied = rep["meta"]["deployments_at_start"]
+    for name in ("Triage", "Layout", "SmallReader"):
+        assert applied[name]["autoscaling_config"]["max_replicas"] == 2, applied[name]
+        assert applied[name]["autoscaling_config"]["min_replicas"] == 1
+    assert applied["Ingress"]["autoscaling_config"]["max_replicas"] == 1
+    reserved = sum(applied[n]["autoscaling_config"]["max_replicas"] * applied[n]["ray_actor_options"]["num_cpus"]
+                   for n in ("Ingress", "Triage", "Layout", "SmallReader", "LargeReader"))
+    assert reserved <= 4 + 1e-9  # every ceiling fits in the 4 logical CPUs the fixture gives Ray
 
 
 # -- pure parts ---------------------------------------------------------------------------------
