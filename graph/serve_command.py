@@ -51,6 +51,18 @@ def _replicas_arg(text: str):
     raise argparse.ArgumentTypeError(f"expected `auto` or an integer >= 1, not {text!r}")
 
 
+def _reachable(address: str, timeout: float = 3.0) -> bool:
+    """Whether something accepts TCP at HOST:PORT (Ray's own join retries for minutes first)."""
+    host, _, port = address.rpartition(":")
+    if not port.isdecimal():
+        return True  # not HOST:PORT (e.g. `auto`): let Ray resolve it
+    try:
+        with socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
 def _port_free(host: str, port: int) -> bool:
     try:
         family, _, _, _, addr = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)[0]
@@ -88,6 +100,9 @@ def cmd_serve(args) -> int:
             return usage_error(f"{what} port {cfg.serve.host}:{port} is already in use")
     if args.address and (args.num_cpus or args.metrics_port):
         return usage_error("--num-cpus and --metrics-port set up a local Ray; a cluster (--address) has its own")
+    if args.address and not _reachable(args.address):
+        return usage_error(f"cannot join the Ray cluster at {args.address}: nothing listens there "
+                           "(start it with `ray start --head`, or leave --address out for a local Ray)")
     if args.replicas is not None:
         cfg.serve.replicas = args.replicas
     num_cpus = args.num_cpus or cfg.serve.ray_num_cpus or 2 * (os.cpu_count() or 1)
@@ -114,7 +129,11 @@ def cmd_serve(args) -> int:
     from graph.replicas import derive_replicas, machine_now, plan_line
 
     if args.address:
-        ray.init(address=args.address, log_to_driver=True)
+        try:
+            ray.init(address=args.address, log_to_driver=True)
+        except (ConnectionError, RuntimeError, ValueError) as exc:  # one line, not Ray's traceback
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            return usage_error(f"cannot join the Ray cluster at {args.address}: {first}")
     else:
         extra = {"_metrics_export_port": args.metrics_port} if args.metrics_port else {}
         ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=True, **extra)

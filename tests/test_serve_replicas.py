@@ -90,3 +90,18 @@ def test_serve_flag_parses_auto_and_counts():
     for bad in ("0", "x", "-1"):
         with pytest.raises(argparse.ArgumentTypeError):
             _replicas_arg(bad)
+
+
+def test_serve_address_with_nothing_listening_is_one_line(capsys):
+    """`pagerouter serve --address` to a dead address: one line, no Ray started, no traceback."""
+    import socket
+
+    from pagerouter.cli import main
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # bound, not listening: a connect is refused
+        rc = main(["serve", "--address", f"127.0.0.1:{port}", "--replicas", "auto"])
+    err = capsys.readouterr().err
+    assert rc != 0
+    assert f"cannot join the Ray cluster at 127.0.0.1:{port}" in err and "Traceback" not in err
