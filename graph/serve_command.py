@@ -1,11 +1,12 @@
 """`pagerouter serve`: run the Ray Serve graph (HTTP + gRPC) on this machine.
 
-Starts a local Ray (fractional CPUs, no dashboard; or joins a cluster with --address), Serve's HTTP proxy and pagerouter's own
-gRPC front (graph/grpc_front.py; Serve's gRPC proxy would listen on every interface), both on
-serve.host (127.0.0.1 by default, `--host` changes both), and deploys the graph built from the
-same config as `pagerouter convert`, with replica ceilings and fractional CPUs derived from the
-machine when `--replicas auto|N` (or serve.replicas) asks (graph/replicas.py). With PAGEROUTER_API_KEY (or PAGEROUTER_API_KEY_FILE) set,
-every call but /healthz needs the key; without it a non-loopback host gets a warning.
+Starts a local Ray (fractional CPUs, no dashboard; or joins a cluster with --address), Serve's
+HTTP proxy and pagerouter's own gRPC front (graph/grpc_front.py; Serve's gRPC proxy would listen
+on every interface), both on serve.host (127.0.0.1 by default, `--host` changes both), and
+deploys the graph built from the same config as `pagerouter convert`, with replica ceilings and
+fractional CPUs derived from the machine when `--replicas auto|N` (or serve.replicas) asks
+(graph/replicas.py). With PAGEROUTER_API_KEY (or PAGEROUTER_API_KEY_FILE) set, every call but
+/healthz needs the key; without it a non-loopback host gets a warning.
 Ctrl-C shuts Serve and Ray down cleanly. Registered as a `pagerouter.commands` entry point
 (see pagerouter/cli.py); Ray is imported only when the command runs.
 """

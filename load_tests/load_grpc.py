@@ -94,12 +94,13 @@ async def run(profile: Profile, target: str, mix: list[LoadInput], records: Reco
                 except Exception as exc:  # noqa: BLE001 - counted by its type, the run goes on
                     err = PagerouterClientError(type(exc).__name__, "", str(exc))
                 outcome, kind = _judge(item, routes, err)
-                if err is not None and err.status in ("RESOURCE_EXHAUSTED", "UNAVAILABLE"):
-                    await asyncio.sleep(BACKOFF_S)  # refused: back off instead of spinning on refusals
                 outcomes[outcome] += 1
                 kinds[kind] += 1
-                records.write(client="grpc", input=item.name, op=op, latency_ms=round((time.perf_counter() - t) * 1000, 2),
+                latency = round((time.perf_counter() - t) * 1000, 2)
+                records.write(client="grpc", input=item.name, op=op, latency_ms=latency,
                               outcome=outcome, kind=kind, pages=len(routes or []), routes=routes or [])
+                if err is not None and err.status in ("RESOURCE_EXHAUSTED", "UNAVAILABLE"):
+                    await asyncio.sleep(BACKOFF_S)  # refused: back off instead of spinning on refusals
 
         await asyncio.gather(*(worker(i) for i in range(profile.peak())))
     return {"sent": sent, "recorded": records.count, "outcomes": dict(outcomes), "kinds": dict(kinds),

@@ -135,7 +135,8 @@ def to_markdown(rep: dict) -> str:
         lines += ["", "Expected 4xx: " + (", ".join(f"{k} x{v}" for k, v in c["expected_4xx"].items()) or "none"),
                   "Errors by kind: " + (", ".join(f"{k} x{v}" for k, v in c["errors"].items()) or "none"),
                   "Pages by route: " + ", ".join(f"{k} {v}" for k, v in c["pages_by_route"].items()), ""]
-    lines += ["## Replicas (running, from Serve's status)", "", "| deployment | first | max | last |", "|---|---|---|---|"]
+    lines += ["## Replicas (running, from Serve's status)", "", "| deployment | first | max | last |",
+              "|---|---|---|---|"]
     lines += [f"| {k} | {v['first']} | {v['max']} | {v['last']} |" for k, v in rep["replicas"].items()]
     lines += ["", "Over time (s since the load started: running replicas per deployment; a line where they changed):",
               ""]

@@ -4,6 +4,7 @@
         --burst-at 20 --burst-for 40 --duration 120 --client http [--replicas auto]
     python load_tests/run_profile.py --url http://127.0.0.1:8000 --grpc 127.0.0.1:9000 --client both ...
     python load_tests/run_profile.py --cluster 2+4 --replicas auto --profile burst ...   # see README
+    python load_tests/run_profile.py --address 127.0.0.1:6390 --ray-temp-dir /tmp/prc ...  # a `ray start` cluster
 
 Without --url it starts `pagerouter serve` (a subprocess on free loopback ports, its own Ray temp
 dir, --config/--replicas/--num-cpus passed on) and stops it with Ctrl-C at the end. With
@@ -171,7 +172,8 @@ class Sampler(threading.Thread):
 
 def _locust(a, profile: Profile, url: str, out: Path, env: dict) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "locust", "-f", str(REPO / "load_tests" / "locustfile.py"), "--headless",
-           "--host", url, "--csv", str(out / "locust"), "--json-file", str(out / "locust"), "--stop-timeout", str(int(a.timeout)),
+           "--host", url, "--csv", str(out / "locust"), "--json-file", str(out / "locust"),
+           "--stop-timeout", str(int(a.timeout)),
            "--only-summary", "--loglevel", "WARNING", "--run-time", f"{int(profile.duration_s + a.timeout)}s"]
     env = {**env, PROFILE_ENV: profile.to_env(), RECORDS_ENV: str(out / "http.jsonl")}
     if a.weights:
@@ -218,13 +220,18 @@ def run(a) -> dict:
             else:
                 roots = lambda: server_view.roots_by_temp_dir(a.ray_temp_dir) if a.ray_temp_dir else []  # noqa: E731
         else:
-            address = None
+            address = a.address
             if a.cluster:
                 address, cluster_metrics = stack.enter_context(local_cluster(a.cluster, ray_tmp))
                 metrics += cluster_metrics
             url, target, pid, serve_metrics = stack.enter_context(served(a, out, ray_tmp, address))
             metrics += serve_metrics
-            roots = (lambda: [os.getpid()]) if a.cluster else (lambda: [pid])  # noqa: E731
+            if a.cluster:
+                roots = lambda: [os.getpid()]  # noqa: E731 - its nodes are this runner's children
+            elif a.address:
+                roots = lambda: server_view.roots_by_temp_dir(a.ray_temp_dir) if a.ray_temp_dir else []  # noqa: E731
+            else:
+                roots = lambda: [pid]  # noqa: E731 - its local Ray is the server's child
         env = {**os.environ, "PYTHONPATH": str(REPO)}
         sampler = Sampler(url, roots, a.sample_interval, a.app)
         meta = {"profile": profile.__dict__, "url": url, "grpc": target, "client": a.client,
@@ -281,6 +288,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--replicas", help="`auto` or N for the started server (pagerouter serve --replicas)")
     ap.add_argument("--num-cpus", type=int, help="logical CPUs of the started server's local Ray")
     ap.add_argument("--cluster", help="HEAD+WORKER: serve on a local two-node Ray cluster, e.g. 2+4")
+    ap.add_argument("--address", help="serve on this running Ray cluster (e.g. one from `ray start --head`); "
+                                      "with --ray-temp-dir for replica memory, --metrics-url for batch sizes")
     ap.add_argument("--client", choices=["http", "grpc", "both"], default="http")
     ap.add_argument("--profile", choices=KINDS, default="steady")
     ap.add_argument("--users", type=int, default=4, help="concurrent users (burst: during the burst)")
@@ -298,8 +307,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--app", default="pagerouter", help="Serve application name")
     ap.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --url/--grpc")
     a = ap.parse_args(argv)
-    if a.url and (a.cluster or a.replicas or a.config):
-        raise SystemExit("run_profile: --cluster/--replicas/--config start a server; --url uses a running one")
+    if a.url and (a.cluster or a.replicas or a.config or a.address):
+        raise SystemExit("run_profile: --cluster/--address/--replicas/--config start a server; "
+                         "--url uses a running one")
+    if a.cluster and a.address:
+        raise SystemExit("run_profile: --cluster starts its own Ray cluster; --address joins one: pick one")
     rep = run(a)
     errors = sum(c["error_count"] for c in rep["clients"].values())
     return 0 if errors == 0 else 1
