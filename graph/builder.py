@@ -93,21 +93,29 @@ def app_builder(args: dict[str, Any]) -> Application:
         raise ValueError(f"unknown application args {sorted(unknown)}; expected `config` and/or `config_path`")
     path = args.get("config_path")
     cfg = load_config(Path(path) if path else None, overrides=args.get("config") or None)
+    if cfg.serve.replicas is not None:  # `serve run` builds inside the cluster's Ray: derive from the cluster
+        from graph.replicas import derive_replicas, machine_now
+
+        cfg.serve = derive_replicas(cfg.serve, machine_now(cluster=True), cfg.serve.replicas)
     from deployments.auth import load_api_key
 
     return build_app(cfg, require_api_key=load_api_key() is not None)
 
 
-def serve_start_options(s: ServeConfig, grpc_proxy: bool = True) -> dict[str, Any]:
+def serve_start_options(s: ServeConfig, grpc_proxy: bool = True, head_only: bool = False) -> dict[str, Any]:
     """Keyword arguments of `serve.start` for this config's proxies and tracing.
 
     `grpc_proxy=False` leaves Serve's gRPC proxy off (it listens on `[::]:grpc_port` whatever
-    serve.host says); `pagerouter serve` answers gRPC with graph/grpc_front.py instead."""
-    from ray.serve.config import HTTPOptions, gRPCOptions
+    serve.host says); `pagerouter serve` answers gRPC with graph/grpc_front.py instead.
+    `head_only`: one HTTP proxy, on the head node (several nodes on one machine, as in
+    load_tests' local cluster, would otherwise each try to bind the same port)."""
+    from ray.serve.config import HTTPOptions, ProxyLocation, gRPCOptions
 
     out: dict[str, Any] = {
         "http_options": HTTPOptions(host=s.host, port=s.http_port, request_timeout_s=s.request_timeout_s),
     }
+    if head_only:
+        out["proxy_location"] = ProxyLocation.HeadOnly
     if grpc_proxy:
         out["grpc_options"] = gRPCOptions(
             port=s.grpc_port, grpc_servicer_functions=[GRPC_SERVICER], request_timeout_s=s.request_timeout_s

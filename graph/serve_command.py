@@ -1,10 +1,12 @@
 """`pagerouter serve`: run the Ray Serve graph (HTTP + gRPC) on this machine.
 
-Starts a local Ray (fractional CPUs, no dashboard), Serve's HTTP proxy and pagerouter's own
-gRPC front (graph/grpc_front.py; Serve's gRPC proxy would listen on every interface), both on
-serve.host (127.0.0.1 by default, `--host` changes both), and deploys the graph built from the
-same config as `pagerouter convert`. With PAGEROUTER_API_KEY (or PAGEROUTER_API_KEY_FILE) set,
-every call but /healthz needs the key; without it a non-loopback host gets a warning.
+Starts a local Ray (fractional CPUs, no dashboard; or joins a cluster with --address), Serve's
+HTTP proxy and pagerouter's own gRPC front (graph/grpc_front.py; Serve's gRPC proxy would listen
+on every interface), both on serve.host (127.0.0.1 by default, `--host` changes both), and
+deploys the graph built from the same config as `pagerouter convert`, with replica ceilings and
+fractional CPUs derived from the machine when `--replicas auto|N` (or serve.replicas) asks
+(graph/replicas.py). With PAGEROUTER_API_KEY (or PAGEROUTER_API_KEY_FILE) set, every call but
+/healthz needs the key; without it a non-loopback host gets a warning.
 Ctrl-C shuts Serve and Ray down cleanly. Registered as a `pagerouter.commands` entry point
 (see pagerouter/cli.py); Ray is imported only when the command runs.
 """
@@ -29,7 +31,37 @@ def add_command(sub) -> None:
     s.add_argument("--grpc-port", type=int, help="gRPC port (default from config: 9000)")
     s.add_argument("--host", help="listen address of HTTP and gRPC (default from config: 127.0.0.1)")
     s.add_argument("--num-cpus", type=int, help="logical CPUs for the local Ray (default: 2x cores)")
+    s.add_argument("--replicas", type=_replicas_arg, metavar="auto|N",
+                   help="replicas per deployment: `auto` derives autoscaling ceilings and fractional CPUs from the "
+                        "machine (or the cluster of --address), N caps Triage/Layout/SmallReader at N "
+                        "(default from config serve.replicas: each deployment's own settings)")
+    s.add_argument("--address", help="join a running Ray cluster (e.g. 127.0.0.1:6379) instead of starting a "
+                                     "local Ray; Serve is shut down on that cluster at exit, the cluster stays")
+    s.add_argument("--metrics-port", type=int,
+                   help="Prometheus export port of the local Ray (pagerouter's batch-size and stage metrics)")
     s.set_defaults(func=cmd_serve)
+
+
+def _replicas_arg(text: str):
+    import argparse
+
+    if text == "auto":
+        return text
+    if text.isdecimal() and int(text) >= 1:
+        return int(text)
+    raise argparse.ArgumentTypeError(f"expected `auto` or an integer >= 1, not {text!r}")
+
+
+def _reachable(address: str, timeout: float = 3.0) -> bool:
+    """Whether something accepts TCP at HOST:PORT (Ray's own join retries for minutes first)."""
+    host, _, port = address.rpartition(":")
+    if not port.isdecimal():
+        return True  # not HOST:PORT (e.g. `auto`): let Ray resolve it
+    try:
+        with socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=timeout):
+            return True
+    except OSError:
+        return False
 
 
 def _port_free(host: str, port: int) -> bool:
@@ -67,6 +99,13 @@ def cmd_serve(args) -> int:
     for what, port in (("HTTP", cfg.serve.http_port), ("gRPC", cfg.serve.grpc_port)):
         if not _port_free(cfg.serve.host, port):
             return usage_error(f"{what} port {cfg.serve.host}:{port} is already in use")
+    if args.address and (args.num_cpus or args.metrics_port):
+        return usage_error("--num-cpus and --metrics-port set up a local Ray; a cluster (--address) has its own")
+    if args.address and not _reachable(args.address):
+        return usage_error(f"cannot join the Ray cluster at {args.address}: nothing listens there "
+                           "(start it with `ray start --head`, or leave --address out for a local Ray)")
+    if args.replicas is not None:
+        cfg.serve.replicas = args.replicas
     num_cpus = args.num_cpus or cfg.serve.ray_num_cpus or 2 * (os.cpu_count() or 1)
     from deployments.auth import ApiKeyError, load_api_key
 
@@ -88,10 +127,25 @@ def cmd_serve(args) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     t0 = time.perf_counter()
-    ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=True)
+    from graph.replicas import derive_replicas, machine_now, plan_line
+
+    if args.address:
+        try:
+            ray.init(address=args.address, log_to_driver=True)
+        except (ConnectionError, RuntimeError, ValueError) as exc:  # one line, not Ray's traceback
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            return usage_error(f"cannot join the Ray cluster at {args.address}: {first}")
+    else:
+        extra = {"_metrics_export_port": args.metrics_port} if args.metrics_port else {}
+        ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=True, **extra)
     front = None
     try:
-        serve.start(**serve_start_options(cfg.serve, grpc_proxy=False))
+        if cfg.serve.replicas is not None:
+            machine = machine_now(num_cpus, cluster=bool(args.address))
+            cfg.serve = derive_replicas(cfg.serve, machine, cfg.serve.replicas)
+            print(f"pagerouter: replicas {cfg.serve.replicas} for {machine.cores} cores, {machine.ray_cpus:g} Ray "
+                  f"CPUs, {machine.memory_gb:.1f} GB: {plan_line(cfg.serve)}", file=sys.stderr, flush=True)
+        serve.start(**serve_start_options(cfg.serve, grpc_proxy=False, head_only=bool(args.address)))
         # gRPC listens before the app is deployed (as Serve's HTTP proxy does); the handle is
         # looked up on the first call.
         front = GrpcFront(

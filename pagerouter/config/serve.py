@@ -8,7 +8,9 @@ and a LargeReader that scales to zero when idle.
 
 from __future__ import annotations
 
-from pydantic import Field, model_validator
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
 
 from .base import StrictModel
 
@@ -175,6 +177,15 @@ class ServeConfig(StrictModel):
         description="Logical CPUs `pagerouter serve` gives a local Ray (default: 2x the machine's cores, so the "
         "fractional replicas fit while the engines' own threads share the real cores).",
     )
+    replicas: Literal["auto"] | int | None = Field(
+        default=None,
+        description="Replica counts of Ingress, Triage, Layout and SmallReader: None = each deployment's own "
+        "min/max_replicas and num_cpus as written; `auto` = derived from the machine (or the Ray cluster `pagerouter "
+        "serve --address` joins): autoscaling ceilings from its cores and memory, fractional num_cpus so every "
+        "ceiling fits in Ray's logical CPUs (graph/replicas.py); an integer N = a ceiling of N for Triage, Layout "
+        "and SmallReader, num_cpus fitted the same way. The floor is 1; the LargeReader keeps its own settings. "
+        "`pagerouter serve --replicas` overrides it.",
+    )
     metrics_enabled: bool = Field(default=True, description="Export pagerouter's custom Serve metrics.")
     tracing: TracingSettings = Field(default_factory=TracingSettings, description="OpenTelemetry tracing.")
     ingress: DeploymentSettings = Field(default_factory=_ingress, description="HTTP/gRPC ingress (fans pages out).")
@@ -186,6 +197,13 @@ class ServeConfig(StrictModel):
     large_reader: DeploymentSettings = Field(
         default_factory=_large, description="The escalation tier; min_replicas 0 lets it sleep when idle."
     )
+
+    @field_validator("replicas")
+    @classmethod
+    def _replicas_positive(cls, v):
+        if isinstance(v, int) and v < 1:
+            raise ValueError(f"replicas must be `auto` or an integer >= 1, not {v}")
+        return v
 
     @model_validator(mode="after")
     def _timeouts_consistent(self):

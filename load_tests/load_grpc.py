@@ -1,0 +1,143 @@
+"""A bounded gRPC load generator for pagerouter: unary (ConvertPage, ConvertDocument) and
+streaming (StreamDocument) calls through clients/grpc_client.py, from the same weighted mix and
+profiles as the Locust file.
+
+    python load_tests/load_grpc.py [--target 127.0.0.1:9000] [--profile steady|ramp|burst]
+        [--users 4] [--duration 30] [--requests 500] [--stream-share 0.5] [--records out.jsonl]
+
+Per-page inputs go as ConvertPage; whole documents as ConvertDocument or, for a `--stream-share`
+of them, StreamDocument. A bad input must end with its expected status (INVALID_ARGUMENT and the
+`error-code` trailer, e.g. bad_input): then it counts as `expected`, not as an error. Stops at
+--requests or --duration, whichever first; loopback only unless --allow-remote. Prints one JSON
+summary line (sent, recorded, outcomes, kinds) on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from clients.errors import PagerouterClientError  # noqa: E402
+from clients.grpc_client import AsyncPagerouterGrpcClient  # noqa: E402
+from load_tests.inputs import LoadInput, Picker, default_mix, parse_weights  # noqa: E402
+from load_tests.profiles import KINDS, Profile, check_target  # noqa: E402
+from load_tests.records import RecordWriter  # noqa: E402
+
+
+BACKOFF_S = 1.0
+
+
+async def _call(client: AsyncPagerouterGrpcClient, item: LoadInput, streaming: bool) -> tuple[str, list[str]]:
+    """(op, page routes) of one call; raises PagerouterClientError for a non-OK status."""
+    if item.endpoint == "pages":
+        page = await client.convert_page(item.data, item.page, filename=item.filename)
+        return "unary_page", [page.route or "none"]
+    if streaming:
+        items = [x async for x in client.stream(item.data, filename=item.filename)]
+        pages = [x for x in items if hasattr(x, "blocks")]
+        return "stream", [p.route or "none" for p in pages]
+    doc = await client.convert(item.data, filename=item.filename)
+    return "unary_doc", [p.route or "none" for p in doc.pages]
+
+
+def _judge(item: LoadInput, routes: list[str] | None, err: PagerouterClientError | None) -> tuple[str, str]:
+    if err is not None:
+        kind = f"{err.status}:{err.code}" if err.code and err.code != "grpc_error" else str(err.status)
+        ok = item.bad and err.status == item.expect_grpc and err.code == item.expect_code
+        return ("expected" if ok else "error"), kind
+    if item.bad:
+        return "error", "OK_for_bad_input"
+    missing = [r for r in item.routes if r not in (routes or [])]
+    return ("error", "wrong_answer") if missing or not routes else ("ok", "OK")
+
+
+async def run(profile: Profile, target: str, mix: list[LoadInput], records: RecordWriter,
+              stream_share: float = 0.5, timeout_s: float = 300.0) -> dict:
+    """Drive `profile` against `target`; returns the summary (sent = recorded when all ended)."""
+    sent = 0
+    kinds: Counter[str] = Counter()
+    outcomes: Counter[str] = Counter()
+    t0 = time.monotonic()
+
+    docs = {"n": 0}
+    picker = Picker(mix, seed=profile.seed)  # shared by the workers: every round of the mix is sent whole
+    async with AsyncPagerouterGrpcClient(target, timeout=timeout_s) as client:
+        async def worker(i: int) -> None:
+            nonlocal sent
+            while True:
+                users = profile.users_at(time.monotonic() - t0)
+                if users is None or sent >= profile.max_requests:
+                    return
+                if i >= users:  # this worker is not wanted now (ramp, burst): look again shortly
+                    await asyncio.sleep(0.1)
+                    continue
+                sent += 1
+                item = picker.next()
+                streaming = False
+                if item.endpoint != "pages":  # every 1/stream_share-th document is streamed, not drawn at random
+                    docs["n"] += 1
+                    streaming = int(docs["n"] * stream_share) != int((docs["n"] - 1) * stream_share)
+                op = "unary_page" if item.endpoint == "pages" else ("stream" if streaming else "unary_doc")
+                t = time.perf_counter()
+                routes, err = None, None
+                try:
+                    op, routes = await _call(client, item, streaming)
+                except PagerouterClientError as exc:
+                    err = exc
+                except Exception as exc:  # noqa: BLE001 - counted by its type, the run goes on
+                    err = PagerouterClientError(type(exc).__name__, "", str(exc))
+                outcome, kind = _judge(item, routes, err)
+                outcomes[outcome] += 1
+                kinds[kind] += 1
+                latency = round((time.perf_counter() - t) * 1000, 2)
+                records.write(client="grpc", input=item.name, op=op, latency_ms=latency,
+                              outcome=outcome, kind=kind, pages=len(routes or []), routes=routes or [])
+                if err is not None and err.status in ("RESOURCE_EXHAUSTED", "UNAVAILABLE"):
+                    await asyncio.sleep(BACKOFF_S)  # refused: back off instead of spinning on refusals
+
+        await asyncio.gather(*(worker(i) for i in range(profile.peak())))
+    return {"sent": sent, "recorded": records.count, "outcomes": dict(outcomes), "kinds": dict(kinds),
+            "wall_s": round(time.monotonic() - t0, 3)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--target", default="127.0.0.1:9000", help="gRPC host:port")
+    ap.add_argument("--profile", choices=KINDS, default="steady")
+    ap.add_argument("--users", type=int, default=4, help="concurrent calls (at the burst: the burst's)")
+    ap.add_argument("--base-users", type=int, default=1, help="burst profile: users outside the burst")
+    ap.add_argument("--burst-at", type=float, default=10.0, help="burst profile: seconds before the burst")
+    ap.add_argument("--burst-for", type=float, default=10.0, help="burst profile: seconds the burst lasts")
+    ap.add_argument("--duration", type=float, default=30.0, help="seconds")
+    ap.add_argument("--requests", type=int, default=500, help="at most this many calls")
+    ap.add_argument("--stream-share", type=float, default=0.5, help="share of documents sent as StreamDocument")
+    ap.add_argument("--weights", help="input weights, e.g. scanned_page=4,bad_page=0")
+    ap.add_argument("--sample", type=Path, help="add this PDF to the mix as a whole-document input")
+    ap.add_argument("--records", type=Path, help="append one JSON line per call here")
+    ap.add_argument("--timeout", type=float, default=300.0, help="per-call deadline, seconds")
+    ap.add_argument("--allow-remote", action="store_true", help="allow a non-loopback target")
+    a = ap.parse_args(argv)
+    target = check_target(a.target, a.allow_remote, "load_grpc")
+    if a.sample is not None and not a.sample.is_file():
+        raise SystemExit(f"load_grpc: {a.sample}: no such file")
+    profile = Profile(kind=a.profile, users=a.users, duration_s=a.duration, base_users=a.base_users,
+                      burst_at_s=a.burst_at, burst_for_s=a.burst_for, max_requests=a.requests).bounded()
+    records = RecordWriter(a.records)
+    try:
+        summary = asyncio.run(run(profile, target, default_mix(parse_weights(a.weights), a.sample), records,
+                                  max(0.0, min(1.0, a.stream_share)), a.timeout))
+    finally:
+        records.close()
+    print(json.dumps(summary), flush=True)
+    return 0 if not summary["outcomes"].get("error") else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
