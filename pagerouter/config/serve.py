@@ -11,6 +11,7 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from .base import StrictModel
+from .jobs import JobsConfig
 
 
 class DeploymentSettings(StrictModel):
@@ -186,6 +187,7 @@ class ServeConfig(StrictModel):
     large_reader: DeploymentSettings = Field(
         default_factory=_large, description="The escalation tier; min_replicas 0 lets it sleep when idle."
     )
+    jobs: JobsConfig = Field(default_factory=JobsConfig, description="Asynchronous jobs for long documents (/v1/jobs).")
 
     @model_validator(mode="after")
     def _timeouts_consistent(self):
