@@ -169,6 +169,62 @@ def test_delete_cancels_and_the_stages_stop(served):
 
 
 @SERVED
+def test_beyond_max_queued_jobs_503_with_retry_after_and_the_typed_client(served):
+    from clients.errors import PagerouterClientError
+    from clients.http_client import PagerouterHttpClient
+
+    pdf = _pdf(served.d / "slowjob-queue.pdf", 3)
+    with PagerouterHttpClient(served.http, timeout=30) as client:
+        jobs = [client.submit_job(pdf) for _ in range(4)]  # serve.jobs.max_queued = 4
+        with pytest.raises(PagerouterClientError) as full:
+            client.submit_job(pdf)
+        assert full.value.status == 503 and full.value.code == "jobs_full", full.value
+        r = httpx.post(served.http + "/v1/jobs", content=pdf.read_bytes(), timeout=30)
+        assert r.status_code == 503 and r.headers["retry-after"] == "1", r.text
+        first = client.wait_job(jobs[0].id, poll_s=0.2, timeout=60)
+        result = client.job_result(jobs[0].id)
+        cancelled = [client.cancel_job(j.id).state for j in jobs[1:]]
+    assert first.state == "done" and not result.partial and [p.number for p in result.document.pages] == [1, 2, 3]
+    assert cancelled == ["cancelled"] * 3
+
+
+@SERVED
+def test_batch_killed_while_its_job_runs_reattaches_instead_of_resubmitting(served):
+    import subprocess
+    import sys
+
+    pdf = _pdf(served.d / "slowjob-batch.pdf", 10)
+    out = served.d / "batch-out"
+    cmd = [sys.executable, "-m", "pagerouter.cli", "batch", str(pdf), "-o", str(out), "--endpoint", served.http,
+           "--job-mb", "0.000001", "-q"]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    journal = out / "pagerouter-batch.journal.jsonl"
+
+    def job_records():
+        if not journal.exists():
+            return []
+        return [r for r in map(json.loads, filter(None, journal.read_text().splitlines())) if r.get("status") == "job"]
+
+    first = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        (rec,) = wait_for(job_records, 60, "the batch to journal its job")
+    finally:
+        first.kill()  # SIGKILL: no cleanup, as a crash would
+        first.wait(30)
+    assert served.status(rec["job_id"])["state"] in ("queued", "running")  # the server kept it
+    again = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr[-2000:]
+    records = [json.loads(ln) for ln in journal.read_text().splitlines() if ln.strip()]
+    done = [r for r in records if r.get("status") == "done"]
+    assert len(job_records()) == 1 and len(done) == 1 and done[0]["job_id"] == rec["job_id"], records
+    sources = [json.loads((p / "status.json").read_text())["source"] for p in served.jobs_dir.iterdir()
+               if (p / "status.json").exists()]
+    assert sum(s.endswith(pdf.name) for s in sources) == 1  # re-attached, never submitted twice
+    md = (out / "slowjob-batch.md").read_text()
+    assert [md.count(f"Page {n}. Plain prose") for n in range(1, 11)] == [1] * 10
+
+
+@SERVED
 def test_grpc_submit_survives_the_channel_closing_then_get_and_result(served):
     pdf = _pdf(served.d / "slowjob-grpc.pdf", 3)
     with grpc.insecure_channel(served.grpc) as channel:
