@@ -36,7 +36,7 @@ from .common import load_cfg
 from .docs import install_docs
 from .health import Readiness, applied_config, public_config, redact
 from .ingress_grpc import GrpcMethods
-from .jobs import JobMethods
+from .jobs import JOB_RESPONSES, JobMethods
 from .ingress_support import (
     _PROBLEM_STATUS,
     _for_api,
@@ -404,7 +404,7 @@ def make_ingress():
             return await self.convert_page_http(request)
 
         # Jobs for long documents (deployments/jobs.py).
-        @api.post("/v1/jobs", status_code=202, openapi_extra=option_body(RequestOptions), responses=OPTION_RESPONSES)
+        @api.post("/v1/jobs", status_code=202, openapi_extra=option_body(RequestOptions), responses=JOB_RESPONSES)
         async def post_job(self, request: Request) -> Response:
             """Accept a document as a job: 202 with its status (and id) at once."""
             return await self.submit_job_http(request)

@@ -31,7 +31,13 @@ from pagerouter.wire.protos import pagerouter_pb2 as pb
 from .http_input import ApiError, parse_upload, request_options
 from .ingress_support import _grpc_problem, _grpc_unauthenticated
 from .observe import current_request_id
-from .options_api import grpc_request_options
+from .options_api import OPTION_RESPONSES, grpc_request_options
+
+# OpenAPI of POST /v1/jobs: the upload errors of /v1/convert, 202 instead of 200, no 504 (no deadline).
+JOB_RESPONSES: dict = {k: v for k, v in OPTION_RESPONSES.items() if k not in (200, 504)}
+JOB_RESPONSES[202] = {"description": "The job was accepted: its status (`id`, `state` queued), Location v1/jobs/{id}."}
+JOB_RESPONSES[503] = {**OPTION_RESPONSES[503], "description": "At capacity, or serve.jobs.max_queued jobs already "
+                      "waiting or running (`jobs_full`); retry after Retry-After seconds."}
 
 
 class JobsFull(Exception):
