@@ -225,6 +225,24 @@ def test_batch_killed_while_its_job_runs_reattaches_instead_of_resubmitting(serv
 
 
 @SERVED
+def test_client_job_commands_over_grpc(served, capsys):
+    from pagerouter.cli import main
+
+    pdf = _pdf(served.d / "cli-job.pdf", 2)
+    where = ["--grpc", served.grpc]
+    assert main(["client", "job", "submit", str(pdf), *where]) == 0
+    job_id = capsys.readouterr().out.strip()
+    assert main(["client", "job", "wait", job_id, *where, "--poll-s", "0.2", "--timeout", "60"]) == 0
+    assert json.loads(capsys.readouterr().out)["state"] == "done"
+    assert main(["client", "job", "result", job_id, *where]) == 0
+    md = capsys.readouterr().out
+    assert md.index("Page 1. Plain prose of page 1") < md.index("Page 2. Plain prose of page 2")
+    assert main(["client", "job", "status", "0" * 32, *where]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pagerouter: error: not_found: ") and "0" * 32 in err and err.count("\n") == 1, err
+
+
+@SERVED
 def test_grpc_submit_survives_the_channel_closing_then_get_and_result(served):
     pdf = _pdf(served.d / "slowjob-grpc.pdf", 3)
     with grpc.insecure_channel(served.grpc) as channel:
