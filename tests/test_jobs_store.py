@@ -85,6 +85,20 @@ def test_resume_plan_after_a_run_dies_mid_write(tmp_path):
     assert page_numbers_text([4, 5, 6, 9, 11, 12]) == "4-6,9,11-12"
 
 
+def test_a_job_whose_runs_keep_dying_is_failed_not_resumed_forever(tmp_path):
+    store = JobStore(tmp_path)
+    job = store.create(b"x", "poison.pdf", {})
+    now = 1000.0
+    for run in (1, 2):
+        assert store.claim(job.id, f"replica{run}", lease_s=5, now=now, max_runs=2).runs == run
+        now += 6  # the replica died: its lease runs out
+    assert store.claim(job.id, "replica3", lease_s=5, now=now, max_runs=2) is None
+    status = store.get(job.id)
+    assert status.state == "failed" and status.finished_at == now and store.claimable(now=now + 100) == []
+    assert status.errors[0] == ("poison.pdf: 2 runs of this job stopped without finishing (its replica died each "
+                                "time); not resumed again")
+
+
 def test_cancel_finish_and_ttl(tmp_path):
     store = JobStore(tmp_path)
     a, b = store.create(b"x", "a.pdf", {}), store.create(b"y", "b.pdf", {})

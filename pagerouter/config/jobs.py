@@ -50,6 +50,11 @@ class JobsConfig(StrictModel):
     heartbeat_s: float = Field(
         default=5.0, gt=0, description="Seconds between a running job's heartbeats (lease renewal, cancel check)."
     )
+    max_runs: int = Field(
+        default=3, ge=1,
+        description="Runs one job may start: a job whose replica died this many times (a document that kills "
+        "its replica, e.g. by memory) is failed instead of resumed again, so it cannot crash-loop the ingress.",
+    )
     poll_s: float = Field(
         default=2.0, gt=0,
         description="Seconds between a replica's scans of the directory for queued or orphaned jobs and expired ones.",

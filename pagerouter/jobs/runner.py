@@ -95,7 +95,9 @@ class JobScheduler:
             if job_id in self.tasks:
                 continue
             try:
-                status = await asyncio.to_thread(self.store.claim, job_id, self.owner, self.cfg.lease_s)
+                status = await asyncio.to_thread(
+                    self.store.claim, job_id, self.owner, self.cfg.lease_s, None, self.cfg.max_runs
+                )
             except Exception as exc:  # noqa: BLE001 - expired or deleted meanwhile
                 log.info("jobs: %s not claimed: %s", job_id, exc)
                 continue

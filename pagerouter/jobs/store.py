@@ -271,8 +271,10 @@ class JobStore:
         return [n for n in status.numbers if n not in done]
 
     # ------------------------------------------------------------------ lifecycle
-    def claim(self, job_id: str, owner: str, lease_s: float, now: float | None = None) -> JobStatus | None:
+    def claim(self, job_id: str, owner: str, lease_s: float, now: float | None = None,
+              max_runs: int | None = None) -> JobStatus | None:
         """Take a queued job, or a running one whose lease ran out; None when it is not claimable.
+        A job that already started `max_runs` runs is failed instead (its runs keep dying).
 
         The progress counters are rebuilt from pages.jsonl (the last status may predate the last
         page appended), and a torn last line is cut so the next append starts a line of its own."""
@@ -289,6 +291,13 @@ class JobStore:
                 self._count(status, page)
             if status.state == "running":
                 status.errors.append(f"run {status.runs} by {status.owner} stopped (lease ran out); resumed")
+                if max_runs is not None and status.runs >= max_runs:
+                    status.errors.insert(0, f"{status.source}: {status.runs} runs of this job stopped without "
+                                            "finishing (its replica died each time); not resumed again")
+                    status.state, status.finished_at, status.updated_at = "failed", now, now
+                    status.owner, status.lease_until = None, None
+                    self._save(d, status)
+                    return None
             status.state, status.owner, status.lease_until = "running", owner, now + lease_s
             status.runs += 1
             status.started_at = status.started_at or now
