@@ -297,3 +297,27 @@ class AsyncPagerouterHttpClient:
         resp = await self._http.get("/healthz")
         _raise_for(resp)
         return resp.json()
+
+    # ------------------------------------------------------------------ jobs (clients/jobs.py)
+    async def submit_job(self, file: str | Path | bytes, *, filename: str | None = None, **options: Any) -> JobStatus:
+        """As PagerouterHttpClient.submit_job (same keyword options)."""
+        resp = await self._post("/v1/jobs", file, filename, **options)
+        return JobStatus.model_validate_json(resp.content)
+
+    async def job(self, job_id: str) -> JobStatus:
+        resp = await self._http.get(f"/v1/jobs/{job_id}")
+        _raise_for(resp)
+        return JobStatus.model_validate_json(resp.content)
+
+    async def job_result(self, job_id: str) -> JobResult:
+        resp = await self._http.get(f"/v1/jobs/{job_id}/result", params={"format": "json"})
+        _raise_for(resp)
+        if resp.status_code == 202:
+            return JobResult(None, True, JobStatus.model_validate_json(resp.content))
+        doc = Document.model_validate_json(resp.content)
+        return JobResult(doc, resp.headers.get("x-job-partial") != "false", await self.job(job_id))
+
+    async def cancel_job(self, job_id: str) -> JobStatus:
+        resp = await self._http.delete(f"/v1/jobs/{job_id}")
+        _raise_for(resp)
+        return JobStatus.model_validate_json(resp.content)

@@ -225,6 +225,29 @@ def test_batch_killed_while_its_job_runs_reattaches_instead_of_resubmitting(serv
 
 
 @SERVED
+def test_async_http_client_jobs(served):
+    import asyncio
+
+    from clients.http_client import AsyncPagerouterHttpClient
+
+    pdf = _pdf(served.d / "async-job.pdf", 2)
+
+    async def run():
+        async with AsyncPagerouterHttpClient(served.http, timeout=30) as client:
+            job = await client.submit_job(pdf, pages="2")
+            for _ in range(300):
+                if (await client.job(job.id)).finished:
+                    break
+                await asyncio.sleep(0.1)
+            return await client.job_result(job.id), await client.cancel_job(job.id)
+
+    result, after_cancel = asyncio.run(run())
+    assert not result.partial and result.status.state == after_cancel.state == "done"  # a done job stays done
+    assert [p.number for p in result.document.pages] == [2] and result.status.pages_total == 1
+    assert any("Page 2. Plain prose" in b.text for b in result.document.pages[0].blocks)
+
+
+@SERVED
 def test_client_job_commands_over_grpc(served, capsys):
     from pagerouter.cli import main
 
