@@ -35,6 +35,7 @@ CONFIG = {
     "ocr": {"enabled": False},
     "limits": {"retry_after_s": 1},
     "serve": {
+        "max_upload_mb": 0.5,
         "escalation_timeout_s": 1, "escalation_timeout_bulk_s": 1, "page_timeout_s": 5, "request_timeout_s": 60,
         "jobs": {"lease_s": 2.0, "heartbeat_s": 0.5, "poll_s": 0.3, "max_queued": 4},
     },
@@ -146,6 +147,10 @@ def test_unknown_ids_are_404_and_bad_options_422(served):
     pdf = _pdf(served.d / "small.pdf", 1)
     r = httpx.post(served.http + "/v1/jobs", content=pdf.read_bytes(), params={"ocr": "sometimes"}, timeout=30)
     assert r.status_code == 422 and "ocr" in r.json()["error"]["message"], r.text
+    before = sorted(served.jobs_dir.iterdir())
+    big = httpx.post(served.http + "/v1/jobs", content=b"%PDF-1.7\n" + b"0" * 600_000, timeout=30)
+    assert big.status_code == 413 and big.json()["error"]["code"] == "too_large", big.text
+    assert sorted(served.jobs_dir.iterdir()) == before  # no job for it
 
 
 @SERVED
