@@ -222,6 +222,7 @@ def test_cancel_stops_the_conversion_and_a_stage_error_fails_the_job_in_one_line
         store.cancel(job.id)  # from another replica: seen at the next page or heartbeat
         await _until(lambda: not sched.tasks)
         n = store.get(job.id).pages_done
+        assert n == len(store.pages(job.id))  # the cancelled status counts exactly the pages kept
         await asyncio.sleep(0.3)
         assert store.get(job.id).pages_done == n < 50 and closed == [True]
         sched.convert = _fake_convert(4, 0.01, calls, fail_at=3)

@@ -39,6 +39,7 @@ from pydantic import BaseModel, Field
 JobState = Literal["queued", "running", "done", "failed", "cancelled"]
 FINISHED: frozenset[str] = frozenset({"done", "failed", "cancelled"})
 _ID = re.compile(r"^[0-9a-f]{32}$")
+STATUS_EVERY_S = 0.5  # status.json rewrites while pages arrive (pages.jsonl is fsynced per page)
 
 
 class JobNotFound(KeyError):
@@ -123,6 +124,9 @@ class JobStore:
     def __init__(self, root: str | Path):
         self.root = Path(root).expanduser()
         self.root.mkdir(parents=True, exist_ok=True)
+        # page counters of the jobs this process runs, between status writes (see add_page)
+        self._progress: dict[str, JobStatus] = {}
+        self._written: dict[str, float] = {}
 
     # ------------------------------------------------------------------ paths and locking
     def folder(self, job_id: str) -> Path:
@@ -235,11 +239,16 @@ class JobStore:
         return [seen[n] for n in sorted(seen)]
 
     def add_page(self, job_id: str, page: dict[str, Any], owner: str) -> JobStatus:
-        """Append one finished page (fsync) and count it; LeaseLost when another replica owns the job now."""
+        """Append one finished page (fsync: the page counts from here) and count it; LeaseLost when
+        another replica owns the job now, or it was cancelled or finished.
+
+        The counters live in this process between status writes: status.json is rewritten at
+        most every STATUS_EVERY_S (and at every heartbeat and at the end), so a page costs one
+        fsync, not three; a status read may lag the pages by that much, the result never does."""
         line = (json.dumps(page, ensure_ascii=False) + "\n").encode()
         with self._locked(job_id) as d:
-            status = self.get(job_id)
-            if status.owner != owner or status.finished:
+            on_disk = self.get(job_id)
+            if on_disk.owner != owner or on_disk.finished:
                 raise LeaseLost(job_id)
             fd = os.open(d / "pages.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
             try:
@@ -247,10 +256,27 @@ class JobStore:
                 os.fsync(fd)
             finally:
                 os.close(fd)
-            self._count(status, page)
-            status.updated_at = time.time()
-            self._save(d, status)
-            return status
+            counts = self._progress.get(job_id)
+            if counts is None or counts.runs != on_disk.runs:  # the first page of this run: from the claim's count
+                counts = on_disk.model_copy(deep=True)
+            self._count(counts, page)
+            self._progress[job_id] = counts
+            merged = self._merge(on_disk, counts)
+            now = time.time()
+            if now - self._written.get(job_id, 0.0) >= STATUS_EVERY_S:
+                self._save(d, merged)
+                self._written[job_id] = now
+            return merged
+
+    def _merge(self, on_disk: JobStatus, counts: JobStatus | None = None) -> JobStatus:
+        """The status file's state and lease with this process's page counters (if it has newer ones)."""
+        counts = counts or self._progress.get(on_disk.id)
+        if counts is None or counts.runs != on_disk.runs:
+            return on_disk
+        return on_disk.model_copy(update={
+            "pages_done": counts.pages_done, "pages_by_route": dict(counts.pages_by_route),
+            "pages_by_status": dict(counts.pages_by_status), "errors": list(counts.errors), "updated_at": time.time(),
+        })
 
     @staticmethod
     def _count(status: JobStatus, page: dict[str, Any]) -> None:
@@ -284,6 +310,7 @@ class JobStore:
             if status.finished or (status.state == "running" and (status.lease_until or 0) > now):
                 return None
             _cut_torn_tail(d / "pages.jsonl")
+            self._progress.pop(job_id, None)
             pages = self.pages(job_id)
             status.pages_done, status.pages_by_route, status.pages_by_status = 0, {}, {}
             status.errors = [e for e in status.errors if e.startswith("run ")]  # keep interruption notes
@@ -312,8 +339,10 @@ class JobStore:
             status = self.get(job_id)
             if status.owner != owner or status.finished:
                 raise LeaseLost(job_id)
+            status = self._merge(status)
             status.lease_until, status.updated_at = now + lease_s, now
             self._save(d, status)
+            self._written[job_id] = now
             return status
 
     def finish(self, job_id: str, owner: str, state: JobState, error: str | None = None,
@@ -322,6 +351,9 @@ class JobStore:
             status = self.get(job_id)
             if status.owner != owner or status.finished:
                 raise LeaseLost(job_id)
+            status = self._merge(status)
+            self._progress.pop(job_id, None)
+            self._written.pop(job_id, None)
             now = time.time()
             if error:
                 status.errors.insert(0, error)
@@ -337,6 +369,13 @@ class JobStore:
             status = self.get(job_id)
             if status.finished:
                 return status
+            # exact counters from the pages on disk (the owner's last status write may lag them;
+            # under the lock no more page can be appended once this is saved)
+            status.pages_done, status.pages_by_route, status.pages_by_status = 0, {}, {}
+            status.errors = [e for e in status.errors if e.startswith("run ")]
+            for page in self.pages(job_id):
+                self._count(status, page)
+            self._progress.pop(job_id, None)
             now = time.time()
             status.state, status.finished_at, status.updated_at = "cancelled", now, now
             status.owner, status.lease_until = None, None
