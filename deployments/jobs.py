@@ -35,7 +35,7 @@ from .options_api import OPTION_RESPONSES, grpc_request_options
 
 # OpenAPI of POST /v1/jobs: the upload errors of /v1/convert, 202 instead of 200, no 504 (no deadline).
 JOB_RESPONSES: dict = {k: v for k, v in OPTION_RESPONSES.items() if k not in (200, 504)}
-JOB_RESPONSES[202] = {"description": "The job was accepted: its status (`id`, `state` queued), Location v1/jobs/{id}."}
+JOB_RESPONSES[202] = {"description": "The job was accepted: its status (`id`, `state` queued), Location /v1/jobs/{id}."}
 JOB_RESPONSES[503] = {**OPTION_RESPONSES[503], "description": "At capacity, or serve.jobs.max_queued jobs already "
                       "waiting or running (`jobs_full`); retry after Retry-After seconds."}
 
@@ -118,7 +118,8 @@ class JobMethods:
             except JobsFull as exc:
                 retry = str(self.cfg.limits.retry_after_s)
                 raise ApiError(503, "jobs_full", str(exc), {"Retry-After": retry}) from None
-        return JSONResponse(status.public(), status_code=202, headers={"Location": f"v1/jobs/{status.id}"})
+        root = (request.scope.get("root_path") or "").rstrip("/")  # the application's route prefix
+        return JSONResponse(status.public(), status_code=202, headers={"Location": f"{root}/v1/jobs/{status.id}"})
 
     async def get_job_http(self, job_id: str) -> dict:
         return (await self._job_status(job_id)).public()
