@@ -50,6 +50,9 @@ def add_command(sub) -> None:
     cc.epilog = ("The API key of a server that requires one is read from PAGEROUTER_API_KEY, or from the file "
                  "named by PAGEROUTER_API_KEY_FILE (never from a flag, so it stays out of shell history).")
     cc.set_defaults(func=cmd_client_convert)
+    from clients.job_command import add_job_command
+
+    add_job_command(csub)
 
 
 def cmd_client_convert(args) -> int:

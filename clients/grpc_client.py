@@ -22,6 +22,7 @@ from pagerouter.model import Document, Page
 
 from pagerouter.wire import proto_model
 from .errors import PagerouterClientError, read_input, resolve_api_key
+from .jobs import JobResult, JobStatus, status_from_proto, wait_job
 from .http_client import assemble
 from pagerouter.wire.protos import pagerouter_pb2 as pb
 from pagerouter.wire.protos import pagerouter_pb2_grpc as pb_grpc
@@ -144,6 +145,36 @@ class PagerouterGrpcClient:
             raise _error(exc) from None
         self.last_request_id = reply.request_id
         return proto_model.page_from_proto(reply.page)
+
+    # ------------------------------------------------------------------ jobs (clients/jobs.py)
+    def _job_call(self, method: str, request):
+        try:
+            reply = getattr(self._stub, method)(request, timeout=self.timeout, metadata=self._metadata)
+        except grpc.RpcError as exc:
+            raise _error(exc) from None
+        self.last_request_id = reply.request_id
+        return reply
+
+    def submit_job(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
+                   password: str | None = None, wait: str | None = None, escalation_wait_s: float | None = None,
+                   ocr: str | None = None, languages: list[str] | None = None, images: bool = False) -> JobStatus:
+        """Hand a (long) document to the server as a job; returns at once with its queued status."""
+        request = _request(file, filename, pages, password, wait, escalation_wait_s, ocr, languages, images)
+        return status_from_proto(self._job_call("SubmitJob", request).job)
+
+    def job(self, job_id: str) -> JobStatus:
+        return status_from_proto(self._job_call("GetJob", pb.JobRequest(job_id=job_id)).job)
+
+    def job_result(self, job_id: str) -> JobResult:
+        reply = self._job_call("GetJobResult", pb.JobRequest(job_id=job_id))
+        doc = proto_model.document_from_proto(reply.document) if reply.HasField("document") else None
+        return JobResult(doc, reply.partial, status_from_proto(reply.job))
+
+    def cancel_job(self, job_id: str) -> JobStatus:
+        return status_from_proto(self._job_call("CancelJob", pb.JobRequest(job_id=job_id)).job)
+
+    def wait_job(self, job_id: str, poll_s: float = 1.0, timeout: float | None = None, on_progress=None) -> JobStatus:
+        return wait_job(self.job, job_id, poll_s, timeout, on_progress)
 
 
 class AsyncPagerouterGrpcClient:

@@ -24,6 +24,7 @@ import httpx
 from pagerouter.model import Document, Page
 
 from .errors import PagerouterClientError, read_input, resolve_api_key
+from .jobs import JobResult, JobStatus, wait_job
 
 DEFAULT_TIMEOUT_S = 600.0
 
@@ -177,6 +178,44 @@ class PagerouterHttpClient:
         _raise_for(resp)
         return resp.json()
 
+    # ------------------------------------------------------------------ jobs (clients/jobs.py)
+    def submit_job(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
+                   password: str | None = None, wait: str | None = None, escalation_wait_s: float | None = None,
+                   ocr: str | None = None, languages: list[str] | None = None, images: bool = False,
+                   format: str | None = None) -> JobStatus:
+        """Hand a (long) document to the server as a job; returns at once with its queued status."""
+        resp = self._post("/v1/jobs", file, filename, pages=pages, password=password, wait=wait,
+                          escalation_wait_s=escalation_wait_s, ocr=ocr, languages=languages, images=images,
+                          format=format)
+        return JobStatus.model_validate_json(resp.content)
+
+    def job(self, job_id: str) -> JobStatus:
+        resp = self._http.get(f"/v1/jobs/{job_id}")
+        _raise_for(resp)
+        return JobStatus.model_validate_json(resp.content)
+
+    def job_result(self, job_id: str) -> JobResult:
+        """The document so far (finished pages in page order), partial until the job is done."""
+        resp = self._http.get(f"/v1/jobs/{job_id}/result", params={"format": "json"})
+        _raise_for(resp)
+        if resp.status_code == 202:  # not opened yet: the body is the status
+            return JobResult(None, True, JobStatus.model_validate_json(resp.content))
+        doc = Document.model_validate_json(resp.content)
+        return JobResult(doc, resp.headers.get("x-job-partial") != "false", self.job(job_id))
+
+    def job_markdown(self, job_id: str) -> str:
+        resp = self._http.get(f"/v1/jobs/{job_id}/result", params={"format": "md"})
+        _raise_for(resp)
+        return resp.text
+
+    def cancel_job(self, job_id: str) -> JobStatus:
+        resp = self._http.delete(f"/v1/jobs/{job_id}")
+        _raise_for(resp)
+        return JobStatus.model_validate_json(resp.content)
+
+    def wait_job(self, job_id: str, poll_s: float = 1.0, timeout: float | None = None, on_progress=None) -> JobStatus:
+        return wait_job(self.job, job_id, poll_s, timeout, on_progress)
+
     def config(self) -> dict:
         resp = self._http.get("/v1/config")
         _raise_for(resp)
@@ -258,3 +297,27 @@ class AsyncPagerouterHttpClient:
         resp = await self._http.get("/healthz")
         _raise_for(resp)
         return resp.json()
+
+    # ------------------------------------------------------------------ jobs (clients/jobs.py)
+    async def submit_job(self, file: str | Path | bytes, *, filename: str | None = None, **options: Any) -> JobStatus:
+        """As PagerouterHttpClient.submit_job (same keyword options)."""
+        resp = await self._post("/v1/jobs", file, filename, **options)
+        return JobStatus.model_validate_json(resp.content)
+
+    async def job(self, job_id: str) -> JobStatus:
+        resp = await self._http.get(f"/v1/jobs/{job_id}")
+        _raise_for(resp)
+        return JobStatus.model_validate_json(resp.content)
+
+    async def job_result(self, job_id: str) -> JobResult:
+        resp = await self._http.get(f"/v1/jobs/{job_id}/result", params={"format": "json"})
+        _raise_for(resp)
+        if resp.status_code == 202:
+            return JobResult(None, True, JobStatus.model_validate_json(resp.content))
+        doc = Document.model_validate_json(resp.content)
+        return JobResult(doc, resp.headers.get("x-job-partial") != "false", await self.job(job_id))
+
+    async def cancel_job(self, job_id: str) -> JobStatus:
+        resp = await self._http.delete(f"/v1/jobs/{job_id}")
+        _raise_for(resp)
+        return JobStatus.model_validate_json(resp.content)

@@ -36,6 +36,7 @@ from .common import load_cfg
 from .docs import install_docs
 from .health import Readiness, applied_config, public_config, redact
 from .ingress_grpc import GrpcMethods
+from .jobs import JOB_RESPONSES, JobMethods
 from .ingress_support import (
     _PROBLEM_STATUS,
     _for_api,
@@ -80,7 +81,7 @@ PAGEROUTER_VERSION = _version()
 # resolves them when the class is built.
 
 
-class IngressCore(GrpcMethods):
+class IngressCore(GrpcMethods, JobMethods):
     """Everything the ingress does; `make_ingress` wraps it with a fresh FastAPI app."""
 
     def __init__(
@@ -111,6 +112,7 @@ class IngressCore(GrpcMethods):
                 f"the application was built with an API key but this replica has none: set {ENV_KEY} or "
                 f"{ENV_KEY_FILE} in the environment of every Ray node"
             )
+        self.start_jobs()  # deployments/jobs.py: resumes jobs whose replica died
 
     # ------------------------------------------------------------------ the one conversion path
     async def convert_items(
@@ -400,5 +402,26 @@ def make_ingress():
         @api.post("/v1/pages", openapi_extra=option_body(PageOptions), responses=OPTION_RESPONSES)
         async def post_pages(self, request: Request) -> Response:
             return await self.convert_page_http(request)
+
+        # Jobs for long documents (deployments/jobs.py).
+        @api.post("/v1/jobs", status_code=202, openapi_extra=option_body(RequestOptions), responses=JOB_RESPONSES)
+        async def post_job(self, request: Request) -> Response:
+            """Accept a document as a job: 202 with its status (and id) at once."""
+            return await self.submit_job_http(request)
+
+        @api.get("/v1/jobs/{job_id}")
+        async def get_job(self, job_id: str) -> dict:
+            """State and progress of a job (pages done per route and status, errors, timestamps)."""
+            return await self.get_job_http(job_id)
+
+        @api.get("/v1/jobs/{job_id}/result")
+        async def get_job_result(self, job_id: str, format: str | None = None) -> Response:
+            """The document so far (`format` md or json; default: the job's); X-Job-Partial until done."""
+            return await self.job_result_http(job_id, format)
+
+        @api.delete("/v1/jobs/{job_id}")
+        async def delete_job(self, job_id: str) -> dict:
+            """Cancel a job: its pages stop being converted."""
+            return await self.cancel_job_http(job_id)
 
     return Ingress

@@ -37,6 +37,11 @@ def add_batch_parser(sub, add_option_flags) -> None:
                    help="how long flagged pages wait for the escalation tier (default bulk)")
     b.add_argument("--escalation-wait-s", type=float, metavar="SECONDS", help="wait at most this long for escalation")
     b.add_argument("--timeout", type=float, default=3600.0, help="seconds per request with --endpoint/--grpc (default 3600)")
+    from .runner import DEFAULT_JOB_MB
+
+    b.add_argument("--job-mb", type=float, default=DEFAULT_JOB_MB, metavar="MB",
+                   help=f"with --endpoint/--grpc, send files of this size or more as server-side jobs (polled; a killed "
+                   f"run re-attaches to them); 0 = never (default {DEFAULT_JOB_MB:g})")
     b.add_argument("--application", default="pagerouter", help="Serve application name (gRPC routing)")
     b.add_argument("--quiet", "-q", action="store_true", help="no progress and no summary on stderr")
     b.add_argument("--filter", action="store_true",
@@ -101,9 +106,9 @@ def cmd_batch(args) -> int:
         client_opts = {**opts, "images": bool(values["images"]),
                        "languages": [v for v in (args.lang or "").replace(",", "+").split("+") if v] or None}
         if mode == "http":
-            make = lambda: HttpBackend(args.endpoint, client_opts, args.timeout)  # noqa: E731
+            make = lambda: HttpBackend(args.endpoint, client_opts, args.timeout, args.job_mb)  # noqa: E731
         else:
-            make = lambda: GrpcBackend(args.grpc, client_opts, args.timeout, args.application)  # noqa: E731
+            make = lambda: GrpcBackend(args.grpc, client_opts, args.timeout, args.application, args.job_mb)  # noqa: E731
 
     def render(doc) -> tuple[str, str]:  # exactly what `pagerouter convert --format both` writes
         return to_markdown(doc, cfg.output, images_rel_to=outdir), to_json(doc)

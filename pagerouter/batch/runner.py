@@ -40,24 +40,59 @@ class LocalBackend:
         self.conv.close()
 
 
+DEFAULT_JOB_MB = 10.0  # files this large go to the server as jobs (--job-mb; 0 = never)
+
+
 class HttpBackend:
-    def __init__(self, url: str, opts: dict, timeout: float):
+    """A server over HTTP. Files of `job_mb` MB or more go as jobs (POST /v1/jobs, polled), so a
+    long document survives a dropped connection and a killed batch re-attaches to its job (the
+    runner journals the job id as soon as the server accepted it) instead of submitting it again."""
+
+    def __init__(self, url: str, opts: dict, timeout: float, job_mb: float = DEFAULT_JOB_MB, poll_s: float = 2.0):
         from clients.http_client import PagerouterHttpClient
 
         self.client, self.opts = PagerouterHttpClient(url, timeout=timeout), opts
+        self.timeout, self.job_mb, self.poll_s = timeout, job_mb, poll_s
 
     def convert(self, data: bytes, name: str):
         return self.client.convert(data, filename=name, **self.opts)
+
+    def uses_job(self, size: int) -> bool:
+        return self.job_mb > 0 and size >= self.job_mb * 1024 * 1024
+
+    def convert_job(self, data: bytes, name: str, known_id: str | None, submitted: Callable[[str], None]):
+        """(document, job id) of a job: the journaled one if the server still has it (not cancelled), else a new one."""
+        from clients.errors import PagerouterClientError
+
+        status = None
+        if known_id:
+            try:
+                status = self.client.job(known_id)
+            except PagerouterClientError as exc:
+                if exc.code != "not_found" and exc.status not in (404, "NOT_FOUND"):
+                    raise
+            if status is not None and status.state == "cancelled":
+                status = None  # cancelled by someone: this run wants the file, so it asks again
+        if status is None:
+            status = self.client.submit_job(data, filename=name, **self.opts)
+            submitted(status.id)
+        final = self.client.wait_job(status.id, poll_s=self.poll_s, timeout=self.timeout)
+        if final.state != "done":
+            why = final.errors[0] if final.errors else "no reason given"
+            raise RuntimeError(f"{name}: job {final.id} {final.state}: {why}")
+        return self.client.job_result(final.id).document, final.id
 
     def close(self) -> None:
         self.client.close()
 
 
 class GrpcBackend(HttpBackend):
-    def __init__(self, address: str, opts: dict, timeout: float, application: str = "pagerouter"):
+    def __init__(self, address: str, opts: dict, timeout: float, application: str = "pagerouter",
+                 job_mb: float = DEFAULT_JOB_MB, poll_s: float = 2.0):
         from clients.grpc_client import PagerouterGrpcClient
 
         self.client, self.opts = PagerouterGrpcClient(address, timeout=timeout, application=application), opts
+        self.timeout, self.job_mb, self.poll_s = timeout, job_mb, poll_s
 
 
 @dataclass
@@ -135,7 +170,16 @@ class BatchRunner:
                 return self._finish(journal, item, self._record(item, sha, t0, status="skipped", error=None,
                                                                 reasons=decision.reasons, scores=decision.scores))
         try:
-            doc = self._backend().convert(data, item.shown)
+            backend, job_id = self._backend(), None
+            if getattr(backend, "uses_job", None) and backend.uses_job(len(data)):
+                known = prev.get("job_id") if prev is not None and prev.get("status") == "job" else None
+
+                def submitted(new_id: str) -> None:  # journaled at once: a killed run re-attaches to it
+                    journal.append(self._record(item, sha, t0, status="job", error=None, job_id=new_id))
+
+                doc, job_id = backend.convert_job(data, item.shown, known, submitted)
+            else:
+                doc = backend.convert(data, item.shown)
             md, js = self.render(doc)
             outs = self._outputs(item)
             write_atomically(list(zip(outs, (md, js))), self.tag)
@@ -145,7 +189,8 @@ class BatchRunner:
         for p in doc.pages:
             status[p.status] = status.get(p.status, 0) + 1
         rec = self._record(item, sha, t0, status="done", error=None, outputs=[str(p.relative_to(self.outdir)) for p in outs],
-                           pages=len(doc.pages), page_status=status, routes=doc.route_summary())
+                           pages=len(doc.pages), page_status=status, routes=doc.route_summary(),
+                           **({"job_id": job_id} if job_id else {}))
         return self._finish(journal, item, rec)
 
     def _finish(self, journal: Journal, item: BatchItem, rec: dict) -> Outcome:

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from .base import StrictModel
+from .jobs import JobsConfig
 
 
 class DeploymentSettings(StrictModel):
@@ -197,6 +198,7 @@ class ServeConfig(StrictModel):
     large_reader: DeploymentSettings = Field(
         default_factory=_large, description="The escalation tier; min_replicas 0 lets it sleep when idle."
     )
+    jobs: JobsConfig = Field(default_factory=JobsConfig, description="Asynchronous jobs for long documents (/v1/jobs).")
 
     @field_validator("replicas")
     @classmethod

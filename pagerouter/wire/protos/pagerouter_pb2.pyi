@@ -239,3 +239,75 @@ class Document(_message.Message):
     coordinate_origin: str
     engines: _containers.ScalarMap[str, str]
     def __init__(self, schema_version: _Optional[str] = ..., source: _Optional[str] = ..., page_count: _Optional[int] = ..., pages: _Optional[_Iterable[_Union[Page, _Mapping]]] = ..., coordinate_origin: _Optional[str] = ..., engines: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class JobRequest(_message.Message):
+    __slots__ = ("job_id",)
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    def __init__(self, job_id: _Optional[str] = ...) -> None: ...
+
+class JobStatus(_message.Message):
+    __slots__ = ("id", "source", "state", "pages_total", "pages_done", "pages_by_route", "pages_by_status", "errors", "created_at", "started_at", "finished_at", "updated_at", "runs", "owner")
+    class PagesByRouteEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    class PagesByStatusEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    ID_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    PAGES_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    PAGES_DONE_FIELD_NUMBER: _ClassVar[int]
+    PAGES_BY_ROUTE_FIELD_NUMBER: _ClassVar[int]
+    PAGES_BY_STATUS_FIELD_NUMBER: _ClassVar[int]
+    ERRORS_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    STARTED_AT_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_AT_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    RUNS_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    source: str
+    state: str
+    pages_total: int
+    pages_done: int
+    pages_by_route: _containers.ScalarMap[str, int]
+    pages_by_status: _containers.ScalarMap[str, int]
+    errors: _containers.RepeatedScalarFieldContainer[str]
+    created_at: float
+    started_at: float
+    finished_at: float
+    updated_at: float
+    runs: int
+    owner: str
+    def __init__(self, id: _Optional[str] = ..., source: _Optional[str] = ..., state: _Optional[str] = ..., pages_total: _Optional[int] = ..., pages_done: _Optional[int] = ..., pages_by_route: _Optional[_Mapping[str, int]] = ..., pages_by_status: _Optional[_Mapping[str, int]] = ..., errors: _Optional[_Iterable[str]] = ..., created_at: _Optional[float] = ..., started_at: _Optional[float] = ..., finished_at: _Optional[float] = ..., updated_at: _Optional[float] = ..., runs: _Optional[int] = ..., owner: _Optional[str] = ...) -> None: ...
+
+class JobReply(_message.Message):
+    __slots__ = ("job", "request_id")
+    JOB_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    job: JobStatus
+    request_id: str
+    def __init__(self, job: _Optional[_Union[JobStatus, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
+
+class JobResultReply(_message.Message):
+    __slots__ = ("document", "partial", "job", "request_id")
+    DOCUMENT_FIELD_NUMBER: _ClassVar[int]
+    PARTIAL_FIELD_NUMBER: _ClassVar[int]
+    JOB_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    document: Document
+    partial: bool
+    job: JobStatus
+    request_id: str
+    def __init__(self, document: _Optional[_Union[Document, _Mapping]] = ..., partial: _Optional[bool] = ..., job: _Optional[_Union[JobStatus, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...

@@ -49,6 +49,26 @@ class PageRouterStub:
                 request_serializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.PageRequest.SerializeToString,
                 response_deserializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.PageReply.FromString,
                 _registered_method=True)
+        self.SubmitJob = channel.unary_unary(
+                '/pagerouter.v1.PageRouter/SubmitJob',
+                request_serializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.ConvertRequest.SerializeToString,
+                response_deserializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.JobReply.FromString,
+                _registered_method=True)
+        self.GetJob = channel.unary_unary(
+                '/pagerouter.v1.PageRouter/GetJob',
+                request_serializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.JobRequest.SerializeToString,
+                response_deserializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.JobReply.FromString,
+                _registered_method=True)
+        self.GetJobResult = channel.unary_unary(
+                '/pagerouter.v1.PageRouter/GetJobResult',
+                request_serializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.JobRequest.SerializeToString,
+                response_deserializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.JobResultReply.FromString,
+                _registered_method=True)
+        self.CancelJob = channel.unary_unary(
+                '/pagerouter.v1.PageRouter/CancelJob',
+                request_serializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.JobRequest.SerializeToString,
+                response_deserializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.JobReply.FromString,
+                _registered_method=True)
 
 
 class PageRouterServicer:
@@ -76,6 +96,36 @@ class PageRouterServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SubmitJob(self, request, context):
+        """Jobs for long documents (HTTP /v1/jobs): accept the document and answer at once with the
+        queued job; the server converts it in the background, and survives the caller going away.
+        Beyond serve.jobs.max_queued jobs: RESOURCE_EXHAUSTED with trailing metadata retry-after.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetJob(self, request, context):
+        """State and progress of a job. Unknown or expired id: NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetJobResult(self, request, context):
+        """The document so far: every finished page in page order; `partial` until the job is done.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CancelJob(self, request, context):
+        """Cancel a job: its pages stop being converted; a finished job is left as it is.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_PageRouterServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -93,6 +143,26 @@ def add_PageRouterServicer_to_server(servicer, server):
                     servicer.ConvertPage,
                     request_deserializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.PageRequest.FromString,
                     response_serializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.PageReply.SerializeToString,
+            ),
+            'SubmitJob': grpc.unary_unary_rpc_method_handler(
+                    servicer.SubmitJob,
+                    request_deserializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.ConvertRequest.FromString,
+                    response_serializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.JobReply.SerializeToString,
+            ),
+            'GetJob': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetJob,
+                    request_deserializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.JobRequest.FromString,
+                    response_serializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.JobReply.SerializeToString,
+            ),
+            'GetJobResult': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetJobResult,
+                    request_deserializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.JobRequest.FromString,
+                    response_serializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.JobResultReply.SerializeToString,
+            ),
+            'CancelJob': grpc.unary_unary_rpc_method_handler(
+                    servicer.CancelJob,
+                    request_deserializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.JobRequest.FromString,
+                    response_serializer=pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.JobReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -176,6 +246,114 @@ class PageRouter:
             '/pagerouter.v1.PageRouter/ConvertPage',
             pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.PageRequest.SerializeToString,
             pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.PageReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SubmitJob(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pagerouter.v1.PageRouter/SubmitJob',
+            pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.ConvertRequest.SerializeToString,
+            pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.JobReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetJob(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pagerouter.v1.PageRouter/GetJob',
+            pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.JobRequest.SerializeToString,
+            pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.JobReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetJobResult(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pagerouter.v1.PageRouter/GetJobResult',
+            pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.JobRequest.SerializeToString,
+            pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.JobResultReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CancelJob(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pagerouter.v1.PageRouter/CancelJob',
+            pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.JobRequest.SerializeToString,
+            pagerouter_dot_wire_dot_protos_dot_pagerouter__pb2.JobReply.FromString,
             options,
             channel_credentials,
             insecure,
