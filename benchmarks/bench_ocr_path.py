@@ -154,6 +154,71 @@ def copy_seconds(task, crossings: int) -> tuple[float, int]:
     return (time.perf_counter() - t0) * crossings, len(blob)
 
 
+def served(tasks, clients: int, batch_wait_s: float | None) -> dict:
+    """Batch sizes under load: `clients` concurrent single-page requests (the OCR pages, each as
+    its own one-page PDF, from distinct loopback addresses) against the real served graph with
+    the default config; Layout/SmallReader Serve batch sizes and the reader's pages per
+    recognition run, from their `stats`."""
+    import socket
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx
+    import ray
+    from ray import serve
+
+    from clients.http_client import PagerouterHttpClient
+    from graph.builder import build_app, serve_start_options
+
+    def port() -> int:
+        with socket.socket() as so:
+            so.bind(("127.0.0.1", 0))
+            return so.getsockname()[1]
+
+    cfg = PagerouterConfig()
+    cfg.serve.http_port, cfg.serve.grpc_port = port(), port()
+    if batch_wait_s is not None:
+        cfg.serve.layout.batch_wait_timeout_s = cfg.serve.small_reader.batch_wait_timeout_s = batch_wait_s
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    ray.init(num_cpus=2 * (os.cpu_count() or 1), include_dashboard=False, log_to_driver=False)
+    try:
+        serve.start(**serve_start_options(cfg.serve))
+        serve.run(build_app(cfg), name=cfg.serve.app_name, route_prefix="/")
+        url = f"http://127.0.0.1:{cfg.serve.http_port}"
+        pdfs = [t.page_bytes for _n, t, _r in tasks]
+
+        def post(i: int) -> float:
+            t0 = time.perf_counter()
+            with PagerouterHttpClient(url, timeout=600) as c:
+                c._http.close()  # distinct loopback clients: the per-client request limit stays out of it
+                c._http = httpx.Client(base_url=url, timeout=600,
+                                       transport=httpx.HTTPTransport(local_address=f"127.0.0.{40 + i % 200}"))
+                doc = c.convert(pdfs[i % len(pdfs)], filename=f"p{i}.pdf")
+            assert doc.pages[0].status != "failed", doc.pages[0].error
+            return time.perf_counter() - t0
+
+        post(0)  # warm every stage
+        handles = {d: serve.get_deployment_handle(d, app_name=cfg.serve.app_name) for d in ("Layout", "SmallReader")}
+        before = {d: h.stats.remote().result(timeout_s=60) for d, h in handles.items()}
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(clients) as pool:
+            lat = sorted(pool.map(post, range(clients)))
+        wall = time.perf_counter() - t0
+        after = {d: h.stats.remote().result(timeout_s=60) for d, h in handles.items()}
+    finally:
+        serve.shutdown()
+        ray.shutdown()
+
+    def grown(key: str, d: str) -> dict[int, int]:
+        a, b = after[d].get(key, {}), before[d].get(key, {})
+        return {int(k): v - b.get(k, 0) for k, v in sorted(a.items()) if v - b.get(k, 0) > 0}
+
+    return {"clients": clients, "wall_s": round(wall, 1), "pages_per_s": round(clients / wall, 3),
+            "p50_s": round(lat[len(lat) // 2], 1), "max_s": round(lat[-1], 1),
+            "layout_batch_sizes": grown("batch_sizes", "Layout"),
+            "reader_batch_sizes": grown("batch_sizes", "SmallReader"),
+            "reader_pages_per_recognition_run": grown("pages_per_recognition_run", "SmallReader")}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", type=Path, default=REAL)
@@ -161,6 +226,11 @@ def main() -> None:
     ap.add_argument("--per-doc", type=int, default=3, help="at most this many OCR pages per file")
     ap.add_argument("--no-bare", action="store_true", help="skip bare RapidOCR")
     ap.add_argument("--json", type=Path, help="write per-page figures here")
+    ap.add_argument("--rec-batch", type=int, help="RapidOCR rec_batch_num for the router (default: RapidOCR's 6)")
+    ap.add_argument("--served", type=int, metavar="N",
+                    help="instead: N concurrent single-page requests of these pages against the served graph; "
+                    "prints Serve batch sizes and pages per recognition run")
+    ap.add_argument("--batch-wait", type=float, help="with --served: batch_wait_timeout_s of Layout and SmallReader")
     args = ap.parse_args()
 
     cfg = PagerouterConfig()
@@ -168,7 +238,12 @@ def main() -> None:
     tasks = pick_tasks(args.corpus, cfg, args.pages, args.per_doc)
     if not tasks:
         sys.exit(f"no OCR pages found under {args.corpus}")
+    if args.served:
+        print(json.dumps(served(tasks, args.served, args.batch_wait), indent=1))
+        return
     engines = EngineSet(cfg.ocr)
+    if args.rec_batch:
+        engines.get("small_reader").engine._load_rec_model().rec_batch_num = args.rec_batch
     calls = engines.calls()
     bare = None
     if not args.no_bare:
