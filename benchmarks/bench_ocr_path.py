@@ -14,8 +14,10 @@ innermost step only (exclusive time), so the steps add up to the total. Then bar
 by page so load swings on a shared machine hit both.
 
 Served-graph copies: in `pagerouter serve` each OCR page's `OcrTask` (render + page bytes) is
-pickled from Triage to the ingress, then from the ingress to Layout, to SmallReader and (when
-flagged) to the escalation tier. The `copy` rows estimate that cost as measured pickle
+pickled from Triage to the ingress (the `Triage.outcomes` stream), then from the ingress to
+Layout (`layout.run.remote(task)`), to SmallReader (`small_reader.run.remote(task, lay)`) and,
+when flagged, to the escalation tier (`large_reader.escalate.remote(task, first)`), all in
+deployments/ingress.py. The `copy` rows estimate that cost as measured pickle
 dump+load seconds of the task times the crossings the page would make; they are not part of
 the in-process total.
 """
