@@ -3,8 +3,10 @@
 Each holds the engine of its role in a `pagerouter.engines.EngineSet` (the very object the
 in-process `Converter` builds) and batches concurrent pages of any request with
 `@serve.batch`; batch size and wait come from `cfg.serve.<role>`. A Serve batch mixes pages of
-different requests, so each page is run on its own inside the batch and one bad page fails
-only its own request (today's CPU engines loop per page anyway).
+different requests: the whole batch is one engine call (RapidOCR recognises the text lines of
+all its pages in one ONNX run; the layout model's input has a fixed batch of 1, so Layout
+still loops inside its engine), and only if that call raises is each page run on its own, so
+one bad page fails only its own request.
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ from typing import Any
 
 from ray import serve
 
-from pagerouter.engines import EngineSet, Role
+from pagerouter.engines import EngineSet, Role, batch_call_isolated
 from pagerouter.memory import release_free_memory
 
-from .common import load_cfg, per_item, raise_if_error
+from .common import load_cfg, raise_if_error
 from .health import check_batch_loop, stage_ready
 from .faults import GARBAGE, stage_fault, task_of
 from .observe import GraphMetrics
@@ -52,7 +54,9 @@ def batched_deployment(name: str, role: Role, stage: str):
             self.metrics.batch_size.observe(size, tags={"stage": stage})
             call = getattr(self.engines.get(role), BATCH_METHODS[role])
             try:
-                return [per_item(call, *[[a] for a in args]) for args in zip(*arg_lists)]
+                # One engine call for the whole batch (the reader recognises every page's lines
+                # in one ONNX run); page by page only if it raises, so a bad page fails alone.
+                return batch_call_isolated(call, *arg_lists)
             finally:
                 release_free_memory()  # see pagerouter.memory: keeps replica RSS flat
 
@@ -87,7 +91,9 @@ def batched_deployment(name: str, role: Role, stage: str):
             """Engine calls by batch size (tests and the benchmark read it)."""
             engine = self.engines.get(role)
             inner = getattr(getattr(engine, "engine", None), "stats", None)  # a VLM reader's engine-side figures
-            return {"batch_sizes": dict(self.batch_sizes), **({"engine": inner()} if callable(inner) else {})}
+            own = getattr(engine, "batch_stats", None)  # the RapidOCR reader: pages per recognition run
+            return {"batch_sizes": dict(self.batch_sizes), **({"engine": inner()} if callable(inner) else {}),
+                    **(own() if callable(own) else {})}
 
     BatchedStage.__name__ = BatchedStage.__qualname__ = name
     return serve.deployment(name=name)(BatchedStage)

@@ -66,6 +66,29 @@ def build_engine(role: Role, cfg: OcrConfig) -> LayoutEngine | SmallReader | Esc
     return getattr(importlib.import_module(module), attr)(cfg)
 
 
+def batch_call_isolated(batch_call, *arg_lists: list) -> list:
+    """One result per item of `batch_call(*arg_lists)` (a `detect_batch`/`read_batch` over
+    several pages, of different requests in a Serve batch): the whole batch in one call; if
+    that raises, each item on its own, so one bad page gets its own exception and the others
+    their results (the good pages are then read twice: only on a failing batch)."""
+    try:
+        results = list(batch_call(*arg_lists))
+        if len(results) == len(arg_lists[0]):
+            return results
+        raise RuntimeError(f"batch call returned {len(results)} results for {len(arg_lists[0])} items")
+    except Exception as exc:  # noqa: BLE001 - isolate below
+        if len(arg_lists[0]) == 1:
+            return [exc]  # a batch of one already is the page on its own
+        out: list = []
+        for args in zip(*arg_lists):
+            try:
+                (one,) = batch_call(*[[a] for a in args])
+                out.append(one)
+            except Exception as exc:  # noqa: BLE001 - handed back to the one caller it belongs to
+                out.append(exc)
+        return out
+
+
 class EngineSet:
     """The engines of one OCR config, each built once on first use (thread-safe: stage calls
     run in worker threads). `prebuilt` supplies engines by role instead of building them (an

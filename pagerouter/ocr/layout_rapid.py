@@ -97,6 +97,8 @@ class RapidLayoutEngine:
         self.version = f"rapid-layout {_pkg_version('rapid-layout')} {cfg.layout.model_type} on {self.provider}"
 
     def detect_batch(self, tasks: list[OcrTask]) -> list[LayoutResult]:
+        # One page per model run: layout_cdla.onnx's input is fixed at [1, 3, 800, 608] (batch 1),
+        # so pages cannot share a run; a Serve batch still saves the per-request hops.
         return [self.detect(t) for t in tasks]
 
     def detect(self, task: OcrTask) -> LayoutResult:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter
 from importlib.metadata import version as _pkg_version
 
 import numpy as np
@@ -39,18 +40,23 @@ class _MaskedCTCDecode:
         self.penalty = penalty
         self.mask: np.ndarray | None = None
         self.suppressed = 0  # characters suppressed since the last reset
+        self.per_line: list[int] | None = None  # when a list: suppressed count of each decoded row, appended
 
     def __getattr__(self, name):  # character list, dict, ... stay reachable
         return getattr(self.inner, name)
 
     def __call__(self, preds: np.ndarray, return_word_box: bool = False, **kw):
         if self.mask is None or preds.shape[-1] != self.mask.shape[0]:
+            if self.per_line is not None:
+                self.per_line.extend([0] * preds.shape[0])
             return self.inner(preds, return_word_box, **kw)
         raw_idx = preds.argmax(axis=2)
         foreign = ~self.mask[raw_idx]  # (batch, time) positions whose best token is disallowed
         # Count runs (CTC repeats one character over several frames).
         starts = foreign & ~np.concatenate([np.zeros_like(foreign[:, :1]), foreign[:, :-1]], axis=1)
         per_line = starts.sum(axis=1)
+        if self.per_line is not None:
+            self.per_line.extend(int(n) for n in per_line)
         masked = preds * self.mask[None, None, :]
         lines, words = self.inner(masked, return_word_box, **kw)
         out = []
@@ -102,6 +108,9 @@ class RapidOcrReader:
         self._fallback = None  # Tesseract, for scripts this model cannot read
         self._lock = threading.Lock()
         self._local = threading.local()  # per-thread count of suppressed characters
+        # pages whose lines went into one `read_images_lines` call (one recognition run per
+        # script mask), by count: what a served batch really bought (`batch_stats`)
+        self.pages_per_run: Counter[int] = Counter()
 
     @property
     def tables(self):
@@ -117,39 +126,109 @@ class RapidOcrReader:
     def read_image_lines(self, image: np.ndarray, script: str | None = None) -> list[OcrLine]:
         """Detect and recognise every line of an RGB image: boxes in image pixels, text,
         confidence. With a known `script`, decoding is restricted to that script's allowed set."""
-        if image.size == 0:
-            return []
+        lines, suppressed = self.read_images_lines([(image, script)])
+        self._local.suppressed = getattr(self._local, "suppressed", 0) + suppressed[0]
+        return lines[0]
+
+    def read_images_lines(
+        self, requests: list[tuple[np.ndarray, str | None]]
+    ) -> tuple[list[list[OcrLine]], list[int]]:
+        """`read_image_lines` of several images (pages and crops of several pages): detection
+        per image, then recognition of ALL their text lines in one batched ONNX run per script
+        mask (line crops of every image sorted by width together, `rec_batch_num` per run).
+        Returns the lines of each image and the characters suppressed in each."""
+        det = [self._detect(image) for image, _script in requests]
+        rec: list[list[tuple[str, float, int]]] = [[] for _ in requests]
+        groups: dict[tuple[str, ...], list[int]] = {}
+        for i, (_image, script) in enumerate(requests):
+            if det[i] is not None:
+                groups.setdefault(self._allowed(script), []).append(i)
+        for allowed, members in groups.items():
+            crops = [c for i in members for c in det[i][2]]
+            got = self._recognise(crops, allowed)
+            k = 0
+            for i in members:
+                n = len(det[i][2])
+                rec[i], k = got[k:k + n], k + n
+        out_lines, out_suppressed = [], []
+        for (image, script), d, r in zip(requests, det, rec):
+            lines = []
+            if d is not None:
+                ori, op, crops, det_res = d
+                for poly, (text, score, _n) in zip(self._boxes_on_original(ori, op, det_res), r):
+                    if text.strip() and score >= self.cfg.small_reader.text_score:
+                        poly = np.asarray(poly, dtype=float)
+                        bbox = (float(poly[:, 0].min()), float(poly[:, 1].min()),
+                                float(poly[:, 0].max()), float(poly[:, 1].max()))
+                        lines.append(OcrLine(bbox, text.strip(), float(score)))
+            suppressed = sum(n for _t, _s, n in r)
+            if script is None and self.cfg.scripts.auto_mask and lines:
+                before = getattr(self._local, "suppressed", 0)
+                self._remask_foreign_lines(image, lines)
+                suppressed += getattr(self._local, "suppressed", 0) - before
+                self._local.suppressed = before
+            out_lines.append(lines)
+            out_suppressed.append(suppressed)
+        return out_lines, out_suppressed
+
+    def _allowed(self, script: str | None) -> tuple[str, ...]:
         opts = options_for(script, self.cfg.scripts)
-        allowed = tuple(opts.rapidocr_allowed) if opts and opts.rapidocr_allowed else ()
-        mask = np.array(allowed_mask(self._characters, allowed)) if allowed else None
-        # The decoder's mask is per call; the pipeline reads pages from several threads, so one
-        # call at a time (onnxruntime already uses every core for one call).
-        side = max(self.cfg.small_reader.det_limit_side_len, int(self.cfg.small_reader.det_scale * max(image.shape[:2])))
-        with self._lock:
+        return tuple(opts.rapidocr_allowed) if opts and opts.rapidocr_allowed else ()
+
+    def _detect(self, image: np.ndarray):
+        """RapidOCR's own detection steps (load, bound, detect, crop) on one image: (original,
+        its op record, line crops, detection result), or None when no text is found."""
+        from rapidocr.main import RapidOCRError
+
+        if image.size == 0:
+            return None
+        sr = self.cfg.small_reader
+        side = max(sr.det_limit_side_len, int(sr.det_scale * max(image.shape[:2])))
+        eng = self.engine
+        with self._lock:  # the detector's input size is per image; calls share the session
             self._det.limit_side_len = side  # detector input follows the render size (big pages)
-            self._decoder.mask = mask
-            self._decoder.suppressed = 0
+            # Flags set on every call: RapidOCR keeps call flags as state (update_params), so a
+            # rec-only call (the script re-mask) would otherwise leave detection off.
+            eng.update_params(use_det=True, use_rec=True, use_cls=sr.line_direction_classifier)
+            ori = eng.load_img(np.ascontiguousarray(image))
+            img, op = eng.preprocess_img(ori)
             try:
-                # Flags passed on every call: RapidOCR keeps call flags as state (update_params),
-                # so a rec-only call would otherwise leave detection off for the next page.
-                res = self.engine(np.ascontiguousarray(image), use_det=True, use_rec=True,
-                                  use_cls=self.cfg.small_reader.line_direction_classifier)
+                crops, det_res = eng.detect_and_crop(img, op)
+            except RapidOCRError:  # RapidOCR's "no text found"
+                return None
+            if sr.line_direction_classifier and crops:
+                crops, _cls = eng.cls_and_rotate(crops)
+        return (ori, op, crops, det_res) if crops else None
+
+    def _boxes_on_original(self, ori: np.ndarray, op: dict, det_res) -> list:
+        from rapidocr.utils.process_img import map_boxes_to_original
+
+        return list(map_boxes_to_original(det_res.boxes, op, ori.shape[0], ori.shape[1]))
+
+    def _recognise(self, crops: list[np.ndarray], allowed: tuple[str, ...]) -> list[tuple[str, float, int]]:
+        """(text, score, suppressed characters) per crop, in crop order, from one recogniser call."""
+        from rapidocr.ch_ppocr_rec.typings import TextRecInput
+
+        if not crops:
+            return []
+        rec = self.engine._load_rec_model()
+        mask = np.array(allowed_mask(self._characters, allowed)) if allowed else None
+        # The recogniser sorts crops by width and decodes them in runs of rec_batch_num; the
+        # decoder counts suppressed characters per decoded row in that order, so the same
+        # argsort maps them back to crops.
+        order = np.argsort(np.array([c.shape[1] / float(c.shape[0]) for c in crops]))
+        with self._lock:  # the decoder's mask is per call
+            self._decoder.mask = mask
+            self._decoder.per_line = []
+            try:
+                res = rec(TextRecInput(img=crops, return_word_box=False))
             finally:
                 self._decoder.mask = None
-                self._local.suppressed = getattr(self._local, "suppressed", 0) + self._decoder.suppressed
-        boxes = getattr(res, "boxes", None)
-        txts = getattr(res, "txts", None)
-        if boxes is None or txts is None or len(txts) == 0:
-            return []
-        lines = []
-        for poly, text, score in zip(boxes, txts, res.scores):
-            poly = np.asarray(poly, dtype=float)
-            bbox = (float(poly[:, 0].min()), float(poly[:, 1].min()), float(poly[:, 0].max()), float(poly[:, 1].max()))
-            if text.strip():
-                lines.append(OcrLine(bbox, text.strip(), float(score)))
-        if script is None and self.cfg.scripts.auto_mask:
-            self._remask_foreign_lines(image, lines)
-        return lines
+                per_line, self._decoder.per_line = self._decoder.per_line, None
+        counts = [0] * len(crops)
+        for k, n in enumerate(per_line or []):
+            counts[int(order[k])] = int(n)
+        return [(str(t), float(sc), n) for t, sc, n in zip(res.txts, res.scores, counts)]
 
     def _remask_foreign_lines(self, image: np.ndarray, lines: list[OcrLine]) -> None:
         """No script was given: if the lines are dominated by one script that has an allowed
@@ -163,25 +242,19 @@ class RapidOcrReader:
         foreign = [ln for ln in lines if any(char_script(c) not in ok for c in ln.text)]
         if not foreign:
             return
-        mask = np.array(allowed_mask(self._characters, tuple(opts.rapidocr_allowed)))
         h, w = image.shape[:2]
+        todo, crops = [], []
         for ln in foreign:
             x0, y0, x1, y1 = (int(v) for v in ln.bbox)
             crop = np.ascontiguousarray(image[max(0, y0):min(h, y1 + 1), max(0, x0):min(w, x1 + 1)])
-            if crop.shape[0] < 4 or crop.shape[1] < 4:
-                continue
-            with self._lock:
-                self._decoder.mask = mask
-                self._decoder.suppressed = 0
-                try:
-                    rec = self.engine(crop, use_det=False, use_cls=False, use_rec=True)
-                finally:
-                    self._decoder.mask = None
-                    n = self._decoder.suppressed
-            txts = getattr(rec, "txts", None) or ()
-            if txts and str(txts[0]).strip():
+            if crop.shape[0] >= 4 and crop.shape[1] >= 4:
+                todo.append(ln)
+                crops.append(crop)
+        # every foreign line of the page in ONE recognition run (it was one run per line)
+        for ln, (text, score, n) in zip(todo, self._recognise(crops, tuple(opts.rapidocr_allowed))):
+            if text.strip():
                 before = ln.text
-                ln.text, ln.confidence = str(txts[0]).strip(), float(rec.scores[0])
+                ln.text, ln.confidence = text.strip(), score
                 ln.suppressed += max(n, sum(char_script(c) not in ok for c in before))
                 self._local.suppressed = getattr(self._local, "suppressed", 0) + ln.suppressed
             else:  # nothing readable in the allowed script: drop the foreign characters, penalised
@@ -201,9 +274,43 @@ class RapidOcrReader:
     # ---- SmallReader ---------------------------------------------------------------------------
 
     def read_batch(self, tasks: list[OcrTask], layouts: list[LayoutResult]) -> list[Reading]:
-        return [self.read_task(t, lay) for t, lay in zip(tasks, layouts)]
+        """Read several pages (of any requests) with ONE recognition run over all their text
+        lines (`read_images_lines`); pages RapidOCR does not read itself (blank, or a script
+        it lacks: Tesseract) are read on their own. Raises if any page fails: the caller
+        (a Serve batch) then reads page by page so the bad page fails alone."""
+        from .regions import PreparedLines, line_images
 
-    def read_task(self, task: OcrTask, layout: LayoutResult, script: str | None = None) -> Reading:
+        own = [i for i, t in enumerate(tasks) if self._reads_itself(t)]
+        requests, spans = [], {}
+        for i in own:
+            script = tasks[i].decision.script or None
+            images = line_images(tasks[i], layouts[i], self.cfg)
+            spans[i] = (len(requests), len(images))
+            requests.extend((im, script) for im in images)
+        lines, suppressed = self.read_images_lines(requests) if requests else ([], [])
+        if requests:
+            self.pages_per_run[len(spans)] += 1
+        out = []
+        for i, (task, layout) in enumerate(zip(tasks, layouts)):
+            prepared = None
+            if i in spans:
+                a, n = spans[i]
+                prepared = PreparedLines(self, lines[a:a + n], sum(suppressed[a:a + n]))
+            out.append(self.read_task(task, layout, prepared=prepared))
+        return out
+
+    def batch_stats(self) -> dict:
+        """{"pages_per_recognition_run": {pages: runs}} since this reader was built."""
+        return {"pages_per_recognition_run": dict(self.pages_per_run)}
+
+    def _reads_itself(self, task: OcrTask) -> bool:
+        """Whether `read_task` would read this task with RapidOCR's own lines first."""
+        if task.ink < self.cfg.blank_ink:
+            return False
+        opts = options_for(task.decision.script, self.cfg.scripts)
+        return opts is None or opts.rapidocr
+
+    def read_task(self, task: OcrTask, layout: LayoutResult, script: str | None = None, prepared=None) -> Reading:
         """Read one task with its layout: blocks in upright page points, in reading order.
 
         Blank tasks (ink below `ocr.blank_ink`) give no blocks. The page's script is the
@@ -226,7 +333,9 @@ class RapidOcrReader:
         if alt is not None:
             reading = read_task_with_lines(task, layout, alt, cfg, script=script, tables=self.tables)
         else:
-            reading = read_task_with_lines(task, layout, self, cfg, script=script, tables=self.tables)
+            # `prepared`: this page's lines from a batched recognition run (`read_batch`)
+            first_reader = prepared if prepared is not None and script == task.decision.script else self
+            reading = read_task_with_lines(task, layout, first_reader, cfg, script=script, tables=self.tables)
             letters = sum(ch.isalpha() for b in reading.blocks for ch in b.text)
             if (script is None and cfg.scripts.osd_when_unread and letters < cfg.scripts.min_letters
                     and task.ink >= cfg.scripts.osd_min_ink and task.decision.route != "mixed"):

@@ -137,6 +137,47 @@ def _read_lines(reader: LineReader, image: np.ndarray, script: str | None, task:
     return reader.read_image_lines(image, script)
 
 
+def mixed_crops(image: np.ndarray, task: OcrTask, cfg: OcrConfig) -> list[tuple[tuple[int, int, int, int], np.ndarray]]:
+    """(pixel box, crop) of each picture region of a mixed page that is big enough to read."""
+    h, w = image.shape[:2]
+    pad, scale = cfg.small_reader.mixed_region_pad_pt, task.scale
+    out = []
+    for x0, y0, x1, y1 in task.decision.ocr_regions:
+        px = (max(0, int((x0 - pad) * scale)), max(0, int((y0 - pad) * scale)),
+              min(w, int((x1 + pad) * scale) + 1), min(h, int((y1 + pad) * scale) + 1))
+        if px[2] - px[0] >= 4 and px[3] - px[1] >= 4:
+            out.append((px, image[px[1]:px[3], px[0]:px[2]]))
+    return out
+
+
+def line_images(task: OcrTask, layout: LayoutResult, cfg: OcrConfig) -> list[np.ndarray]:
+    """The images `read_task_with_lines` asks its reader to read, in the order it asks: the
+    upright page, or a mixed page's picture crops. A batching reader reads them all first."""
+    image = upright(task.image, layout.rotation)
+    if task.decision.route == "mixed" and task.decision.ocr_regions:
+        return [crop for _px, crop in mixed_crops(image, task, cfg)]
+    return [image]
+
+
+class PreparedLines:
+    """A `LineReader` that hands out lines already read (by a batched call), in request order,
+    under the name of the reader that read them."""
+
+    def __init__(self, reader, lines: list[list[OcrLine]], suppressed: int = 0):
+        self.name, self.version = reader.name, reader.version
+        self._lines = list(lines)
+        self._suppressed = suppressed
+
+    def read_image_lines(self, image: np.ndarray, script: str | None = None) -> list[OcrLine]:
+        if not self._lines:
+            raise RuntimeError("batched reading: more images asked for than were read")
+        return self._lines.pop(0)
+
+    def take_suppressed(self) -> int:
+        n, self._suppressed = self._suppressed, 0
+        return n
+
+
 def read_task_with_lines(
     task: OcrTask, layout: LayoutResult, reader: LineReader, cfg: OcrConfig, *, script: str | None = None,
     tables=None,
@@ -151,15 +192,9 @@ def read_task_with_lines(
 
     if task.decision.route == "mixed" and task.decision.ocr_regions:
         # Only the pictures whose text the text layer lacks; each crop is read on its own.
-        h, w = image.shape[:2]
-        pad = sr.mixed_region_pad_pt
         lines = []
-        for x0, y0, x1, y1 in task.decision.ocr_regions:
-            px = (max(0, int((x0 - pad) * scale)), max(0, int((y0 - pad) * scale)),
-                  min(w, int((x1 + pad) * scale) + 1), min(h, int((y1 + pad) * scale) + 1))
-            if px[2] - px[0] < 4 or px[3] - px[1] < 4:
-                continue
-            crop_lines = _read_lines(reader, image[px[1]:px[3], px[0]:px[2]], script, task)
+        for px, crop in mixed_crops(image, task, cfg):
+            crop_lines = _read_lines(reader, crop, script, task)
             for ln in crop_lines:
                 b = ln.bbox
                 ln.bbox = (b[0] + px[0], b[1] + px[1], b[2] + px[0], b[3] + px[1])
