@@ -5,13 +5,16 @@ router, PyMuPDF's text layer and bare RapidOCR; pymupdf4llm is made to fail its 
 from __future__ import annotations
 
 import json
+import os
 import random
+import signal
+import subprocess
 import sys
 
 import pytest
 from PIL import Image
 
-from pagerouter.bench.metrics import cer_counts, edit_distance, normalise
+from pagerouter.bench.metrics import _proc_stats, cer_counts, edit_distance, normalise, process_tree_cpu
 from pagerouter.cli import main
 
 
@@ -37,6 +40,27 @@ def test_cer_normalisation_ignores_layout_and_markup_not_words():
     assert normalise("# Title\n\nOne  **two**\nthree | four") == "Title One two three four"
     assert cer_counts("The basin flooded.", "## The basin\n\nflooded.") == (0, 18)
     assert cer_counts("The basin flooded.", "The basln flooded") == (2, 18)  # case, letters, punctuation count
+
+
+BURN = ("import sys, time\nt = time.process_time()\nwhile time.process_time() - t < 0.4: pass\n"
+        "sys.stdout.write('x'); sys.stdout.flush(); time.sleep(30)")
+
+
+def test_cpu_of_a_grandchild_counts_while_it_lives_and_after_it_is_reaped():
+    # the router's MuPDF workers are grandchildren (forked by a fork server): RUSAGE_SELF and
+    # RUSAGE_CHILDREN alone would miss them
+    before = process_tree_cpu()
+    shell = subprocess.Popen(["sh", "-c", f"{sys.executable} -c \"$0\"; true", BURN], stdout=subprocess.PIPE)
+    try:
+        assert shell.stdout.read(1) == b"x"  # the grandchild burnt 0.4 s and sleeps, alive
+        live = process_tree_cpu() - before
+        assert live >= 0.35
+    finally:
+        for pid, (ppid, _) in _proc_stats().items():
+            if ppid == shell.pid:  # the grandchild this test started
+                os.kill(pid, signal.SIGKILL)
+        shell.wait()
+    assert process_tree_cpu() - before >= live - 0.02  # reaped: moved into RUSAGE_CHILDREN, not lost
 
 
 def test_unknown_system_is_one_line_usage_error(tmp_path, capsys):
