@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import sys
 import textwrap
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -192,7 +193,7 @@ def real_corpus(paths: list[Path], max_pages: int | None, name: str = "real") ->
             with pymupdf.open(f) as doc:
                 counts.append(doc.page_count)
         except Exception as exc:  # noqa: BLE001 - one unreadable file must not stop the bench
-            print(f"pagerouter bench: skipping {f}: cannot open: {exc}")
+            print(f"pagerouter bench: skipping {f}: cannot open: {exc}", file=sys.stderr)
             counts.append(0)
     chosen: list[list[int]] = [[] for _ in files]
     budget = max_pages if max_pages is not None else sum(counts)

@@ -58,6 +58,9 @@ def run_bench(corpora: list[Corpus], names: list[str], cfg: PagerouterConfig,
                 for f in corpus.files:
                     pages += system.run(f)
                 wall = time.perf_counter() - t0
+                for p in pages:
+                    if p.error:
+                        log(f"pagerouter bench: {name}: {p.error}")
                 if corpus is corpora[-1]:
                     system.close()  # before the last CPU reading: stopped workers are reaped and counted
                 cpu = process_tree_cpu() - cpu0

@@ -85,7 +85,11 @@ class RouterSystem:
         self.conv.convert(pdf, name="warm-up.pdf", wait="bulk")
 
     def run(self, f: CorpusFile) -> list[PageResult]:
-        doc = self.conv.convert(f.path, pages=",".join(map(str, f.pages)), wait="bulk")
+        try:
+            doc = self.conv.convert(f.path, pages=",".join(map(str, f.pages)), wait="bulk")
+        except Exception as exc:  # noqa: BLE001 - InputError and the like: the file's pages fail, the run goes on
+            return [PageResult(f.path.name, n, "", "failed", 0.0, {}, "failed", f"{f.path.name}: page {n}: {exc}")
+                    for n in f.pages]
         out = []
         for p in doc.pages:
             # VLM tiers are the GPU tiers of this project; the CPU vote records no attempts
