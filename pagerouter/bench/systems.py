@@ -235,6 +235,20 @@ class TesseractSystem:
         pass
 
 
+@contextlib.contextmanager
+def _quiet():
+    """pymupdf4llm prints progress to stdout and through PyMuPDF's message stream; keep both out
+    of the bench's output (PyMuPDF's destination is restored after)."""
+    saved = getattr(pymupdf, "_g_out_message", None)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            pymupdf.set_messages(stream=io.StringIO())
+            yield
+    finally:
+        if saved is not None:
+            pymupdf._g_out_message = saved
+
+
 class Pymupdf4llmSystem:
     name = "pymupdf4llm"
     gpu_seconds = 0.0
@@ -251,7 +265,7 @@ class Pymupdf4llmSystem:
         return None
 
     def warm(self, pdf: bytes) -> None:
-        with pymupdf.open("pdf", pdf) as doc, contextlib.redirect_stdout(io.StringIO()):
+        with pymupdf.open("pdf", pdf) as doc, _quiet():
             self.mod.to_markdown(doc, pages=[0], show_progress=False)
 
     def run(self, f: CorpusFile) -> list[PageResult]:
@@ -260,7 +274,7 @@ class Pymupdf4llmSystem:
             for n in f.pages:
                 t0 = time.perf_counter()
                 try:  # one call per page: its own seconds per page; its chatter kept off our stdout
-                    with contextlib.redirect_stdout(io.StringIO()):
+                    with _quiet():
                         text = self.mod.to_markdown(doc, pages=[n - 1], show_progress=False)
                     out.append(PageResult(f.path.name, n, text, "pymupdf4llm", time.perf_counter() - t0))
                 except Exception as exc:  # noqa: BLE001
