@@ -127,3 +127,12 @@ def test_bench_on_tiny_generated_corpus(tmp_path, monkeypatch, capsys):
             lo, hi = im.convert("L").getextrema()
             assert hi - lo > 100  # drawn, not blank
         assert f"charts/{name}" in md
+
+
+def test_bench_prices_do_not_change_the_batch_journal_hash():
+    from pagerouter.batch.command import config_hash
+    from pagerouter.config import load_config
+
+    plain = config_hash(load_config(), {})
+    assert config_hash(load_config(overrides={"bench": {"cpu_core_hour_usd": 9.0}}), {}) == plain
+    assert config_hash(load_config(overrides={"ocr": {"enabled": False}}), {}) != plain  # a real change still counts
