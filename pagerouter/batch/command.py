@@ -57,8 +57,9 @@ def add_batch_parser(sub, add_option_flags) -> None:
 def config_hash(cfg, options: dict) -> str:
     """Hash of the effective config and the per-run options: changing either re-converts (and
     re-judges a file the filter skipped). The filter section counts only when the filter is on,
-    so journals written before it existed, or with it off, keep their hash."""
-    dumped = cfg.model_dump(mode="json", exclude=None if cfg.filter.enabled else {"filter"})
+    so journals written before it existed, or with it off, keep their hash; the bench section
+    (prices for `pagerouter bench`) never changes a conversion and never counts."""
+    dumped = cfg.model_dump(mode="json", exclude={"bench"} if cfg.filter.enabled else {"filter", "bench"})
     blob = json.dumps({"config": dumped, "options": options}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 

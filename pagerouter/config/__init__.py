@@ -14,6 +14,7 @@ import yaml
 from pydantic import Field
 
 from .base import StrictModel
+from .bench import BenchConfig
 from .filter import FilterConfig
 from .isolation import IsolationConfig
 from .limits import LimitsConfig
@@ -41,6 +42,9 @@ class PagerouterConfig(StrictModel):
     filter: FilterConfig = Field(
         default_factory=FilterConfig,
         description="Document filter before conversion (scripts, languages, spam, form letters); off by default.",
+    )
+    bench: BenchConfig = Field(
+        default_factory=BenchConfig, description="Hourly prices `pagerouter bench` turns measured seconds into cost with."
     )
 
 

@@ -1,0 +1,7 @@
+"""`pagerouter bench`: the router against text-layer-only, OCR of every page (RapidOCR,
+Tesseract) and pymupdf4llm on one corpus, with speed, error, route mix and cost per page.
+
+corpus.py (generated pages with known text, real PDFs), systems.py (one class per system),
+metrics.py (CER, percentiles, CPU time, cost), runner.py (runs and reduces), report.py
+(Markdown, JSON, charts), command.py (the CLI subcommand).
+"""

@@ -1,0 +1,117 @@
+"""Measures for `pagerouter bench`: character error rate, percentiles, CPU seconds, cost.
+
+CER normalisation (applied to both the reference and the system's text before comparing):
+Unicode NFKC; Markdown markup removed (`#` heading marks at line starts, `**`/`__` emphasis,
+`|` table bars, `<!-- -->` comments); every run of whitespace (spaces, line breaks, paragraph
+breaks) becomes one space; trimmed. Case, punctuation and digits are kept: they are errors a
+reader can make. CER = Levenshtein distance (insert, delete, substitute, each 1) / reference
+length; a corpus's CER sums distances over its pages and divides by the summed reference length.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import resource
+import unicodedata
+from pathlib import Path
+
+import numpy as np
+
+_MD = re.compile(r"(?m)^\s{0,3}#{1,6}\s+|\*\*|__|\||<!--.*?-->", re.S)
+_WS = re.compile(r"\s+")
+
+
+def normalise(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text or "")
+    text = _MD.sub(" ", text)
+    return _WS.sub(" ", text).strip()
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance, one numpy row at a time: within a row, the insertion chain
+    d[j] = min(d[j], d[j-1] + 1) is a running minimum of d[k] - k, plus j."""
+    if len(a) < len(b):
+        a, b = b, a
+    if not b:
+        return len(a)
+    bb = np.frombuffer(b.encode("utf-32-le"), dtype=np.uint32)
+    idx = np.arange(len(b) + 1, dtype=np.int64)
+    prev = idx.copy()
+    for i, code in enumerate(np.frombuffer(a.encode("utf-32-le"), dtype=np.uint32).tolist()):
+        cand = np.empty_like(prev)
+        cand[0] = i + 1
+        # substitution (or match) from the diagonal, deletion from above
+        cand[1:] = np.minimum(prev[:-1] + (bb != code), prev[1:] + 1)
+        prev = np.minimum.accumulate(cand - idx) + idx
+    return int(prev[-1])
+
+
+def cer_counts(reference: str, hypothesis: str) -> tuple[int, int]:
+    """(edits, reference length) after normalisation."""
+    ref, hyp = normalise(reference), normalise(hypothesis)
+    return edit_distance(ref, hyp), len(ref)
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-th percentile (0..100), linear between closest ranks; NaN for no values."""
+    if not values:
+        return math.nan
+    return float(np.percentile(np.asarray(values, dtype=float), q))
+
+
+def cost_per_million(cpu_seconds: float, gpu_seconds: float, pages: int, prices) -> float:
+    """USD per million pages: (CPU s x core-hour price + GPU s x GPU-hour price) / 3600 / pages x 1e6."""
+    if pages <= 0:
+        return math.nan
+    usd = cpu_seconds * prices.cpu_core_hour_usd / 3600 + gpu_seconds * prices.gpu_hour_usd / 3600
+    return usd / pages * 1e6
+
+
+# ---------------------------------------------------------------------- CPU time
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _proc_stats() -> dict[int, tuple[int, float]]:
+    """{pid: (ppid, user+system+waited-children CPU seconds)} of every process (Linux /proc)."""
+    out: dict[int, tuple[int, float]] = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            raw = (d / "stat").read_text()
+        except OSError:
+            continue
+        # the command name may hold spaces and parentheses: fields start after the last ')'
+        f = raw[raw.rfind(")") + 2 :].split()
+        out[int(d.name)] = (int(f[1]), sum(int(x) for x in f[11:15]) / _TICK)  # utime stime cutime cstime
+    return out
+
+
+def descendants_cpu() -> float:
+    """CPU seconds of this process's live descendants (each with its own waited-for children).
+    The isolation workers are grandchildren (forked by a fork server), so RUSAGE_CHILDREN alone
+    would miss them while they live."""
+    if not Path("/proc/self/stat").exists():
+        return 0.0
+    stats = _proc_stats()
+    kids: dict[int, list[int]] = {}
+    for pid, (ppid, _) in stats.items():
+        kids.setdefault(ppid, []).append(pid)
+    total, todo = 0.0, list(kids.get(os.getpid(), []))
+    while todo:
+        pid = todo.pop()
+        total += stats[pid][1]
+        todo += kids.get(pid, [])
+    return total
+
+
+def process_tree_cpu() -> float:
+    """CPU seconds (user + system) used so far by this process, its reaped children and its
+    live descendants. A difference of two readings is what ran in between, wherever it ran:
+    a descendant that exits and is reaped moves its time from the live sum into its parent's
+    waited-children time (or RUSAGE_CHILDREN), so it is neither lost nor counted twice."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    ch = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + ch.ru_utime + ch.ru_stime + descendants_cpu()
