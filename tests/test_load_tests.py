@@ -6,6 +6,7 @@ route, replica counts must be there. Plus the pure parts (profiles, percentiles,
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -37,7 +38,9 @@ REQUESTS = 10
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    pytest.importorskip("locust")
+    # Never `import locust` here: importing it monkey-patches the whole process with gevent,
+    # which hung every later test of the session. The runner starts Locust in its own process.
+    assert importlib.util.find_spec("locust"), "locust is missing: install the `load` extra"
     d = tmp_path_factory.mktemp("load")
     cfg = d / "serve.yaml"
     cfg.write_text(yaml.safe_dump(CONFIG))
