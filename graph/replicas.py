@@ -89,6 +89,28 @@ def derive_replicas(serve_cfg: ServeConfig, machine: Machine, mode: str | int) -
     return serve_cfg.model_copy(update={**updates, "replicas": mode})
 
 
+PINNABLE = ("num_cpus", "min_replicas", "max_replicas", "initial_replicas")
+"""Fields a config may set by hand; `keep_explicit` puts them back over a derivation."""
+
+
+def keep_explicit(original: ServeConfig, derived: ServeConfig) -> ServeConfig:
+    """`derived` with every field of PINNABLE that `original`'s config set explicitly restored.
+
+    `pagerouter serve` derives by default (no `--replicas`, no `serve.replicas`): a config that
+    names a deployment's `max_replicas` or `num_cpus` meant those numbers, and only what it left
+    open comes from the machine. The ceiling is raised to the floor where the two would cross."""
+    updates = {}
+    for name in SCALED:
+        cur, new = getattr(original, name), getattr(derived, name)
+        pinned = {f: getattr(cur, f) for f in PINNABLE if f in cur.model_fields_set}
+        if pinned:
+            merged = new.model_copy(update=pinned)
+            if merged.max_replicas < max(merged.min_replicas, 1):
+                merged = merged.model_copy(update={"max_replicas": max(merged.min_replicas, 1)})
+            updates[name] = merged
+    return derived.model_copy(update={**updates, "replicas": original.replicas})
+
+
 def machine_now(ray_cpus: float | None = None, cluster: bool = False) -> Machine:
     """The figures to derive from. `cluster=False`: this host's cores and memory, with `ray_cpus`
     logical CPUs (default 2x cores, as `pagerouter serve` starts Ray). `cluster=True` (Ray is
@@ -114,4 +136,4 @@ def plan_line(serve_cfg: ServeConfig) -> str:
     return ", ".join(parts)
 
 
-__all__ = ["Machine", "derive_replicas", "machine_now", "plan_line"]
+__all__ = ["Machine", "derive_replicas", "keep_explicit", "machine_now", "plan_line"]

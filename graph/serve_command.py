@@ -34,7 +34,8 @@ def add_command(sub) -> None:
     s.add_argument("--replicas", type=_replicas_arg, metavar="auto|N",
                    help="replicas per deployment: `auto` derives autoscaling ceilings and fractional CPUs from the "
                         "machine (or the cluster of --address), N caps Triage/Layout/SmallReader at N "
-                        "(default from config serve.replicas: each deployment's own settings)")
+                        "(default: config serve.replicas; when that is unset too, `auto` for every replica and CPU "
+                        "number the config does not set itself)")
     s.add_argument("--address", help="join a running Ray cluster (e.g. 127.0.0.1:6379) instead of starting a "
                                      "local Ray; Serve is shut down on that cluster at exit, the cluster stays")
     s.add_argument("--metrics-port", type=int,
@@ -127,7 +128,7 @@ def cmd_serve(args) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     t0 = time.perf_counter()
-    from graph.replicas import derive_replicas, machine_now, plan_line
+    from graph.replicas import derive_replicas, keep_explicit, machine_now, plan_line
 
     if args.address:
         try:
@@ -140,11 +141,15 @@ def cmd_serve(args) -> int:
         ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=True, **extra)
     front = None
     try:
+        machine = machine_now(num_cpus, cluster=bool(args.address))
         if cfg.serve.replicas is not None:
-            machine = machine_now(num_cpus, cluster=bool(args.address))
             cfg.serve = derive_replicas(cfg.serve, machine, cfg.serve.replicas)
-            print(f"pagerouter: replicas {cfg.serve.replicas} for {machine.cores} cores, {machine.ray_cpus:g} Ray "
-                  f"CPUs, {machine.memory_gb:.1f} GB: {plan_line(cfg.serve)}", file=sys.stderr, flush=True)
+            how = f"replicas {cfg.serve.replicas}"
+        else:  # the default: derive from the machine what the config leaves open
+            cfg.serve = keep_explicit(cfg.serve, derive_replicas(cfg.serve, machine, "auto"))
+            how = "replicas auto (the config's own numbers kept where it sets them)"
+        print(f"pagerouter: {how} for {machine.cores} cores, {machine.ray_cpus:g} Ray CPUs, "
+              f"{machine.memory_gb:.1f} GB: {plan_line(cfg.serve)}", file=sys.stderr, flush=True)
         serve.start(**serve_start_options(cfg.serve, grpc_proxy=False, head_only=bool(args.address)))
         # gRPC listens before the app is deployed (as Serve's HTTP proxy does); the handle is
         # looked up on the first call.

@@ -8,7 +8,7 @@ import argparse
 import pytest
 from pydantic import ValidationError
 
-from graph.replicas import SCALED, Machine, derive_replicas, plan_line
+from graph.replicas import SCALED, Machine, derive_replicas, keep_explicit, plan_line
 from pagerouter.config import PagerouterConfig
 from pagerouter.config.serve import ServeConfig
 
@@ -24,6 +24,25 @@ def test_two_core_box_gets_one_replica_each_and_fits():
     assert all(getattr(s, n).min_replicas == 1 for n in SCALED)
     assert _reserved(s) <= 4
     assert s.replicas == "auto"
+
+
+def test_default_derivation_keeps_what_the_config_sets_itself():
+    """`pagerouter serve` without --replicas: the machine fills in only what the config left open."""
+    cfg = PagerouterConfig.model_validate({"serve": {
+        "layout": {"num_cpus": 0.3, "max_replicas": 3},
+        "small_reader": {"min_replicas": 0},  # may scale to zero: the derived ceiling still applies
+        "ingress": {"max_replicas": 5},
+    }}).serve
+    machine = Machine(cores=8, ray_cpus=8, memory_gb=64)
+    derived = derive_replicas(cfg, machine, "auto")
+    s = keep_explicit(cfg, derived)
+    assert (s.layout.num_cpus, s.layout.max_replicas) == (0.3, 3)  # the config's own numbers
+    assert s.small_reader.min_replicas == 0 and s.small_reader.max_replicas == 4  # floor kept, ceiling derived
+    assert s.ingress.max_replicas == 5 and s.ingress.min_replicas == 1
+    assert s.small_reader.num_cpus == derived.small_reader.num_cpus  # left open: derived
+    assert (s.triage.max_replicas, s.triage.num_cpus) == (derived.triage.max_replicas, derived.triage.num_cpus)
+    assert s.triage.max_replicas == 8 // 3 and s.replicas is None  # more than the old cap of one
+    ServeConfig.model_validate(s.model_dump())  # still a valid config
 
 
 def test_more_cores_more_small_readers_than_layouts_and_all_fit():
