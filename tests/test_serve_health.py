@@ -213,11 +213,22 @@ def _replica_pids(app: str, deployment: str) -> list[int]:
     return sorted(int(r["pid"]) for r in running)
 
 
+def _settled(app: str, deployment: str) -> bool:
+    """No replica of the deployment is starting or stopping (a replica the autoscaler is still
+    adding after an earlier burst would come up after the kill and keep /healthz ready)."""
+    from ray.serve.context import _get_global_client
+
+    details = _get_global_client().get_serve_details()
+    dep = details["applications"][app]["deployments"][deployment]
+    return bool(dep["replicas"]) and all(r["state"] == "RUNNING" for r in dep["replicas"])
+
+
 @pytest.mark.serve
 @pytest.mark.slow
 def test_killed_reader_turns_healthz_503_then_recovers(serve_session, front):
     url = serve_session.http_url + "/healthz"
     assert httpx.get(url, timeout=30).status_code == 200
+    wait_for(lambda: _settled("pagerouter", "SmallReader"), 90, "the SmallReader's replicas to settle", interval=0.5)
     pids = _replica_pids("pagerouter", "SmallReader")  # this session's own app, from its controller
     t0 = time.monotonic()
     for pid in pids:
@@ -227,7 +238,10 @@ def test_killed_reader_turns_healthz_503_then_recovers(serve_session, front):
         r = httpx.get(url, timeout=30)
         return r if r.status_code == 503 else None
 
-    r = wait_for(unready, 30, "/healthz to turn 503 after the SmallReader replica was killed", interval=0.5)
+    # Usually seconds (the ping to a dead replica fails at once). After a burst of requests the
+    # Ingress's handle may still route the ping to the dead replica: it times out, counts as
+    # `busy` (ready), and 503 comes only when Serve's own health check marks the replica dead.
+    r = wait_for(unready, 60, "/healthz to turn 503 after the SmallReader replica was killed", interval=0.5)
     t_down = time.monotonic() - t0
     body = r.json()
     assert body["status"] == "unavailable" and body["not_ready"] == ["SmallReader"], body
