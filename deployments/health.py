@@ -164,6 +164,7 @@ def stage_state(name: str, dep: dict[str, Any] | None, ping: str | None, nodes: 
 
 
 BUSY = "busy"  # a ping that timed out on a running replica
+ACTOR_CHECK_TIMEOUT_S = 1.0  # a live replica actor answers __ray_ready__ from its event loop
 
 
 class Readiness:
@@ -237,6 +238,9 @@ class Readiness:
         # LargeReader at zero is not pinged: a ping would wake it.
         names = [n for n in STAGES if running(n)]
         pings = dict(zip(names, await asyncio.gather(*(self.ping(n) for n in names))))
+        for name in [n for n in names if pings[n] == BUSY and app is not None]:
+            if await replicas_dead((deps.get(name) or {}).get("replicas") or []):
+                pings[name] = "ping failed: the process of every running replica is dead"
         states: dict[str, dict] = {}
         ingress = deps.get("Ingress")
         states["Ingress"] = {"state": "ready", "ready": True,
@@ -264,6 +268,35 @@ class Readiness:
         if problem:
             body["controller"] = problem
         return not not_ready, body
+
+
+async def replicas_dead(replicas: list[dict]) -> bool:
+    """Whether every replica the controller lists as RUNNING is a dead process.
+
+    A ping that times out is normally load (`busy`). But Serve's handle also holds a request
+    for a replica that was just SIGKILLed until the controller notices, so a dead stage can look
+    busy until its replacement is up and /healthz never says 503. Asking each replica actor
+    directly answers at once: a dead actor fails with RayActorError, a live one (busy in its
+    worker threads) answers from its event loop; no answer in time counts as alive."""
+    import ray
+    from ray.exceptions import RayActorError
+
+    names = [r["actor_name"] for r in replicas if r.get("state") == "RUNNING" and r.get("actor_name")]
+
+    async def dead(name: str) -> bool:
+        try:
+            actor = await asyncio.to_thread(ray.get_actor, name, "serve")
+        except ValueError:  # no such actor any more
+            return True
+        try:
+            await asyncio.wait_for(actor.__ray_ready__.remote(), ACTOR_CHECK_TIMEOUT_S)
+        except RayActorError:
+            return True
+        except Exception:  # noqa: BLE001 - a timeout or anything else: not proven dead
+            return False
+        return False
+
+    return bool(names) and all(await asyncio.gather(*(dead(n) for n in names)))
 
 
 def _cancel(response) -> None:
