@@ -21,6 +21,7 @@ from typing import TypeVar
 import grpc
 
 from pagerouter.config.limits import LimitsConfig
+from pagerouter.inputs import pages_text as missing_pages_text  # noqa: F401 - `3-5,9` in stream error lines
 from pagerouter.pipeline import stage_retried
 
 T = TypeVar("T")
@@ -153,19 +154,6 @@ async def assigned(response) -> None:
     fetch = getattr(response, "_fetch_future_result_async", None)
     if fetch is not None:
         await fetch()
-
-
-def missing_pages_text(numbers: list[int]) -> str:
-    """`3-5,9` for [3, 4, 5, 9]."""
-    parts: list[str] = []
-    i = 0
-    while i < len(numbers):
-        j = i
-        while j + 1 < len(numbers) and numbers[j + 1] == numbers[j] + 1:
-            j += 1
-        parts.append(str(numbers[i]) if i == j else f"{numbers[i]}-{numbers[j]}")
-        i = j + 1
-    return ",".join(parts)
 
 
 def replica_died(exc: BaseException) -> bool:

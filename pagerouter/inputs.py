@@ -222,6 +222,19 @@ class PageLimitError(InputError):
     code = "too_many_pages"
 
 
+def pages_text(numbers: list[int]) -> str:
+    """`3-5,9` for [3, 4, 5, 9]: the selection `parse_pages` reads back as exactly these pages."""
+    parts: list[str] = []
+    i = 0
+    while i < len(numbers):
+        j = i
+        while j + 1 < len(numbers) and numbers[j + 1] == numbers[j] + 1:
+            j += 1
+        parts.append(str(numbers[i]) if i == j else f"{numbers[i]}-{numbers[j]}")
+        i = j + 1
+    return ",".join(parts)
+
+
 def check_page_count(numbers: list[int], max_pages: int, source: str = "-") -> list[int]:
     """`numbers`, or PageLimitError when there are more than `max_pages` of them (before any page is read)."""
     if len(numbers) > max_pages:

@@ -36,6 +36,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ..inputs import pages_text as page_numbers_text  # noqa: F401 - the resume plan's page selection
+
 JobState = Literal["queued", "running", "done", "failed", "cancelled"]
 FINISHED: frozenset[str] = frozenset({"done", "failed", "cancelled"})
 _ID = re.compile(r"^[0-9a-f]{32}$")
@@ -105,19 +107,6 @@ def write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
         tmp.unlink(missing_ok=True)
         raise
     _fsync_dir(path.parent)
-
-
-def page_numbers_text(numbers: list[int]) -> str:
-    """`3-5,9` for [3, 4, 5, 9]: a page selection of exactly these pages."""
-    parts: list[str] = []
-    i = 0
-    while i < len(numbers):
-        j = i
-        while j + 1 < len(numbers) and numbers[j + 1] == numbers[j] + 1:
-            j += 1
-        parts.append(str(numbers[i]) if i == j else f"{numbers[i]}-{numbers[j]}")
-        i = j + 1
-    return ",".join(parts)
 
 
 class JobStore:
