@@ -132,7 +132,30 @@ class TextLayerSystem:
         pass
 
 
-class RapidOcrSystem:
+class _EveryPageOcr:
+    """A bare engine on a render of every page: `_read(page)` gives (text, seconds per stage); a
+    page the engine cannot read (e.g. "Image too large" on a huge page) counts as failed."""
+
+    name = "ocr"
+
+    def _read(self, page: pymupdf.Page) -> tuple[str, dict[str, float]]:
+        raise NotImplementedError
+
+    def run(self, f: CorpusFile) -> list[PageResult]:
+        out = []
+        with pymupdf.open(f.path) as doc:
+            for n in f.pages:
+                t0 = time.perf_counter()
+                try:
+                    text, stages = self._read(doc[n - 1])
+                    out.append(PageResult(f.path.name, n, text, "ocr", time.perf_counter() - t0, stages))
+                except Exception as exc:  # noqa: BLE001 - the page fails, the run goes on
+                    out.append(PageResult(f.path.name, n, "", "failed", time.perf_counter() - t0, {}, "failed",
+                                          f"{f.path.name}: page {n}: {self.name} failed: {exc}"))
+        return out
+
+
+class RapidOcrSystem(_EveryPageOcr):
     name = "rapidocr"
     gpu_seconds = 0.0
 
@@ -167,24 +190,11 @@ class RapidOcrSystem:
         stages = {"render": render, "detection": det or 0.0, "direction": cls or 0.0, "recognition": rec or 0.0}
         return "\n".join(res.txts or ()), stages
 
-    def run(self, f: CorpusFile) -> list[PageResult]:
-        out = []
-        with pymupdf.open(f.path) as doc:
-            for n in f.pages:
-                t0 = time.perf_counter()
-                try:
-                    text, stages = self._read(doc[n - 1])
-                    out.append(PageResult(f.path.name, n, text, "ocr", time.perf_counter() - t0, stages))
-                except Exception as exc:  # noqa: BLE001 - a page the engine cannot read counts as failed
-                    out.append(PageResult(f.path.name, n, "", "failed", time.perf_counter() - t0, {}, "failed",
-                                          f"{f.path.name}: page {n}: rapidocr failed: {exc}"))
-        return out
-
     def close(self) -> None:
         self.engine = None
 
 
-class TesseractSystem:
+class TesseractSystem(_EveryPageOcr):
     name = "tesseract"
     gpu_seconds = 0.0
 
@@ -217,19 +227,6 @@ class TesseractSystem:
         t1 = time.perf_counter()
         text = pytesseract.image_to_string(img, lang="eng")
         return text, {"render": render, "tesseract": time.perf_counter() - t1}
-
-    def run(self, f: CorpusFile) -> list[PageResult]:
-        out = []
-        with pymupdf.open(f.path) as doc:
-            for n in f.pages:
-                t0 = time.perf_counter()
-                try:
-                    text, stages = self._read(doc[n - 1])
-                    out.append(PageResult(f.path.name, n, text, "ocr", time.perf_counter() - t0, stages))
-                except Exception as exc:  # noqa: BLE001 - e.g. "Image too large" on a huge page
-                    out.append(PageResult(f.path.name, n, "", "failed", time.perf_counter() - t0, {}, "failed",
-                                          f"{f.path.name}: page {n}: tesseract failed: {exc}"))
-        return out
 
     def close(self) -> None:
         pass
