@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from clients.errors import PagerouterClientError  # noqa: E402
 from clients.grpc_client import AsyncPagerouterGrpcClient  # noqa: E402
 from load_tests.inputs import LoadInput, Picker, default_mix, parse_weights  # noqa: E402
-from load_tests.profiles import KINDS, Profile, check_target  # noqa: E402
+from load_tests.profiles import Profile, add_profile_args, check_target  # noqa: E402
 from load_tests.records import RecordWriter  # noqa: E402
 
 
@@ -110,15 +110,7 @@ async def run(profile: Profile, target: str, mix: list[LoadInput], records: Reco
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--target", default="127.0.0.1:9000", help="gRPC host:port")
-    ap.add_argument("--profile", choices=KINDS, default="steady")
-    ap.add_argument("--users", type=int, default=4, help="concurrent calls (at the burst: the burst's)")
-    ap.add_argument("--base-users", type=int, default=1, help="burst profile: users outside the burst")
-    ap.add_argument("--burst-at", type=float, default=10.0, help="burst profile: seconds before the burst")
-    ap.add_argument("--burst-for", type=float, default=10.0, help="burst profile: seconds the burst lasts")
-    ap.add_argument("--duration", type=float, default=30.0, help="seconds")
-    ap.add_argument("--requests", type=int, default=500, help="at most this many calls")
-    ap.add_argument("--stream-share", type=float, default=0.5, help="share of documents sent as StreamDocument")
-    ap.add_argument("--weights", help="input weights, e.g. scanned_page=4,bad_page=0")
+    add_profile_args(ap)
     ap.add_argument("--sample", type=Path, help="add this PDF to the mix as a whole-document input")
     ap.add_argument("--records", type=Path, help="append one JSON line per call here")
     ap.add_argument("--timeout", type=float, default=300.0, help="per-call deadline, seconds")

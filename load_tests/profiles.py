@@ -71,6 +71,19 @@ class Profile:
         return Profile(**json.loads(raw)).bounded()
 
 
+def add_profile_args(ap) -> None:
+    """The options every generator and the runner share: the profile, its users and bounds, the mix."""
+    ap.add_argument("--profile", choices=KINDS, default="steady")
+    ap.add_argument("--users", type=int, default=4, help="concurrent users (burst: during the burst)")
+    ap.add_argument("--base-users", type=int, default=1, help="burst: users before and after the burst")
+    ap.add_argument("--burst-at", type=float, default=10.0, help="burst: seconds before it starts")
+    ap.add_argument("--burst-for", type=float, default=10.0, help="burst: seconds it lasts")
+    ap.add_argument("--duration", type=float, default=30.0, help="seconds of load")
+    ap.add_argument("--requests", type=int, default=500, help="at most this many requests per client")
+    ap.add_argument("--weights", help="input weights, e.g. scanned_page=4,bad_page=0 (load_tests/inputs.py)")
+    ap.add_argument("--stream-share", type=float, default=0.5, help="gRPC: share of documents sent as StreamDocument")
+
+
 def is_loopback_host(host: str) -> bool:
     host = host.strip("[]")
     if host == "localhost":

@@ -39,7 +39,7 @@ sys.path.insert(0, str(REPO))
 
 import httpx  # noqa: E402
 
-from load_tests.profiles import KINDS, PROFILE_ENV, RECORDS_ENV, Profile, check_target  # noqa: E402
+from load_tests.profiles import PROFILE_ENV, RECORDS_ENV, Profile, add_profile_args, check_target  # noqa: E402
 from load_tests.records import read_records  # noqa: E402
 from load_tests.report import build_report, summarize, write_report  # noqa: E402
 from load_tests import server_view  # noqa: E402
@@ -291,16 +291,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--address", help="serve on this running Ray cluster (e.g. one from `ray start --head`); "
                                       "with --ray-temp-dir for replica memory, --metrics-url for batch sizes")
     ap.add_argument("--client", choices=["http", "grpc", "both"], default="http")
-    ap.add_argument("--profile", choices=KINDS, default="steady")
-    ap.add_argument("--users", type=int, default=4, help="concurrent users (burst: during the burst)")
-    ap.add_argument("--base-users", type=int, default=1, help="burst: users before and after the burst")
-    ap.add_argument("--burst-at", type=float, default=10.0, help="burst: seconds before it starts")
-    ap.add_argument("--burst-for", type=float, default=10.0, help="burst: seconds it lasts")
-    ap.add_argument("--duration", type=float, default=30.0, help="seconds of load")
-    ap.add_argument("--requests", type=int, default=500, help="at most this many requests per client")
+    add_profile_args(ap)
     ap.add_argument("--spawn-rate", type=float, default=50.0, help="Locust users started per second")
-    ap.add_argument("--weights", help="input weights, e.g. scanned_page=4,bad_page=0 (load_tests/inputs.py)")
-    ap.add_argument("--stream-share", type=float, default=0.5, help="gRPC: share of documents streamed")
     ap.add_argument("--timeout", type=float, default=120.0, help="per-request timeout; in-flight grace at the end")
     ap.add_argument("--sample-interval", type=float, default=2.0, help="seconds between server samples")
     ap.add_argument("--metrics-wait", type=float, default=6.0, help="seconds to wait for the last metrics push")
