@@ -57,6 +57,7 @@ class JobScheduler:
         self.tasks: dict[str, asyncio.Task] = {}
         self._wake = asyncio.Event()
         self._loop_task: asyncio.Task | None = None
+        self._stopping = False
 
     # ------------------------------------------------------------------ the scan loop
     def start(self) -> None:
@@ -68,19 +69,23 @@ class JobScheduler:
         self._wake.set()
 
     async def stop(self) -> None:
+        self._stopping = True
         for task in [self._loop_task, *self.tasks.values()]:
             if task is not None:
                 task.cancel()
         await asyncio.gather(*(t for t in [self._loop_task, *self.tasks.values()] if t), return_exceptions=True)
 
     async def _loop(self) -> None:
-        while True:
+        while not self._stopping:
             try:
                 await self.scan()
             except Exception as exc:  # noqa: BLE001 - a bad folder must not stop the scheduler
                 log.warning("jobs: scan of %s failed: %s", self.store.root, exc)
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for swallows a cancel that lands
+            # as the wake event is set (a finishing run sets it), and stop() then waited forever.
             try:
-                await asyncio.wait_for(self._wake.wait(), self.cfg.poll_s)
+                async with asyncio.timeout(self.cfg.poll_s):
+                    await self._wake.wait()
             except TimeoutError:
                 pass
             self._wake.clear()
@@ -125,7 +130,7 @@ class JobScheduler:
         except LeaseLost:
             log.info("jobs: %s: lease lost (cancelled or taken over); stopped", job_id)
         except asyncio.CancelledError:
-            if self._loop_task is not None and self._loop_task.cancelled():
+            if self._stopping:  # (the loop task's cancelled() stays False until it has finished)
                 raise  # the replica is shutting down: the lease runs out, another replica resumes it
             me.uncancel()
             log.info("jobs: %s: stopped (cancelled)", job_id)
