@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import textwrap
+from collections.abc import Callable
 
 import numpy as np
 import pymupdf
@@ -222,3 +224,48 @@ def add_table_page(
     else:
         doc.insert_pdf(src)
     return [list(r) + [""] * (ncols - len(r)) for r in rows]
+
+
+# --- fonts whose Unicode map lies (the page shows one letter, the text layer says another) -------
+def _parse_tounicode(cmap: str) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for block in re.findall(r"beginbfchar(.*?)endbfchar", cmap, re.S):
+        for src, dst in re.findall(r"<([0-9a-fA-F]+)>\s*<([0-9a-fA-F]+)>", block):
+            v = int(dst, 16)  # PyMuPDF writes code points (`<1f431>`), others UTF-16BE
+            out[int(src, 16)] = chr(v) if v <= 0x10FFFF else bytes.fromhex(dst).decode("utf-16-be", errors="replace")
+    for block in re.findall(r"beginbfrange(.*?)endbfrange", cmap, re.S):
+        for a, b, dst in re.findall(r"<([0-9a-fA-F]+)>\s*<([0-9a-fA-F]+)>\s*<([0-9a-fA-F]+)>", block):
+            start = int(dst, 16)
+            for i, g in enumerate(range(int(a, 16), int(b, 16) + 1)):
+                out[g] = chr(start + i)
+    return out
+
+
+def _write_tounicode(mapping: dict[int, str]) -> bytes:
+    lines = [
+        "/CIDInit /ProcSet findresource begin 12 dict begin begincmap",
+        "/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def",
+        "/CMapName /Adobe-Identity-UCS def /CMapType 2 def",
+        "1 begincodespacerange <0000> <FFFF> endcodespacerange",
+    ]
+    items = sorted(mapping.items())
+    for i in range(0, len(items), 100):
+        chunk = items[i : i + 100]
+        lines.append(f"{len(chunk)} beginbfchar")
+        for g, u in chunk:
+            lines.append(f"<{g:04x}> <{u.encode('utf-16-be').hex()}>")
+        lines.append("endbfchar")
+    lines += ["endcmap", "CMapName currentdict /CMap defineresource pop", "end", "end"]
+    return "\n".join(lines).encode()
+
+
+def remap_tounicode(doc: pymupdf.Document, change: Callable[[str], str]) -> None:
+    """Rewrite every ToUnicode map in `doc`: each glyph's character `u` becomes `change(u)`, the
+    way a broken producer leaves a font (the glyphs drawn stay right)."""
+    for xref in range(1, doc.xref_length()):
+        kind, val = doc.xref_get_key(xref, "ToUnicode")
+        if kind != "xref":
+            continue
+        tu = int(val.split()[0])
+        mapping = _parse_tounicode(doc.xref_stream(tu).decode("latin-1"))
+        doc.update_stream(tu, _write_tounicode({g: change(u) for g, u in mapping.items()}))

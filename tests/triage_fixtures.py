@@ -8,7 +8,6 @@ producers leave them).
 from __future__ import annotations
 
 import io
-import re
 
 import numpy as np
 import pymupdf
@@ -77,38 +76,6 @@ def shift_letters(text: str, k: int) -> str:
     return "".join(out)
 
 
-def _parse_tounicode(cmap: str) -> dict[int, str]:
-    out: dict[int, str] = {}
-    for block in re.findall(r"beginbfchar(.*?)endbfchar", cmap, re.S):
-        for src, dst in re.findall(r"<([0-9a-fA-F]+)>\s*<([0-9a-fA-F]+)>", block):
-            v = int(dst, 16)  # PyMuPDF writes code points (`<1f431>`), others UTF-16BE
-            out[int(src, 16)] = chr(v) if v <= 0x10FFFF else bytes.fromhex(dst).decode("utf-16-be", errors="replace")
-    for block in re.findall(r"beginbfrange(.*?)endbfrange", cmap, re.S):
-        for a, b, dst in re.findall(r"<([0-9a-fA-F]+)>\s*<([0-9a-fA-F]+)>\s*<([0-9a-fA-F]+)>", block):
-            start = int(dst, 16)
-            for i, g in enumerate(range(int(a, 16), int(b, 16) + 1)):
-                out[g] = chr(start + i)
-    return out
-
-
-def _write_tounicode(mapping: dict[int, str]) -> bytes:
-    lines = [
-        "/CIDInit /ProcSet findresource begin 12 dict begin begincmap",
-        "/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def",
-        "/CMapName /Adobe-Identity-UCS def /CMapType 2 def",
-        "1 begincodespacerange <0000> <FFFF> endcodespacerange",
-    ]
-    items = sorted(mapping.items())
-    for i in range(0, len(items), 100):
-        chunk = items[i : i + 100]
-        lines.append(f"{len(chunk)} beginbfchar")
-        for g, u in chunk:
-            lines.append(f"<{g:04x}> <{u.encode('utf-16-be').hex()}>")
-        lines.append("endbfchar")
-    lines += ["endcmap", "CMapName currentdict /CMap defineresource pop", "end", "end"]
-    return "\n".join(lines).encode()
-
-
 def broken_map_pdf(lines: list[str], how: str) -> bytes:
     """A DejaVu (Type0, Identity-H) page whose ToUnicode map is broken.
 
@@ -116,19 +83,14 @@ def broken_map_pdf(lines: list[str], how: str) -> bytes:
     shifted letters); "pua": letters map to private-use code points; "fffd": letters map to
     U+FFFD."""
     doc = pymupdf.open("pdf", lines_pdf(lines, "dejavu", synth.DEJAVU))
-    for xref in range(1, doc.xref_length()):
-        kind, val = doc.xref_get_key(xref, "ToUnicode")
-        if kind != "xref":
-            continue
-        if how == "strip":
-            doc.xref_set_key(xref, "ToUnicode", "null")
-            continue
-        tu = int(val.split()[0])
-        mapping = _parse_tounicode(doc.xref_stream(tu).decode("latin-1"))
-        for g, u in list(mapping.items()):
-            if u.isalpha():
-                mapping[g] = chr(0xE000 + (ord(u) % 0x1000)) if how == "pua" else "\ufffd"
-        doc.update_stream(tu, _write_tounicode(mapping))
+    if how == "strip":
+        for xref in range(1, doc.xref_length()):
+            if doc.xref_get_key(xref, "ToUnicode")[0] == "xref":
+                doc.xref_set_key(xref, "ToUnicode", "null")
+    else:
+        synth.remap_tounicode(
+            doc, lambda u: (chr(0xE000 + (ord(u) % 0x1000)) if how == "pua" else "\ufffd") if u.isalpha() else u
+        )
     return _bytes(doc)
 
 

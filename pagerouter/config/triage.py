@@ -86,6 +86,23 @@ class TriageConfig(StrictModel):
     min_plausible_word_share: float = Field(
         default=0.7, ge=0, le=1, description="Least share of letter words that must look like words of their script."
     )
+    near_zero_plausible_word_share: float = Field(
+        default=0.1, ge=0, le=1,
+        description="A plausible-word share at most this fails the layer even below min_words_for_word_check "
+        "(from min_words_for_near_zero words on): a short page of nothing but garbage words is garbage.",
+    )
+    min_words_for_near_zero: int = Field(
+        default=3, ge=1, description="Fewest letter words for near_zero_plausible_word_share to be judged."
+    )
+    max_mixed_script_word_share: float = Field(
+        default=0.02, ge=0, le=1,
+        description="Most share of words that mix a non-Latin script's letters with letters of another script "
+        "(a Latin-extended `ǉ` inside Cyrillic, Greek, Arabic or Hebrew words: a font whose map turns one letter "
+        "into another script's). Real text keeps one script per word.",
+    )
+    min_mixed_script_words: int = Field(
+        default=3, ge=1, description="...and at least this many such words fail the layer."
+    )
     max_consonant_run: int = Field(
         default=6, ge=2, description="A Latin/Cyrillic word with a longer run of consonants is implausible."
     )
@@ -185,7 +202,15 @@ class TriageConfig(StrictModel):
         "recogniser's reading (spaces ignored) is at most this.",
     )
     hidden_layer_min_agreeing_share: float = Field(
-        default=0.8, ge=0, le=1, description="Least share of the sampled lines that must agree to keep the layer."
+        default=1.0, ge=0, le=1,
+        description="Least share of the sampled lines that must agree to keep the layer. 1.0: one sampled line that "
+        "disagrees is evidence that the layer is wrong somewhere, not noise (a wrong amount is a wrong document).",
+    )
+    hidden_layer_digit_lines: int = Field(
+        default=16, ge=0,
+        description="Besides the lines spread over the page, up to this many hidden lines holding digits are "
+        "sampled too (spread evenly among them): a digit the layer got wrong changes an amount, a date or a part "
+        "number, and every sampled digit must match exactly.",
     )
     hidden_layer_max_cer: float = Field(
         default=0.1,

@@ -78,6 +78,19 @@ def _quality_failures(q: TextQuality, unmapped_share: float, cfg: TriageConfig) 
             f"only {_pct(q.plausible_word_share)} of {q.words} words look like {q.script or 'any script'} words "
             f"(plausible_word_share < min_plausible_word_share={cfg.min_plausible_word_share}; e.g. {ex})"
         )
+    elif cfg.min_words_for_near_zero <= q.words and q.plausible_word_share <= cfg.near_zero_plausible_word_share:
+        ex = ", ".join(repr(w) for w in q.implausible_examples[:3])
+        out.append(
+            f"only {_pct(q.plausible_word_share)} of {q.words} words look like {q.script or 'any script'} words "
+            f"(<= near_zero_plausible_word_share={cfg.near_zero_plausible_word_share}; e.g. {ex})"
+        )
+    if q.mixed_script_words >= cfg.min_mixed_script_words and q.mixed_script_share > cfg.max_mixed_script_word_share:
+        ex = ", ".join(repr(w) for w in q.mixed_examples[:3])
+        out.append(
+            f"{q.mixed_script_words} of {q.words} words ({_pct(q.mixed_script_share)}) mix letters of two scripts "
+            f"(> max_mixed_script_word_share={cfg.max_mixed_script_word_share}; e.g. {ex}): a font whose map turns "
+            "one letter into another script's"
+        )
     if q.entropy_letters >= cfg.min_letters_for_frequency_check and q.cross_entropy > cfg.max_letter_cross_entropy:
         out.append(
             f"letter frequencies are untypical of any language: {q.cross_entropy:.2f} bits/letter over "
@@ -220,7 +233,11 @@ def triage_page(
     if enough_text:
         failures = _quality_failures(q, unmapped_share, cfg)
         if failures:
-            return decide("ocr", [f"the text layer is not trustworthy: {f}" for f in failures])
+            # a layer whose words mix two scripts still says which script the page is written in (the
+            # reader picks its engine by it); a shifted map's letters say nothing about that
+            mixed_only = all("mix letters of two scripts" in f for f in failures)
+            return decide("ocr", [f"the text layer is not trustworthy: {f}" for f in failures],
+                          q.script if mixed_only else None)
 
     # 4. visible text painted over by a later image
     if enough_text and pics:

@@ -123,14 +123,27 @@ def hidden_lines(textdict: dict) -> list[HiddenLine]:
     return out
 
 
-def pick_sample(lines: list[HiddenLine], n: int, min_chars: int, min_height: float) -> list[HiddenLine]:
-    """Up to `n` sampleable lines spread evenly from the top of the page to the bottom."""
+def _spread(items: list, n: int) -> list:
+    """Up to `n` of `items`, evenly spread from first to last."""
+    if len(items) <= n:
+        return list(items)
+    if n <= 0:
+        return []
+    idx = sorted({round(i * (len(items) - 1) / (n - 1)) for i in range(n)}) if n > 1 else [len(items) // 2]
+    return [items[i] for i in idx]
+
+
+def pick_sample(lines: list[HiddenLine], n: int, min_chars: int, min_height: float, digit_lines: int = 0) -> list[HiddenLine]:
+    """Up to `n` sampleable lines spread evenly from the top of the page to the bottom, plus up to
+    `digit_lines` more among the lines that hold digits (amounts, dates, part numbers: where a
+    wrong character changes what the document says), in page order."""
     ok = [ln for ln in lines if len(_norm(ln.text)) >= min_chars and ln.height >= min_height]
     ok.sort(key=lambda ln: (ln.bbox[1], ln.bbox[0]))
-    if len(ok) <= n:
-        return ok
-    idx = sorted({round(i * (len(ok) - 1) / (n - 1)) for i in range(n)}) if n > 1 else [len(ok) // 2]
-    return [ok[i] for i in idx]
+    chosen = _spread(ok, n)
+    picked = {id(ln) for ln in chosen}
+    with_digits = [ln for ln in ok if id(ln) not in picked and _digits(ln.text)]
+    chosen += _spread(with_digits, digit_lines)
+    return sorted(chosen, key=lambda ln: (ln.bbox[1], ln.bbox[0]))
 
 
 class _Recogniser:
@@ -222,7 +235,7 @@ def prove_hidden_layer(
         return Proof(False, script=script, reason=f"the hidden layer is in {script} script, which the small reader's "
                      f"recogniser does not read (ocr.scripts.table.{script}.rapidocr: false), so agreement cannot be proven")
     sample = pick_sample(hidden_lines(textdict), cfg.hidden_layer_sample_lines, cfg.hidden_layer_min_line_chars,
-                         cfg.hidden_layer_min_line_height_pt)
+                         cfg.hidden_layer_min_line_height_pt, cfg.hidden_layer_digit_lines)
     if len(sample) < cfg.hidden_layer_min_sample_lines:
         return Proof(False, script=script, reason=f"only {len(sample)} hidden line(s) of at least "
                      f"hidden_layer_min_line_chars={cfg.hidden_layer_min_line_chars} characters to sample (< "
@@ -257,7 +270,8 @@ def prove_hidden_layer(
     p.agreeing = sum(s.cer <= cfg.hidden_layer_max_line_cer and _digits(s.layer) == _digits(s.read) for s in lines)
     need = max(cfg.hidden_layer_min_sample_lines, int(np.ceil(cfg.hidden_layer_min_agreeing_share * len(lines))))
     p.agreed = p.agreeing >= need and p.cer <= cfg.hidden_layer_max_cer
-    worst = max(lines, key=lambda s: s.cer) if lines else None
+    # the worst line: a digit mismatch first (it is what makes the layer untrustworthy), then CER
+    worst = max(lines, key=lambda s: (_digits(s.layer) != _digits(s.read), s.cer)) if lines else None
     example = (f"; worst: layer {worst.layer[:40]!r} vs read {worst.read[:40]!r} (CER {worst.cer:.2f})"
                if worst is not None and (not p.agreed or worst.cer > 0) else "")
     p.reason = (

@@ -64,6 +64,8 @@ class TextQuality:
     script: str | None = None
     scripts: dict[str, int] = field(default_factory=dict)
     implausible_examples: list[str] = field(default_factory=list)
+    mixed_script_words: int = 0  # words mixing a non-Latin script's letters with another script's
+    mixed_examples: list[str] = field(default_factory=list)
     # per character script with enough letters: its letters under the script's character model
     # (`modeled=False` for scripts without one)
     char_scores: dict[str, CharScore] = field(default_factory=dict)
@@ -75,6 +77,10 @@ class TextQuality:
     @property
     def plausible_word_share(self) -> float:
         return self.plausible_words / self.words if self.words else 1.0
+
+    @property
+    def mixed_script_share(self) -> float:
+        return self.mixed_script_words / self.words if self.words else 0.0
 
     @property
     def mojibake_share(self) -> float:
@@ -187,6 +193,25 @@ def measure_text(
         q.words += 1
         if verdict:
             q.plausible_words += 1
-        elif len(q.implausible_examples) < 5:
+            continue
+        if len(q.implausible_examples) < 5:
             q.implausible_examples.append(tok)
+        if _mixes_scripts(tok):
+            q.mixed_script_words += 1
+            if len(q.mixed_examples) < 3:
+                q.mixed_examples.append(tok)
     return q
+
+
+def _mixes_scripts(tok: str) -> bool:
+    """A word whose letters come from a non-Latin script and another one: `поljитика`, an Arabic
+    word with a Latin `Ǆ` inside. CJK scripts mix with each other and with plain Latin (`使用PDF`),
+    but not with Latin-extended letters (`ǅ` in a Han word). Latin words with one Cyrillic
+    homoglyph are left to the plausible-word share."""
+    scripts = {script_of(c) for c in tok if _LETTER.match(c)} - {None}
+    if len(scripts) < 2:
+        return False
+    other = scripts - CJK_SCRIPTS - {"Latin"}
+    if other:
+        return True
+    return "Latin" in scripts and any("\u0100" <= c <= "\u024f" or "\u1e00" <= c <= "\u1eff" for c in tok)
