@@ -64,6 +64,14 @@ class Decision(_Model):
     reasons: list[str] = Field(default_factory=list, description="Why, in words.")
 
 
+class HiddenText(_Model):
+    """Text in the page's text layer that the page does not show, left out of the output."""
+
+    bbox: tuple[float, float, float, float] = Field(description="Where it sits (displayed page points, top-left origin).")
+    text: str = Field(description="What the layer says there.")
+    reason: str = Field(description="Why it is not visible (covered by a later shape, the colour of what is under it...).")
+
+
 class TriageDecision(Decision):
     """Triage's verdict on one page."""
 
@@ -80,6 +88,11 @@ class TriageDecision(Decision):
         description="The text layer to read is a hidden (render mode 3) OCR layer over a scan, proven to match the "
         "picture on a sample of its lines; the text-layer reader takes its invisible text.",
     )
+    hidden_text: list[HiddenText] = Field(
+        default_factory=list,
+        description="Text-layer spans the page does not show (white on white, under a box, the colour of what is under "
+        "them): never output as content; listed here with the reason so nothing disappears unsaid.",
+    )
 
 
 class CheckResult(_Model):
@@ -90,6 +103,11 @@ class CheckResult(_Model):
     score: float = Field(default=0.0, description="The measured value the check compared.")
     threshold: float | None = Field(default=None, description="The configured threshold it was compared with.")
     reason: str = Field(default="", description="What was seen, in words.")
+    regions: list[tuple[float, float, float, float]] = Field(
+        default_factory=list,
+        description="Where on the page the check saw the problem (displayed page points), e.g. text-like ink that no "
+        "output block accounts for.",
+    )
 
 
 class Block(_Model):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+import numpy as np
 import pymupdf
 
 MUPDF_LOCK = threading.RLock()
@@ -57,16 +58,18 @@ def words_in(page: pymupdf.Page, clip: tuple[float, float, float, float]) -> lis
     if cached is None or cached[0] is not page:
         return page.get_text("words", clip=clip)
     if not cached[2]:
-        cached[2].extend(cached[1].extractWORDS())
+        words = cached[1].extractWORDS()
+        # the word list, then its boxes as an array: callers ask for many clips on one page
+        cached[2].extend([words, np.array([w[:4] for w in words], dtype=np.float64).reshape(-1, 4)])
+    words, b = cached[2]
+    if not words:
+        return []
     x0, y0, x1, y1 = clip
-    out = []
-    for w in cached[2]:
-        area = (w[2] - w[0]) * (w[3] - w[1])
-        ix = min(w[2], x1) - max(w[0], x0)
-        iy = min(w[3], y1) - max(w[1], y0)
-        if ix > 0 and iy > 0 and ix * iy >= 0.5 * area:
-            out.append(w)
-    return out
+    ix = np.minimum(b[:, 2], x1) - np.maximum(b[:, 0], x0)
+    iy = np.minimum(b[:, 3], y1) - np.maximum(b[:, 1], y0)
+    area = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+    hit = (ix > 0) & (iy > 0) & (ix * iy >= 0.5 * area)
+    return [words[i] for i in np.flatnonzero(hit)]
 
 
 _LAST_IMAGES: tuple[pymupdf.Page, list] | None = None

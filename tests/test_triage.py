@@ -126,6 +126,12 @@ def test_shifted_alphabet_goes_to_ocr(k):
 def test_white_text_on_blank_page_is_not_read():
     d = triage(fx.white_text_pdf())
     assert d.route in ("blank", "ocr")
+    # the visibility check sees every span changes nothing on the render: all listed, none read
+    assert " ".join(h.text for h in d.hidden_text).split() == (fx.EN + " " + fx.EN).split()
+    assert all("the colour of the paper" in h.reason for h in d.hidden_text)
+    # without it, the ink check still refuses the layer
+    d = triage(fx.white_text_pdf(), CFG.model_copy(update={"check_visibility": False}))
+    assert d.route in ("blank", "ocr")
     assert "max_inkless_text_share" in reasons(d)
     assert d.scores["inkless_text_share"] > 0.9
 
@@ -246,7 +252,12 @@ def test_scan_with_invisible_wrong_layer_goes_to_ocr():
 
 
 def test_scan_with_text_painted_under_the_image_goes_to_ocr():
-    d = triage(fx.text_under_scan_pdf(SCAN_LINES, [fx.EN[:90], fx.EN[90:180], fx.EN[180:270]]))
+    pdf = fx.text_under_scan_pdf(SCAN_LINES, [fx.EN[:90], fx.EN[90:180], fx.EN[180:270]])
+    d = triage(pdf)
+    assert d.route == "ocr", reasons(d)
+    assert [h.text for h in d.hidden_text] == [fx.EN[:90], fx.EN[90:180], fx.EN[180:270]]
+    # the paint-order check alone (visibility off) reaches the same route
+    d = triage(pdf, CFG.model_copy(update={"check_visibility": False}))
     assert d.route == "ocr", reasons(d)
     assert "max_text_under_image_share" in reasons(d)
 

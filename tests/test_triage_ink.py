@@ -62,6 +62,10 @@ def test_watermark_over_text_keeps_the_text_layer(how, converter):
 def test_opaque_image_over_text_still_hides_it():
     d = triage(fx.watermark_pdf("opaque"))
     assert d.route == "ocr", d.reasons
+    assert len(d.hidden_text) == len(fx.WATERMARK_BODY)  # every line under the picture, none read
+    page = pymupdf.open("pdf", fx.watermark_pdf("opaque"))[0]
+    d = triage_page(page, extract_textdict(page), CFG.triage.model_copy(update={"check_visibility": False}))
+    assert d.route == "ocr", d.reasons
     assert "painted over by an image" in " ".join(d.reasons)
 
 

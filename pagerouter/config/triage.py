@@ -167,6 +167,22 @@ class TriageConfig(StrictModel):
         description="Largest share of text-layer characters that may be invisible (render mode 3) before the page "
         "is treated as a scan with a hidden OCR layer (which may lie) and OCR'd.",
     )
+    check_visibility: bool = Field(
+        default=True,
+        description="Check that each text-layer span is visible on the page (triage/visibility.py): spans under a "
+        "later opaque shape, in the colour of what is under them, or over a picture are rendered with and without "
+        "their glyphs; spans that change nothing are hidden text, never output, and listed in `hidden_text`.",
+    )
+    visibility_min_contrast: int = Field(
+        default=40, ge=0, le=255,
+        description="A span whose colour is within this (0-255, any RGB channel) of the shape or paper under it is "
+        "checked on the render.",
+    )
+    visibility_min_shown_share: float = Field(
+        default=0.3, ge=0, le=1,
+        description="A span is visible when at least this share of its glyph pixels change the rendered page; a span "
+        "partly below it is cut at word boundaries.",
+    )
     hidden_layer_proof: bool = Field(
         default=True,
         description="Try to prove a hidden (render mode 3) OCR layer over a scan: a few of its lines, spread over "
@@ -208,9 +224,9 @@ class TriageConfig(StrictModel):
     )
     hidden_layer_digit_lines: int = Field(
         default=16, ge=0,
-        description="Besides the lines spread over the page, up to this many hidden lines holding digits are "
-        "sampled too (spread evenly among them): a digit the layer got wrong changes an amount, a date or a part "
-        "number, and every sampled digit must match exactly.",
+        description="Once the lines spread over the page agree, the words holding digits on up to this many more "
+        "hidden lines (spread evenly among the lines with digits) are read too, each word a short crop: a digit the "
+        "layer got wrong changes an amount, a date or a part number, and every sampled digit must match exactly.",
     )
     hidden_layer_max_cer: float = Field(
         default=0.1,

@@ -49,10 +49,11 @@ import pymupdf
 from ..config.ocr import OcrConfig
 from ..config.triage import TriageConfig
 from ..geometry import BBox
-from ..model import TriageDecision
+from ..model import HiddenText, TriageDecision
 from . import ink as inkmod
-from .layer import Picture, pictures, read_layer, text_under_images_share, union_share, unmapped_font_share
+from .layer import Picture, pictures, read_layer, text_under_images_share, to_display, union_share, unmapped_font_share
 from .layer_proof import prove_hidden_layer
+from .visibility import hidden_text
 from .words import TextQuality, measure_text
 
 
@@ -137,7 +138,7 @@ def _hidden_layer(
     where = f" over images covering {_pct(img_cov)} of the page" if img_cov else ""
     head = (
         f"{_pct(lay.invisible_share)} of the {lay.total_chars} text-layer characters are invisible "
-        f"(render mode 3){where} (invisible_text_share > max_invisible_text_share={cfg.max_invisible_text_share}): "
+        f"(render mode 3, or not visible on the page){where} (invisible_text_share > max_invisible_text_share={cfg.max_invisible_text_share}): "
         "a hidden OCR layer"
     )
 
@@ -189,10 +190,39 @@ def triage_page(
     `textdict` is `pagerouter.pagetext.extract_textdict(page)`, computed once by the caller.
     `ocr` (the OCR config; defaults when None) says whether OCR is enabled and which scripts the
     small reader's recogniser reads, for proving a hidden OCR layer (step 2).
+
+    Step 1 starts by asking which spans the page actually shows (`visibility.hidden_text`): the
+    ones it does not are marked invisible in `textdict` for every later stage, and listed in the
+    decision's `hidden_text`.
     """
+    pics, img_cov = pictures(page, cfg.min_image_area_share, cfg.min_image_side_pt)
+    hidden: list = []
+    if cfg.check_visibility:
+        unrotate = page.derotation_matrix if page.rotation else None
+        boxes = [tuple(pymupdf.Rect(p.bbox) * unrotate) if unrotate else p.bbox for p in pics]
+        try:
+            hidden = hidden_text(page, textdict, boxes, min_contrast=cfg.visibility_min_contrast,
+                                 min_shown_share=cfg.visibility_min_shown_share)
+        except Exception as exc:  # noqa: BLE001 - a page MuPDF cannot render for the check is judged as before
+            unchecked = f"the visibility of its text could not be checked ({type(exc).__name__}: {exc})"[:200]
+        else:
+            unchecked = ""
+    d = _route(page, textdict, cfg, ocr, pics, img_cov, sum(h.chars for h in hidden))
+    if cfg.check_visibility and unchecked:
+        d.reasons.append(unchecked)
+    if hidden:
+        n = sum(h.chars for h in hidden)
+        d.scores["hidden_text_chars"] = float(n)
+        d.hidden_text = [HiddenText(bbox=to_display(page, h.bbox), text=h.text, reason=h.why) for h in hidden]
+        d.reasons.append(f"{n} characters of the text layer in {len(hidden)} span(s) are not visible on the page and "
+                         f"are left out (first: {hidden[0].text[:40]!r}, {hidden[0].why})")
+    return d
+
+
+def _route(page: pymupdf.Page, textdict: dict, cfg: TriageConfig, ocr: OcrConfig | None, pics: list[Picture],
+           img_cov: float, hidden_chars: int) -> TriageDecision:
     scores: dict[str, float] = {}
     lay = read_layer(page, textdict, cfg.light_text_level)
-    pics, img_cov = pictures(page, cfg.min_image_area_share, cfg.min_image_side_pt)
     scores.update(
         visible_chars=float(lay.visible_chars),
         invisible_chars=float(lay.invisible_chars),
@@ -204,8 +234,12 @@ def triage_page(
     def decide(route: str, reasons: list[str], script: str | None = None, regions=None) -> TriageDecision:
         return TriageDecision(route=route, scores=scores, reasons=reasons, script=script, ocr_regions=regions or [])
 
-    # 2. a hidden (render mode 3) layer over what is most likely a scan
-    if lay.invisible_chars >= cfg.min_chars_for_text_layer and lay.invisible_share > cfg.max_invisible_text_share:
+    # 2. a hidden layer over what is most likely a scan: render mode 3, or text the page does not
+    # show over a picture (text in the paper's colour over a scan). Unshown text over bare paper
+    # is no OCR layer of anything: the page is judged by what it shows (steps 3-7).
+    over_scan = lay.invisible_chars - hidden_chars >= cfg.min_chars_for_text_layer or bool(pics)
+    if lay.invisible_chars >= cfg.min_chars_for_text_layer and lay.invisible_share > cfg.max_invisible_text_share \
+            and over_scan:
         return _hidden_layer(page, textdict, lay, img_cov, cfg, ocr, scores)
 
     # 3. quality of the visible text

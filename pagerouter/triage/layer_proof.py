@@ -39,6 +39,7 @@ from .layer import to_display
 # a little off); the recogniser wants some paper around the letters, but not the next line.
 _PAD_Y = 0.2
 _PAD_X = 0.6
+_PAD_X_WORD = 0.25  # a digit word's crop: less paper beside it, so less of its neighbours
 _MAX_DIR_Y = 0.08  # a line whose direction leaves the horizontal by more (sin) is not sampled
 _FOLD = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201c": '"', "\u201d": '"', "\u201e": '"',
                        "\u2013": "-", "\u2014": "-", "\u2212": "-", "\u00ad": None})
@@ -48,6 +49,7 @@ _FOLD = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201c": '"
 class HiddenLine:
     bbox: BBox  # unrotated page space (as in the text dict)
     text: str
+    word: bool = False  # one word holding digits (`digit_words`), not a whole line
 
     @property
     def height(self) -> float:
@@ -60,6 +62,7 @@ class SampledLine:
     read: str
     cer: float
     confidence: float
+    word: bool = False  # a digit word's crop: it agrees when the read holds the word as it is
 
 
 @dataclass
@@ -133,17 +136,29 @@ def _spread(items: list, n: int) -> list:
     return [items[i] for i in idx]
 
 
-def pick_sample(lines: list[HiddenLine], n: int, min_chars: int, min_height: float, digit_lines: int = 0) -> list[HiddenLine]:
-    """Up to `n` sampleable lines spread evenly from the top of the page to the bottom, plus up to
-    `digit_lines` more among the lines that hold digits (amounts, dates, part numbers: where a
-    wrong character changes what the document says), in page order."""
+def pick_sample(lines: list[HiddenLine], n: int, min_chars: int, min_height: float) -> list[HiddenLine]:
+    """Up to `n` sampleable lines spread evenly from the top of the page to the bottom."""
     ok = [ln for ln in lines if len(_norm(ln.text)) >= min_chars and ln.height >= min_height]
     ok.sort(key=lambda ln: (ln.bbox[1], ln.bbox[0]))
-    chosen = _spread(ok, n)
-    picked = {id(ln) for ln in chosen}
-    with_digits = [ln for ln in ok if id(ln) not in picked and _digits(ln.text)]
-    chosen += _spread(with_digits, digit_lines)
-    return sorted(chosen, key=lambda ln: (ln.bbox[1], ln.bbox[0]))
+    return _spread(ok, n)
+
+
+def digit_words(page: pymupdf.Page, lines: list[HiddenLine], skip: list[HiddenLine], n: int,
+                min_height: float) -> list[HiddenLine]:
+    """The words holding digits (amounts, dates, part numbers: where one wrong character changes
+    what the document says) on up to `n` more lines, spread over the lines that hold digits; each
+    word is its own crop, so checking the numbers of a page costs a few short reads."""
+    from ..pagetext import words_in
+
+    skipped = {id(ln) for ln in skip}
+    with_digits = [ln for ln in lines if id(ln) not in skipped and _digits(ln.text) and ln.height >= min_height]
+    with_digits.sort(key=lambda ln: (ln.bbox[1], ln.bbox[0]))
+    out: list[HiddenLine] = []
+    for ln in _spread(with_digits, n):
+        for w in words_in(page, ln.bbox):
+            if _digits(w[4]):
+                out.append(HiddenLine(tuple(w[:4]), w[4], word=True))
+    return out
 
 
 class _Recogniser:
@@ -205,10 +220,19 @@ def recogniser(ocr: OcrConfig) -> _Recogniser:
     return _REC
 
 
+def _agrees(s: SampledLine, cfg: TriageConfig) -> bool:
+    """A sampled line agrees at a small CER with exactly the same digits; a digit word's crop
+    (which may catch a letter of its neighbours) when the read holds the word unchanged."""
+    if s.word:
+        return _norm(s.layer) in _norm(s.read)
+    return s.cer <= cfg.hidden_layer_max_line_cer and _digits(s.layer) == _digits(s.read)
+
+
 def _crop(page: pymupdf.Page, line: HiddenLine, height_px: int) -> np.ndarray | None:
     x0, y0, x1, y1 = line.bbox
     h = y1 - y0
-    box = (x0 - _PAD_X * h, y0 - _PAD_Y * h, x1 + _PAD_X * h, y1 + _PAD_Y * h)
+    px = _PAD_X_WORD if line.word else _PAD_X
+    box = (x0 - px * h, y0 - _PAD_Y * h, x1 + px * h, y1 + _PAD_Y * h)
     clip = pymupdf.Rect(to_display(page, box)) & page.rect
     if clip.is_empty:
         return None
@@ -234,8 +258,9 @@ def prove_hidden_layer(
     if not opts.rapidocr:
         return Proof(False, script=script, reason=f"the hidden layer is in {script} script, which the small reader's "
                      f"recogniser does not read (ocr.scripts.table.{script}.rapidocr: false), so agreement cannot be proven")
-    sample = pick_sample(hidden_lines(textdict), cfg.hidden_layer_sample_lines, cfg.hidden_layer_min_line_chars,
-                         cfg.hidden_layer_min_line_height_pt, cfg.hidden_layer_digit_lines)
+    every = hidden_lines(textdict)
+    sample = pick_sample(every, cfg.hidden_layer_sample_lines, cfg.hidden_layer_min_line_chars,
+                         cfg.hidden_layer_min_line_height_pt)
     if len(sample) < cfg.hidden_layer_min_sample_lines:
         return Proof(False, script=script, reason=f"only {len(sample)} hidden line(s) of at least "
                      f"hidden_layer_min_line_chars={cfg.hidden_layer_min_line_chars} characters to sample (< "
@@ -245,37 +270,48 @@ def prove_hidden_layer(
         rec = recogniser(ocr)
     except Exception as exc:  # noqa: BLE001 - no recogniser: the conservative route, said why
         return Proof(False, script=script, reason=f"the recogniser for the proof could not be loaded ({exc})")
-    crops, kept = [], []
-    try:
-        for ln in sample:
-            c = _crop(page, ln, rec.height)
-            if c is not None:
-                crops.append(c)
-                kept.append(ln)
-        reads = rec.read(crops, tuple(opts.rapidocr_allowed or ())) if crops else []
-    except Exception as exc:  # noqa: BLE001 - a proof that breaks proves nothing: the page is OCR'd
-        return Proof(False, script=script, reason=f"reading the sample failed ({type(exc).__name__}: {exc})"[:300])
+    # the lines spread over the page first; the numbers of other lines only if all of those agree
+    # (a layer that already disagrees is OCR'd: reading more of it would prove nothing)
+    phases = [sample, None]
     lines: list[SampledLine] = []
     edits = chars = 0.0
-    for ln, (txt, conf) in zip(kept, reads):
-        ref, hyp = _norm(ln.text), _norm(txt)
-        cer = char_error_rate(ref, hyp)
-        lines.append(SampledLine(ln.text, txt, cer, conf))
-        edits += cer * len(ref)
-        chars += len(ref)
+    for phase in phases:
+        if lines and not all(_agrees(s, cfg) for s in lines):
+            break
+        if phase is None:
+            phase = digit_words(page, every, sample, cfg.hidden_layer_digit_lines, cfg.hidden_layer_min_line_height_pt)
+        try:
+            crops, kept = [], []
+            for ln in phase:
+                c = _crop(page, ln, rec.height)
+                if c is not None:
+                    crops.append(c)
+                    kept.append(ln)
+            reads = rec.read(crops, tuple(opts.rapidocr_allowed or ())) if crops else []
+        except Exception as exc:  # noqa: BLE001 - a proof that breaks proves nothing: the page is OCR'd
+            return Proof(False, script=script, reason=f"reading the sample failed ({type(exc).__name__}: {exc})"[:300])
+        for ln, (txt, conf) in zip(kept, reads):
+            ref, hyp = _norm(ln.text), _norm(txt)
+            cer = char_error_rate(ref, hyp)
+            lines.append(SampledLine(ln.text, txt, cer, conf, word=ln.word))
+            if not ln.word:  # the sample's CER is the lines' (a word crop's neighbours are no error)
+                edits += cer * len(ref)
+                chars += len(ref)
     p = Proof(True, script=script, lines=lines, seconds=time.perf_counter() - t0)
     p.cer = edits / chars if chars else 1.0
     # a wrong digit is a wrong amount, date or part number however small its share of the line:
     # a line agrees only when its digits are exactly the ones read
-    p.agreeing = sum(s.cer <= cfg.hidden_layer_max_line_cer and _digits(s.layer) == _digits(s.read) for s in lines)
+    p.agreeing = sum(_agrees(s, cfg) for s in lines)
     need = max(cfg.hidden_layer_min_sample_lines, int(np.ceil(cfg.hidden_layer_min_agreeing_share * len(lines))))
     p.agreed = p.agreeing >= need and p.cer <= cfg.hidden_layer_max_cer
     # the worst line: a digit mismatch first (it is what makes the layer untrustworthy), then CER
-    worst = max(lines, key=lambda s: (_digits(s.layer) != _digits(s.read), s.cer)) if lines else None
+    worst = max(lines, key=lambda s: (not _agrees(s, cfg), _digits(s.layer) != _digits(s.read), s.cer)) if lines else None
     example = (f"; worst: layer {worst.layer[:40]!r} vs read {worst.read[:40]!r} (CER {worst.cer:.2f})"
                if worst is not None and (not p.agreed or worst.cer > 0) else "")
+    words = sum(s.word for s in lines)
+    counted = f"{len(lines) - words} sampled lines and {words} digit words" if words else f"{len(lines)} sampled lines"
     p.reason = (
-        f"{p.agreeing} of {len(lines)} sampled lines agree, CER {p.cer:.2f} over {int(chars)} characters "
+        f"{p.agreeing} of {counted} agree, CER {p.cer:.2f} over {int(chars)} characters "
         f"between the layer and the small reader's recogniser on line crops (a line agrees at CER <= "
         f"hidden_layer_max_line_cer={cfg.hidden_layer_max_line_cer} with the same digits; {need} must agree and the CER be "
         f"<= hidden_layer_max_cer={cfg.hidden_layer_max_cer}){example}"

@@ -203,15 +203,27 @@ def measure_text(
     return q
 
 
+_LATIN_EXTENDED = re.compile("[\u0100-\u02af\u1e00-\u1eff]")
+"""Latin Extended-A/B, IPA extensions and Latin Extended Additional: letters a broken font map
+lands on (`ǉ`, `ƛ`, `ɲ`) far more often than any text uses them inside another script's word."""
+
+
 def _mixes_scripts(tok: str) -> bool:
-    """A word whose letters come from a non-Latin script and another one: `поljитика`, an Arabic
-    word with a Latin `Ǆ` inside. CJK scripts mix with each other and with plain Latin (`使用PDF`),
-    but not with Latin-extended letters (`ǅ` in a Han word). Latin words with one Cyrillic
-    homoglyph are left to the plausible-word share."""
-    scripts = {script_of(c) for c in tok if _LETTER.match(c)} - {None}
-    if len(scripts) < 2:
+    """A word of a non-Latin script with a letter of another script inside it: `поljитика`, an
+    Arabic word with a `Ǆ` in it, a Han word with a Latin-extended letter. Not mathematics
+    (`λx`, `TΣthe`: Greek letters beside Latin ones, at the word's edge or in a Latin word) and
+    not CJK words with plain Latin in them (`使用PDF`)."""
+    letters = [c for c in tok if _LETTER.match(c)]
+    scripts = [script_of(c) or ("Latin" if _LATIN_EXTENDED.match(c) else None) for c in letters]
+    kinds = set(scripts) - {None}
+    if len(kinds) < 2:
         return False
-    other = scripts - CJK_SCRIPTS - {"Latin"}
-    if other:
-        return True
-    return "Latin" in scripts and any("\u0100" <= c <= "\u024f" or "\u1e00" <= c <= "\u1eff" for c in tok)
+    if kinds <= CJK_SCRIPTS | {"Latin"}:
+        return any(_LATIN_EXTENDED.match(c) for c in letters)
+    main = max(kinds, key=scripts.count)
+    if main == "Latin":
+        return False  # Latin words with a foreign letter are left to the plausible-word share
+    # a letter of another script with the word's own script on both sides of it
+    inside = [i for i, sc in enumerate(scripts) if sc != main and sc is not None]
+    return any(main in scripts[:i] and main in scripts[i + 1:] for i in inside) or any(
+        _LATIN_EXTENDED.match(letters[i]) for i in inside)

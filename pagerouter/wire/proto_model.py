@@ -7,7 +7,7 @@ for JSON nulls. Doubles carry floats exactly, so a round trip gives an equal mod
 
 from __future__ import annotations
 
-from ..model import Block, CheckResult, Decision, Document, Page, TriageDecision
+from ..model import Block, CheckResult, Decision, Document, HiddenText, Page, TriageDecision
 
 from .protos import pagerouter_pb2 as pb
 
@@ -35,12 +35,15 @@ def triage_to_proto(d: TriageDecision) -> pb.TriageDecision:
         reasons=d.reasons,
         route=d.route,
         ocr_regions=[_bbox(r) for r in d.ocr_regions],
+        hidden_layer=d.hidden_layer,
+        hidden_text=[pb.HiddenText(bbox=_bbox(h.bbox), text=h.text, reason=h.reason) for h in d.hidden_text],
         **_kw_opt(script=d.script),
     )
 
 
 def check_to_proto(c: CheckResult) -> pb.CheckResult:
-    return pb.CheckResult(name=c.name, passed=c.passed, score=c.score, reason=c.reason, **_kw_opt(threshold=c.threshold))
+    return pb.CheckResult(name=c.name, passed=c.passed, score=c.score, reason=c.reason,
+                          regions=[_bbox(r) for r in c.regions], **_kw_opt(threshold=c.threshold))
 
 
 def block_to_proto(b: Block) -> pb.Block:
@@ -99,11 +102,14 @@ def triage_from_proto(m: pb.TriageDecision) -> TriageDecision:
         route=m.route,
         script=_opt(m, "script"),
         ocr_regions=[_tuple(r) for r in m.ocr_regions],
+        hidden_layer=m.hidden_layer,
+        hidden_text=[HiddenText(bbox=_tuple(h.bbox), text=h.text, reason=h.reason) for h in m.hidden_text],
     )
 
 
 def check_from_proto(m: pb.CheckResult) -> CheckResult:
-    return CheckResult(name=m.name, passed=m.passed, score=m.score, threshold=_opt(m, "threshold"), reason=m.reason)
+    return CheckResult(name=m.name, passed=m.passed, score=m.score, threshold=_opt(m, "threshold"), reason=m.reason,
+                       regions=[_tuple(r) for r in m.regions])
 
 
 def block_from_proto(m: pb.Block) -> Block:

@@ -95,7 +95,7 @@ class Row(_message.Message):
     def __init__(self, cells: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class TriageDecision(_message.Message):
-    __slots__ = ("scores", "reasons", "route", "script", "ocr_regions")
+    __slots__ = ("scores", "reasons", "route", "script", "ocr_regions", "hidden_layer", "hidden_text")
     class ScoresEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -108,26 +108,42 @@ class TriageDecision(_message.Message):
     ROUTE_FIELD_NUMBER: _ClassVar[int]
     SCRIPT_FIELD_NUMBER: _ClassVar[int]
     OCR_REGIONS_FIELD_NUMBER: _ClassVar[int]
+    HIDDEN_LAYER_FIELD_NUMBER: _ClassVar[int]
+    HIDDEN_TEXT_FIELD_NUMBER: _ClassVar[int]
     scores: _containers.ScalarMap[str, float]
     reasons: _containers.RepeatedScalarFieldContainer[str]
     route: str
     script: str
     ocr_regions: _containers.RepeatedCompositeFieldContainer[BBox]
-    def __init__(self, scores: _Optional[_Mapping[str, float]] = ..., reasons: _Optional[_Iterable[str]] = ..., route: _Optional[str] = ..., script: _Optional[str] = ..., ocr_regions: _Optional[_Iterable[_Union[BBox, _Mapping]]] = ...) -> None: ...
+    hidden_layer: bool
+    hidden_text: _containers.RepeatedCompositeFieldContainer[HiddenText]
+    def __init__(self, scores: _Optional[_Mapping[str, float]] = ..., reasons: _Optional[_Iterable[str]] = ..., route: _Optional[str] = ..., script: _Optional[str] = ..., ocr_regions: _Optional[_Iterable[_Union[BBox, _Mapping]]] = ..., hidden_layer: _Optional[bool] = ..., hidden_text: _Optional[_Iterable[_Union[HiddenText, _Mapping]]] = ...) -> None: ...
+
+class HiddenText(_message.Message):
+    __slots__ = ("bbox", "text", "reason")
+    BBOX_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    bbox: BBox
+    text: str
+    reason: str
+    def __init__(self, bbox: _Optional[_Union[BBox, _Mapping]] = ..., text: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class CheckResult(_message.Message):
-    __slots__ = ("name", "passed", "score", "threshold", "reason")
+    __slots__ = ("name", "passed", "score", "threshold", "reason", "regions")
     NAME_FIELD_NUMBER: _ClassVar[int]
     PASSED_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
     THRESHOLD_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    REGIONS_FIELD_NUMBER: _ClassVar[int]
     name: str
     passed: bool
     score: float
     threshold: float
     reason: str
-    def __init__(self, name: _Optional[str] = ..., passed: _Optional[bool] = ..., score: _Optional[float] = ..., threshold: _Optional[float] = ..., reason: _Optional[str] = ...) -> None: ...
+    regions: _containers.RepeatedCompositeFieldContainer[BBox]
+    def __init__(self, name: _Optional[str] = ..., passed: _Optional[bool] = ..., score: _Optional[float] = ..., threshold: _Optional[float] = ..., reason: _Optional[str] = ..., regions: _Optional[_Iterable[_Union[BBox, _Mapping]]] = ...) -> None: ...
 
 class Block(_message.Message):
     __slots__ = ("text", "role", "bbox", "page", "engine", "engine_version", "route", "confidence", "order", "level", "cells", "has_cells", "image", "witnesses", "furniture", "image_png_base64")

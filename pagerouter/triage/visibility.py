@@ -1,0 +1,282 @@
+"""Is each span of the text layer visible on the page?
+
+A text layer can hold text the page does not show: keyword spam in white on white paper, a
+line in the colour of the box it sits on, a sentence under a black box (a redaction drawn but
+never applied), a whiteout, text in the paper's colour laid over a scan that shows other words.
+Render mode 3 is only the honest way to hide text; these are the others. Such text must never
+come out as the page's content.
+
+Two steps, cheapest first:
+
+1. **Suspects, from the text dict alone** (no MuPDF call: the dict already carries the page's
+   filled vector shapes in paint order, `TEXT_COLLECT_VECTORS`): a span with a later opaque
+   filled shape over it, a span whose colour is close to the colour of the shape or paper under
+   it, a nearly transparent span, a span over a sizeable picture (what is under it is unknown).
+   A page with dark text on white paper and no boxes has no suspects and stops here.
+2. **Proof, from three renders of the suspects' area** (MuPDF, ~10 ms): the page as it is, the
+   page with the suspect glyphs culled (MuPDF's culling device), and the suspect glyphs alone in
+   black (their pixels). A span is visible when enough of its glyph pixels change the page; a
+   covered, same-coloured or fully clipped span changes nothing. Multiply-blended highlights,
+   translucent boxes and white text on a dark banner keep their text: the renders show it.
+
+A span partly shown (a box over its last words) is cut at word boundaries (MuPDF's own word
+boxes). Hidden spans and hidden parts are marked invisible in the shared text dict (`alpha` 0,
+as MuPDF marks render mode 3), so everything downstream treats them as it treats an invisible
+OCR layer: triage proves or OCRs a page that is mostly such text, and the text-layer reader
+never reads it. Each hidden piece is kept, with its reason, for the page's JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pymupdf
+
+from ..geometry import BBox
+
+_MIN_SHAPE_PT2 = 12.0  # a filled shape smaller than this (a bullet, a rule) hides no text
+_COVER_SHARE = 0.05  # a later shape over this share of a span's box (and most of its height) makes it a suspect
+_TRANSPARENT_ALPHA = 26  # span opacity (of 255) below which text is a suspect
+_CHANGE_LEVEL = 24  # a pixel the glyphs change by more than this (any channel) shows them
+_MAX_RENDER_PX = 2_500_000
+
+
+@dataclass
+class HiddenText:
+    """A span (or part of one) in the text layer that the page does not show."""
+
+    bbox: BBox  # unrotated page space, as in the text dict
+    text: str
+    why: str
+
+    @property
+    def chars(self) -> int:
+        return len("".join(self.text.split()))
+
+
+@dataclass
+class _Span:
+    span: dict
+    line: dict  # the dict line holding it (a partly shown span is split there)
+    bbox: BBox
+    why: str  # what made it a suspect
+
+
+def _rgb(c: int) -> tuple[int, int, int]:
+    return (c >> 16) & 255, (c >> 8) & 255, c & 255
+
+
+def _contrast(a: int, b: int) -> int:
+    return max(abs(x - y) for x, y in zip(_rgb(a), _rgb(b)))
+
+
+def _suspects(textdict: dict, pictures: list[BBox], min_contrast: int) -> list[_Span]:
+    """Spans that may not show, from the dict alone (see the module doc, step 1)."""
+    fills: list[tuple[int, float, float, float, float, int]] = []
+    spans: list[tuple[int, dict, dict]] = []
+    for nb, block in enumerate(textdict.get("blocks", ())):
+        kind = block.get("type", 0)
+        if kind == 3:
+            if block.get("stroked") or block.get("alpha", 255) < 230:
+                continue  # outlines and translucent fills hide nothing
+            x0, y0, x1, y1 = block["bbox"]
+            if (x1 - x0) * (y1 - y0) >= _MIN_SHAPE_PT2 and min(x1 - x0, y1 - y0) >= 2.0:
+                fills.append((nb, x0, y0, x1, y1, block.get("color", 0)))
+        elif kind == 0:
+            for line in block.get("lines", ()):
+                for sp in line.get("spans", ()):
+                    if sp.get("alpha", 255) and sp.get("text", "").strip():
+                        spans.append((nb, sp, line))
+    if not spans:
+        return []
+    out: list[_Span] = []
+    sb = np.array([sp["bbox"] for _, sp, _ in spans], dtype=np.float64).reshape(-1, 4)
+    sn = np.array([nb for nb, _, _ in spans])
+    if fills:
+        fa = np.array(fills, dtype=np.float64)
+        fn = fa[:, 0]
+        ix = np.clip(np.minimum(sb[:, None, 2], fa[None, :, 3]) - np.maximum(sb[:, None, 0], fa[None, :, 1]), 0, None)
+        iy = np.clip(np.minimum(sb[:, None, 3], fa[None, :, 4]) - np.maximum(sb[:, None, 1], fa[None, :, 2]), 0, None)
+        area = np.maximum((sb[:, 2] - sb[:, 0]) * (sb[:, 3] - sb[:, 1]), 1e-6)
+        over = ix * iy / area[:, None]
+        tall = iy >= 0.5 * (sb[:, 3] - sb[:, 1])[:, None]  # an underline or a rule under the text hides nothing
+        later = fn[None, :] > sn[:, None]
+        covered = ((over >= _COVER_SHARE) & tall & later).any(axis=1)
+        cx, cy = (sb[:, 0] + sb[:, 2]) / 2, (sb[:, 1] + sb[:, 3]) / 2
+        inside = (fa[None, :, 1] <= cx[:, None]) & (cx[:, None] <= fa[None, :, 3]) & \
+                 (fa[None, :, 2] <= cy[:, None]) & (cy[:, None] <= fa[None, :, 4]) & ~later
+        under = np.where(inside.any(axis=1), np.argmax(np.where(inside, fn[None, :], -1), axis=1), -1)
+    else:
+        covered = np.zeros(len(spans), dtype=bool)
+        under = np.full(len(spans), -1)
+    for i, (_nb, sp, line) in enumerate(spans):
+        box = tuple(sp["bbox"])
+        colour = sp.get("color", 0)
+        if covered[i]:
+            out.append(_Span(sp, line, box, "a shape painted over it later"))
+        elif sp.get("alpha", 255) < _TRANSPARENT_ALPHA:
+            out.append(_Span(sp, line, box, f"nearly transparent (opacity {sp.get('alpha', 255) / 255:.0%})"))
+        elif under[i] >= 0 and _contrast(colour, int(fills[under[i]][5])) < min_contrast:
+            out.append(_Span(sp, line, box, "the colour of the shape under it"))
+        elif under[i] < 0 and _contrast(colour, 0xFFFFFF) < min_contrast:
+            out.append(_Span(sp, line, box, "the colour of the paper"))
+        elif pictures and any(p[0] <= (box[0] + box[2]) / 2 <= p[2] and p[1] <= (box[1] + box[3]) / 2 <= p[3]
+                              for p in pictures):
+            out.append(_Span(sp, line, box, "over a picture"))
+    return out
+
+
+# ---------------------------------------------------------------------- renders
+_GRAY = None
+
+
+def _glyph_device(target):
+    """A device that draws only text, in black, onto `target`: the glyphs' own pixels."""
+    m = pymupdf.mupdf
+    global _GRAY
+    if _GRAY is None:
+        _GRAY = m.fz_device_gray()
+
+    class _TextOnly(m.FzDevice2):
+        def __init__(self):
+            super().__init__()
+            self.use_virtual_fill_text()
+            self.use_virtual_stroke_text()
+
+        def fill_text(self, ctx, text, ctm, cs, color, alpha, cp):
+            m.ll_fz_fill_text(target.m_internal, text, ctm, _GRAY.m_internal, (0.0,), 1.0, cp)
+
+        def stroke_text(self, ctx, text, stroke, ctm, cs, color, alpha, cp):
+            # (the glyphs filled: the mask marks where outlined text is, close enough)
+            m.ll_fz_fill_text(target.m_internal, text, ctm, _GRAY.m_internal, (0.0,), 1.0, cp)
+
+    return _TextOnly()
+
+
+def _render(page: pymupdf.Page, clip: BBox, zoom: float, cull: list[BBox] | None = None, glyphs: bool = False) -> np.ndarray:
+    """RGB (or, with `glyphs`, gray glyph-mask) pixels of `clip` (unrotated page space) at `zoom`:
+    the whole page, the page with the glyphs over `cull` boxes dropped, or the glyphs alone."""
+    m = pymupdf.mupdf
+    r = pymupdf.Rect(clip) * zoom
+    ir = m.FzIrect(int(np.floor(r.x0)), int(np.floor(r.y0)), int(np.ceil(r.x1)), int(np.ceil(r.y1)))
+    cs = m.fz_device_gray() if glyphs else m.fz_device_rgb()
+    pix = m.fz_new_pixmap_with_bbox(cs, ir, m.FzSeparations(), 0)
+    m.fz_clear_pixmap_with_value(pix, 255)
+    draw = m.fz_new_draw_device(m.FzMatrix(), pix)
+    chain = [draw]
+    if glyphs:
+        chain.append(_glyph_device(draw))
+    for box in cull or ():  # one culling device per box: MuPDF's list form takes a C array
+        chain.append(m.fz_new_culling_device_with_rects(chain[-1], 1, m.FzRect(*(pymupdf.Rect(box) * zoom))))
+    fzpage = page.this if isinstance(page.this, m.FzPage) else m.FzPage(page.this)
+    try:
+        m.fz_run_page(fzpage, chain[-1], m.FzMatrix(zoom, 0, 0, zoom, 0, 0), m.FzCookie())
+    finally:
+        for dev in reversed(chain):
+            m.fz_close_device(dev)
+    a = np.frombuffer(m.fz_pixmap_samples_memoryview(pix), dtype=np.uint8)
+    n = pix.n()
+    return a.reshape(pix.h(), pix.stride())[:, : pix.w() * n].reshape(pix.h(), pix.w(), n).copy()
+
+
+_MAX_CULLS = 24  # MuPDF's device stack is shallow: chain at most this many culling devices
+
+
+def _cull_boxes(boxes: list[BBox], clip: BBox) -> list[BBox]:
+    """Few boxes covering `boxes`: each as it is, else merged per text row, else the whole clip
+    (other glyphs culled with them change pixels only outside the suspects' own glyphs)."""
+    if len(boxes) <= _MAX_CULLS:
+        return boxes
+    rows: list[list[float]] = []
+    for b in sorted(boxes, key=lambda b: (b[1], b[0])):
+        r = rows[-1] if rows else None
+        if r is not None and b[1] < r[3] - 0.3 * (b[3] - b[1]):
+            r[0], r[1], r[2], r[3] = min(r[0], b[0]), min(r[1], b[1]), max(r[2], b[2]), max(r[3], b[3])
+        else:
+            rows.append(list(b))
+    return [tuple(r) for r in rows] if len(rows) <= _MAX_CULLS else [clip]
+
+
+def _shown_share(box: BBox, shown: np.ndarray, mask: np.ndarray, origin: tuple[int, int], zoom: float) -> tuple[float, int]:
+    """(share of the glyph pixels inside `box` that change the page, glyph pixels there)."""
+    x0, y0 = int(box[0] * zoom) - origin[0], int(box[1] * zoom) - origin[1]
+    x1, y1 = int(np.ceil(box[2] * zoom)) - origin[0], int(np.ceil(box[3] * zoom)) - origin[1]
+    x0, y0 = max(0, x0), max(0, y0)
+    g = mask[y0:y1, x0:x1]
+    n = int(g.sum())
+    if not n:
+        return 0.0, 0
+    return float(shown[y0:y1, x0:x1][g].mean()), n
+
+
+def hidden_text(page: pymupdf.Page, textdict: dict, pictures: list[BBox], *, min_contrast: int = 40,
+                min_shown_share: float = 0.3) -> list[HiddenText]:
+    """The spans (and parts of spans) the page does not show; marks them invisible in `textdict`.
+
+    `pictures`: sizeable pictures (unrotated page space): what lies under a span there is not
+    known from the dict, so such spans are checked on the render."""
+    sus = _suspects(textdict, pictures, min_contrast)
+    if not sus:
+        return []
+    x0 = min(s.bbox[0] for s in sus)
+    y0 = min(s.bbox[1] for s in sus)
+    x1 = max(s.bbox[2] for s in sus)
+    y1 = max(s.bbox[3] for s in sus)
+    unrotated = pymupdf.Rect(0, 0, page.cropbox.width, page.cropbox.height)
+    clip = pymupdf.Rect(x0 - 2, y0 - 2, x1 + 2, y1 + 2) & unrotated
+    if clip.is_empty:
+        return []
+    h = float(np.median([s.bbox[3] - s.bbox[1] for s in sus]))
+    zoom = min(3.0, max(1.0, 12.0 / max(h, 1.0)))
+    zoom = min(zoom, (_MAX_RENDER_PX / max(1.0, clip.width * clip.height)) ** 0.5)
+    rotation = page.rotation
+    if rotation:  # the dict is in the unrotated page: render it unrotated too
+        page.set_rotation(0)
+    try:
+        full = _render(page, tuple(clip), zoom)
+        culled = _render(page, tuple(clip), zoom, cull=_cull_boxes([s.bbox for s in sus], tuple(clip)))
+        mask = _render(page, tuple(clip), zoom, glyphs=True)[:, :, 0] < 128
+    finally:
+        if rotation:
+            page.set_rotation(rotation)
+    shown = (np.abs(full.astype(np.int16) - culled.astype(np.int16)).max(axis=2) > _CHANGE_LEVEL)
+    origin = (int(np.floor(clip.x0 * zoom)), int(np.floor(clip.y0 * zoom)))
+    out: list[HiddenText] = []
+    for s in sus:
+        share, n = _shown_share(s.bbox, shown, mask, origin, zoom)
+        if n and share >= 0.85:
+            continue  # shown in full
+        if n and share >= min_shown_share:
+            out += _hide_words(page, s, shown, mask, origin, zoom, min_shown_share)
+            continue
+        why = (f"not visible on the page ({s.why}; {share:.0%} of its glyph pixels show)" if n
+               else f"not visible on the page ({s.why}; its glyphs draw nothing there)")
+        out.append(HiddenText(s.bbox, s.span["text"], why))
+        s.span["alpha"] = 0
+    return out
+
+
+def _hide_words(page, s: _Span, shown, mask, origin, zoom, min_share: float) -> list[HiddenText]:
+    """A span partly shown: its words that do not show are cut off into an invisible span."""
+    from ..pagetext import words_in
+
+    words = [w for w in words_in(page, s.bbox) if w[4].strip()]
+    if len(words) < 2:
+        return []
+    keep, gone = [], []
+    for w in sorted(words, key=lambda w: w[0]):
+        share, n = _shown_share(w[:4], shown, mask, origin, zoom)
+        (keep if n and share >= min_share else gone).append(w)
+    if not gone or not keep:
+        return []
+    span = s.span
+    vis = " ".join(w[4] for w in keep)
+    hid = " ".join(w[4] for w in gone)
+    hidden = dict(span, text=hid, alpha=0, bbox=(min(w[0] for w in gone), span["bbox"][1], max(w[2] for w in gone),
+                                                 span["bbox"][3]))
+    span["text"] = vis
+    span["bbox"] = (min(w[0] for w in keep), span["bbox"][1], max(w[2] for w in keep), span["bbox"][3])
+    spans = s.line["spans"]
+    spans.insert(next(i for i, sp in enumerate(spans) if sp is span) + 1, hidden)
+    return [HiddenText(hidden["bbox"], hid, f"not visible on the page ({s.why} covers these words)")]
