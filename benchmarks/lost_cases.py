@@ -365,7 +365,7 @@ def ink_case(rng: random.Random, v: int) -> Case:
         Image.fromarray(img).resize((800, 600)).save(buf, format="PNG")
         page.insert_image(pymupdf.Rect(80, 150, 515, 476), stream=buf.getvalue())
         return Case(f"ink-{kind}-{v}", "ink", _scan_of(_pdf(doc), seed=v), [PageTruth("")], clean=True, note=kind)
-    size = 3.2 if kind == "tiny" else rng.choice((10, 11, 12))
+    size = 5.0 if kind == "tiny" else rng.choice((10, 11, 12))
     lines, _y = _body(page, words, rng, 90, 600 if kind != "tiny" else 300, "helv", size, paragraphs=2)
     if kind == "framed_faint":
         page.draw_rect(pymupdf.Rect(50, 70, 545, _y + 6), color=(0, 0, 0), width=2)

@@ -32,6 +32,36 @@ class ChecksConfig(StrictModel):
     blank_max_chars: int = Field(
         default=3, description="More letters/digits than this on a blank page is hallucinated text."
     )
+    # -- ink accounting: what the page shows against what was read ----------------------------
+    unread_ink: bool = Field(
+        default=True,
+        description="Look for rows of letter-like ink on the page render that no output block covers (the "
+        "reading left text out, or read nothing where letters are): the page fails `unread_ink` with the boxes.",
+    )
+    unread_ink_dpi: float = Field(default=144.0, gt=0, description="DPI the page render is looked at for rows of letters.")
+    unread_ink_min_letter_pt: float = Field(
+        default=3.0, gt=0, description="Smallest letter height (points) counted in a row of letter-like ink."
+    )
+    unread_ink_max_letter_pt: float = Field(
+        default=40.0, gt=0, description="Largest letter height (points) counted in a row of letter-like ink."
+    )
+    unread_ink_min_blobs: int = Field(
+        default=5, ge=2, description="Letter-like blobs chained in one row for the row to count as a line of text."
+    )
+    unread_ink_edge_margin_pt: float = Field(
+        default=10.0, ge=0, description="Rows reaching into this outer margin (scanner shadows, punched edges) are ignored."
+    )
+    unread_ink_max_lines: int = Field(
+        default=0, ge=0, description="Uncovered rows of letters allowed outside figures (0: every one is text left unread)."
+    )
+    unread_ink_figure_lines: int = Field(
+        default=3, ge=1,
+        description="A figure region counts as unread text only when it holds at least this many uncovered rows of "
+        "letters (a chart's axis labels are one or two; a picture of a paragraph is more).",
+    )
+    unread_ink_min_cover: float = Field(
+        default=0.5, ge=0, le=1, description="A row of letters is covered when this share of its box lies in output blocks."
+    )
     # -- repetition loops -------------------------------------------------------------------
     max_char_run: int = Field(
         default=30, description="Flag a letter/digit repeated more than this many times in a row (`aaaaaaaa...`)."

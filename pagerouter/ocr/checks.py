@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from ..config.checks import ChecksConfig
 from ..model import Block, CheckResult
 from ..stages import OcrTask, Reading
@@ -58,18 +60,102 @@ def check_reading(task: OcrTask, reading: Reading, cfg: ChecksConfig) -> list[Ch
     weights = [max(1, ts.alnum_count(b.text)) for b in reading.blocks if b.text.strip()]
     results = check_text(text, confidences=confs, weights=weights, ink=ink, expected_script=expected, cfg=cfg)
 
-    # A page the layout saw only as pictures may rightly have no text: don't call it near-empty.
+    lines = text_rows(task, reading.rotation, cfg) if cfg.unread_ink else []
+    # A page the layout saw only as pictures may rightly have no text: don't call it near-empty,
+    # unless the page shows rows of letters (whatever the layout called them).
     has_figure = any(b.role == "figure" for b in reading.blocks)
-    if has_figure and not prose:
+    if has_figure and not prose and not lines:
         for i, r in enumerate(results):
             if r.name == "empty_output" and not r.passed:
                 results[i] = r.model_copy(
                     update={"passed": True, "reason": r.reason + "; but the layout found only figures, so no text is expected"}
                 )
+    if cfg.unread_ink:
+        results.append(unread_ink(lines, [*task.text_blocks, *reading.blocks], cfg))
 
     results += _block_results(reading.blocks, ink, expected, cfg)
     results.append(_tables(reading.blocks, cfg))
     return results
+
+
+def text_rows(task: OcrTask, rotation: int, cfg: ChecksConfig) -> list[tuple[float, float, float, float]]:
+    """Rows of letter-like ink on the task's render, as displayed-page boxes (points). The render is
+    turned upright first (`rotation`, clockwise) so that rows of a sideways page run across."""
+    import cv2
+
+    from ..triage.ink import text_line_boxes
+
+    img = task.image
+    if img is None or img.size == 0 or task.scale <= 0:
+        return []
+    gray = cv2.cvtColor(img, cv2.COLOR_RGB2GRAY) if img.ndim == 3 else img
+    factor = min(1.0, cfg.unread_ink_dpi / 72.0 / task.scale)
+    if factor < 1.0:
+        gray = cv2.resize(gray, None, fx=factor, fy=factor, interpolation=cv2.INTER_AREA)
+    scale = task.scale * factor
+    k = (rotation // 90) % 4
+    h, w = gray.shape
+    up = np.ascontiguousarray(np.rot90(gray, -k)) if k else gray
+    boxes = text_line_boxes(up, scale, cfg.unread_ink_min_letter_pt, cfg.unread_ink_max_letter_pt,
+                            cfg.unread_ink_min_blobs, cfg.unread_ink_edge_margin_pt)
+    if not k:
+        return boxes
+    W, H = w / scale, h / scale  # displayed page size in points
+    out = []
+    for x0, y0, x1, y1 in boxes:  # upright -> displayed: undo k clockwise quarter turns
+        pts = [(x0, y0), (x1, y1)]
+        cw, ch = (W, H) if k % 2 == 0 else (H, W)
+        for _ in range(k):  # a clockwise turn took (x, y) in a frame of height ph to (ph - y, x)
+            ph = cw
+            pts = [(y, ph - x) for x, y in pts]
+            cw, ch = ch, cw
+        xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+        out.append((min(xs), min(ys), max(xs), max(ys)))
+    return out
+
+
+def unread_ink(rows: list[tuple[float, float, float, float]], blocks: list[Block], cfg: ChecksConfig) -> CheckResult:
+    """Rows of letters on the page that no output block accounts for: text the reading left out.
+    Rows inside a figure count only when the figure holds `unread_ink_figure_lines` of them."""
+    from ..geometry import overlap_share
+
+    text_boxes = [b.bbox for b in blocks if b.role != "figure" and b.text.strip()]
+    figures = [b.bbox for b in blocks if b.role == "figure"]
+    loose: list[tuple[float, float, float, float]] = []
+    in_figure: dict[int, list] = {}
+    for r in rows:
+        if _covered(r, text_boxes) >= cfg.unread_ink_min_cover:
+            continue
+        fig = next((i for i, f in enumerate(figures) if overlap_share(r, f) >= 0.5), None)
+        if fig is None:
+            loose.append(r)
+        else:
+            in_figure.setdefault(fig, []).append(r)
+    bad = list(loose) if len(loose) > cfg.unread_ink_max_lines else []
+    for rs in in_figure.values():
+        if len(rs) >= cfg.unread_ink_figure_lines:
+            bad += rs
+    n = len(bad)
+    return CheckResult(
+        name="unread_ink", passed=not n, score=float(n), threshold=float(cfg.unread_ink_max_lines),
+        reason=(f"{n} row(s) of letter-like ink on the page lie outside every block of the reading (of {len(rows)} "
+                "rows seen): text the reading left out") if n
+        else f"all {len(rows)} rows of letter-like ink on the page lie in blocks of the reading",
+        regions=[tuple(round(v, 1) for v in r) for r in bad[:50]],
+    )
+
+
+def _covered(r: tuple[float, float, float, float], boxes: list) -> float:
+    """Share of box `r` inside the union of `boxes` (sampled on a small grid)."""
+    if not boxes:
+        return 0.0
+    xs = np.linspace(r[0], r[2], 9)
+    ys = np.linspace(r[1], r[3], 3)
+    gx, gy = np.meshgrid(xs, ys)
+    inside = np.zeros(gx.shape, dtype=bool)
+    for b in boxes:
+        inside |= (gx >= b[0] - 1) & (gx <= b[2] + 1) & (gy >= b[1] - 1) & (gy <= b[3] + 1)
+    return float(inside.mean())
 
 
 def page_ink(task: OcrTask) -> float:

@@ -407,14 +407,19 @@ def _marks(rnd: inkmod.Render, cfg: TriageConfig, scores: dict[str, float]) -> i
         rnd, cfg.ink_gray_level, cfg.blank_mark_contrast, cfg.text_component_min_height_pt, cfg.blank_max_mark_elongation,
         cfg.blank_edge_margin_pt,
     )
+    # a second witness: faint print too light for the marks' gray level still forms rows of blobs
+    m.rows = len(inkmod.text_line_boxes(rnd.gray, rnd.scale, cfg.text_component_min_height_pt,
+                                        cfg.text_component_max_height_pt, cfg.min_line_blobs, cfg.blank_edge_margin_pt))
     scores["content_marks"] = float(m.count)
     scores["largest_mark_pt"] = m.largest_pt
+    scores["text_rows"] = float(m.rows)
     return m
 
 
 def _marks_text(m: inkmod.Marks, cfg: TriageConfig) -> str:
     return (
-        f"{m.count} letter-sized mark(s) (blank allows <= blank_max_marks={cfg.blank_max_marks}), the largest "
+        f"{m.count} letter-sized mark(s) (blank allows <= blank_max_marks={cfg.blank_max_marks}) and "
+        f"{m.rows} row(s) of letter-like blobs (blank allows none), the largest "
         f"{m.largest_pt:.1f} pt (blank needs < blank_min_mark_pt={cfg.blank_min_mark_pt:g}); {m.speckles} speck(s) "
         f"ignored as noise; marks within blank_edge_margin_pt={cfg.blank_edge_margin_pt:g} of the edge (shadows), "
         "long thin lines and uniform tone are not counted"

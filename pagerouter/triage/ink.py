@@ -74,9 +74,10 @@ class Marks:
     count: int  # marks at least letter-height
     largest_pt: float  # longer side of the biggest mark, points
     speckles: int  # dark specks too small to be a mark (noise), for the reasons
+    rows: int = 0  # rows of letter-like blobs (`text_line_boxes`), filled in by the caller
 
     def is_content(self, max_marks: int, max_mark_pt: float) -> bool:
-        return self.count > max_marks or self.largest_pt >= max_mark_pt
+        return self.count > max_marks or self.largest_pt >= max_mark_pt or self.rows > 0
 
 
 def content_marks(
@@ -257,3 +258,21 @@ def _find_lines(
         yc = float(np.median(cy[members]))
         lines.append((float(x0[members].min()), yc - 0.6 * med, float(x1[members].max()), yc + 0.6 * med, int(members.size)))
     return lines
+
+
+def text_line_boxes(
+    gray: np.ndarray, scale: float, min_h_pt: float, max_h_pt: float, min_line_blobs: int, edge_margin_pt: float,
+    origin: tuple[float, float] = (0.0, 0.0),
+) -> list[tuple[float, float, float, float]]:
+    """Rows of letter-like ink (`text_likeness` lines) as page-point boxes, leaving out rows that
+    reach into the outer `edge_margin_pt` of the render (scanner shadows and punched edges form
+    rows of blobs too). `origin`: the page point at pixel (0, 0)."""
+    tl = text_likeness(gray, scale, min_h_pt, max_h_pt, min_line_blobs)
+    h, w = gray.shape
+    m = edge_margin_pt * scale
+    out = []
+    for x0, y0, x1, y1, _n in tl.line_boxes:
+        if x0 <= m or y0 <= m or x1 >= w - m or y1 >= h - m:
+            continue
+        out.append((origin[0] + x0 / scale, origin[1] + y0 / scale, origin[0] + x1 / scale, origin[1] + y1 / scale))
+    return out
