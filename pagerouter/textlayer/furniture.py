@@ -42,10 +42,9 @@ from ..config.textlayer import TextLayerConfig
 from ..pagetext import TEXT_FLAGS
 from ..model import Decision
 from .frame import reading_frame
-from .furniture_cues import Box, band_depth, content_cues, gap_to_body, score_item, side_stamp
+from .furniture_cues import STRONG_CUES, Box, band_depth, content_cues, gap_to_body, score_item, side_stamp
 from .lines import Line, extract_lines, merge_fragments
 
-_ROMAN = r"[ivxlcdm]{1,7}"
 # page numbers are small roman numerals (i..xxxix); "L", "C", "D", "M" alone are map and
 # table labels far more often than page 50, 100, 500 or 1000
 _PAGE_ROMAN = r"(?=[ivx])x{0,3}(?:ix|iv|v?i{0,3})"
@@ -56,9 +55,7 @@ _PAGE_NUMBER = re.compile(
     re.IGNORECASE,
 )
 _NUMBER_ONLY = re.compile(r"^[\d\s.,:/()%+-]+$")
-_DIGITS = re.compile(r"\d+")
 _SPACES = re.compile(r"\s+")
-_ROMAN_WORD = re.compile(r"\b" + _ROMAN + r"\b", re.IGNORECASE)
 
 
 def is_page_number(text: str) -> bool:
@@ -66,11 +63,22 @@ def is_page_number(text: str) -> bool:
     return 0 < len(t) <= 24 and bool(_PAGE_NUMBER.match(t))
 
 
+_LEAD_NUMBER = re.compile(r"^[-–—(\[|]?\s*(?:\d{1,4}|" + _PAGE_ROMAN + r")\s*[-–—)\]|]?(?=\s|$)")
+_TAIL_NUMBER = re.compile(r"(?<=\s)[-–—(\[|]?\s*(?:\d{1,4}|" + _PAGE_ROMAN + r")\s*[-–—)\]|]?$")
+_PAGE_WORD_NUMBER = re.compile(r"\b(page|pg\.?|p\.|seite|s\.|стр\.?|pagina|página)\s*(?:\d{1,4}|" + _PAGE_ROMAN + r")\b")
+_NUMBER_OF = re.compile(r"\b(?:\d{1,4}|" + _PAGE_ROMAN + r")(?=\s*(?:of|/|von|из|de)\s*(?:\d|[ivx]))")
+
+
 def normalise(text: str) -> str:
-    """Text with digits and roman numerals replaced: one key for every page's variant."""
+    """One key for every page's variant of a running line: the page number (a number or roman
+    numeral standing at the start or end of the line, after "Page", or before "of N") becomes
+    `#`; every other digit is kept, so a table's first data row ("03.05.2024 R1207 ... 412.50")
+    never matches the next page's, nor "Total 1,200" another total."""
     t = _SPACES.sub(" ", text.strip().lower())
-    t = _DIGITS.sub("#", t)
-    return _ROMAN_WORD.sub("#", t) if len(t) <= 12 else t
+    t = _PAGE_WORD_NUMBER.sub(lambda m: f"{m.group(1)} #", t)
+    t = _NUMBER_OF.sub("#", t)
+    t = _LEAD_NUMBER.sub("#", t)
+    return _TAIL_NUMBER.sub("#", t)
 
 
 @dataclass
@@ -79,6 +87,9 @@ class FurnitureModel:
 
     headers: frozenset[str] = frozenset()
     footers: frozenset[str] = frozenset()
+    # running-title slots: small type at the same place on many pages, whatever it says (a journal's
+    # alternating author / short-title heads): `top|bottom:size:bold:bucket` keys
+    slots: frozenset[str] = frozenset()
     sampled_pages: int = 0
     body_size: float | None = None
     heading_sizes: tuple[float, ...] = ()  # distinct sizes larger than body, biggest first
@@ -105,6 +116,7 @@ class FurnitureModel:
         context = _context_pages(sample, doc.page_count, cfg.furniture_context_pages)
         top_c: Counter[str] = Counter()
         bot_c: Counter[str] = Counter()
+        slot_c: Counter[str] = Counter()
         sizes: Counter[float] = Counter()
         for n in sorted(set(sample) | set(context)):
             try:
@@ -120,6 +132,7 @@ class FurnitureModel:
             band = band_depth(h, cfg.furniture_band, cfg)
             seen_top: set[str] = set()
             seen_bot: set[str] = set()
+            seen_slots: set[str] = set()
             for ln in lines:
                 sizes[ln.size] += ln.chars
                 if ln.chars > cfg.furniture_max_chars or not ln.horizontal:
@@ -128,16 +141,20 @@ class FurnitureModel:
                 # height on every page, table rows that happen to reach the band do not
                 if ln.y1 <= band:
                     seen_top.add(_key(ln, 0.0))
+                    seen_slots.add(_slot(ln, True, h))
                 elif ln.y0 >= h - band:
                     seen_bot.add(_key(ln, h))
+                    seen_slots.add(_slot(ln, False, h))
             # count PAGES, not lines: a key's neighbouring height buckets are pooled per page first,
             # so two different lines of one page ("Line 1", "Line 2" -> "Line #") count once
             top_c.update(_with_neighbours(seen_top))
             bot_c.update(_with_neighbours(seen_bot))
+            slot_c.update(_with_neighbours(seen_slots))
         sample = sorted(set(sample) | set(context))
         need = max(cfg.furniture_min_pages, cfg.furniture_min_share * len(sample))
         headers = _repeated(top_c, need)
         footers = _repeated(bot_c, need)
+        slots = frozenset(k for k, c in slot_c.items() if c >= need and len(sample) >= 3)
         body = max(sizes.items(), key=lambda kv: kv[1])[0] if sizes else None
         ladder: tuple[float, ...] = ()
         if body:
@@ -150,7 +167,7 @@ class FurnitureModel:
         ]
         if body:
             reasons.append(f"body size {body:g} pt; larger sizes {', '.join(f'{s:g}' for s in ladder) or 'none'}")
-        return cls(headers, footers, len(sample), body, ladder, reasons)
+        return cls(headers, footers, slots, len(sample), body, ladder, reasons)
 
     def classify(
         self, lines: list[Line], page_height: float, body_size: float, cfg: TextLayerConfig, page_width: float = 0.0
@@ -175,17 +192,30 @@ class FurnitureModel:
                         scores={"furniture": 1.0, "page_number": 1.0},
                         reasons=[f"{'top' if is_top else 'bottom'} band line matches the page-number pattern"],
                     )
-                elif self._repeated(ln, is_top, page_height, body_size, cfg) and (
+                elif self._repeated(ln, is_top, page_height, body_size, cfg) and not _table_row(ln, horiz) and (
                     self.sampled_pages >= 3 or not gap_to_body(ln, horiz, is_top, band, page_height, cfg)[1]
-                ):  # (two pages only: a line repeated on both that runs on at body leading is body text)
+                ):  # (a continued table's header row repeats too: it is the table's; on two pages only, a
+                    # repeated line that runs on at body leading is body text)
                     ln.role = "page_number" if is_page_number(ln.text) else "header" if is_top else "footer"
                     out[id(ln)] = Decision(
                         scores={"furniture": 1.0, "repeated": 1.0},
                         reasons=[f"repeated in the {'top' if is_top else 'bottom'} band on >= "
                                  f"{cfg.furniture_min_share:g} of {self.sampled_pages} sampled pages"],
                     )
+                elif self._running_slot(ln, is_top, page_height, body_size, cfg) and not _table_row(ln, horiz) \
+                        and not gap_to_body(ln, horiz, is_top, band, page_height, cfg)[1] \
+                        and not _LETTER_PHRASE.match(ln.text.strip()):
+                    ln.role = "header" if is_top else "footer"
+                    out[id(ln)] = Decision(
+                        scores={"furniture": 1.0, "running_slot": 1.0},
+                        reasons=[f"a running title: {ln.size:g} pt type (body {body_size:g} pt) at the same place in the "
+                                 f"{'top' if is_top else 'bottom'} band on >= {cfg.furniture_min_share:g} of "
+                                 f"{self.sampled_pages} sampled pages, its words changing from page to page"],
+                    )
             if len(group) > cfg.furniture_max_band_lines:
                 continue  # a map, an axis, a table reaching the band: only repetition decides there
+            # a letter's greeting, closing or signature in the band: nothing there is furniture by its page alone
+            letter_band = any(_LETTER_PHRASE.match(ln.text.strip()) for ln in group)
             for ln in group:
                 if ln.role is not None or sum(ch.isalnum() for ch in ln.text) < 2:
                     continue
@@ -194,7 +224,7 @@ class FurnitureModel:
                 mates = sum(1 for m in row if m.role is None and not content_cues(m.text))
                 d = score_item(ln, horiz, is_top, band, page_height, body_size, cfg, beside_page_number=beside,
                                row_mates=mates)
-                if d.scores["furniture"] >= cfg.furniture_min_score:
+                if d.scores["furniture"] >= cfg.furniture_min_score and has_evidence(d) and not letter_band:
                     ln.role = "header" if is_top else "footer"
                     out[id(ln)] = d
             if is_top:  # (at the bottom, small type stacked on a footer line is as often a footnote)
@@ -207,6 +237,13 @@ class FurnitureModel:
                         ln.role = "header" if ln.yc < page_height / 2 else "footer"
                         out[id(ln)] = d
         return out
+
+    def _running_slot(self, ln: Line, top: bool, page_height: float, body_size: float, cfg: TextLayerConfig) -> bool:
+        """Small type (<= 0.9 x body) where small type stands on many pages: a running title slot."""
+        if not self.slots or ln.size > 0.9 * body_size:
+            return False
+        text, _, b = _slot(ln, top, page_height).rpartition("@")
+        return any(f"{text}@{int(b) + d}" in self.slots for d in (-1, 0, 1))
 
     def _repeated(self, ln: Line, top: bool, page_height: float, body_size: float, cfg: TextLayerConfig) -> bool:
         if top:
@@ -242,6 +279,7 @@ def classify_blocks(
                                                   reasons=["band block matches the page-number pattern"]))
         if len(group) > cfg.furniture_max_band_lines:
             continue
+        letter_band = any(_LETTER_PHRASE.match(items[i].text.strip()) for i in group)
         for i in group:
             it = items[i]
             if i in out or sum(ch.isalnum() for ch in it.text) < 2:
@@ -252,12 +290,45 @@ def classify_blocks(
             mates = sum(1 for j in row if j not in out and not content_cues(items[j].text))
             d = score_item(it, items, is_top, band, page_h, body_size, cfg, layout=kinds[i] in ("header", "footer"),
                            beside_page_number=beside, row_mates=mates)
-            if d.scores["furniture"] >= cfg.furniture_min_score:
+            if d.scores["furniture"] >= cfg.furniture_min_score and has_evidence(d) and not letter_band:
                 out[i] = ("header" if is_top else "footer", d)
     for i, k in enumerate(kinds):
         if k in ("header", "footer") and i not in out:
             out[i] = ("text", None)
     return out
+
+
+_LETTER_PHRASE = re.compile(
+    r"(?:dear|yours|sincerely|kind regards|best regards|warm regards|regards|with best wishes|best wishes|"
+    r"respectfully|cordially|faithfully|signed|sehr geehrte|mit freundlichen|cordialement|atentamente)\b",
+    re.IGNORECASE,
+)
+"""A letter's greeting or closing: the band holding one is the letter's own text (its signature
+block, its salutation), never a running header or footer."""
+
+
+def has_evidence(d: Decision) -> bool:
+    """Furniture judged from one page alone needs content that body text does not carry (a
+    stamp, a URL, a DOI, a page-of count, a document number...) or a page number beside it:
+    position, type size and a gap alone also describe a letter's title or a dated last line."""
+    return d.scores.get("beside_page_number", 0.0) > 0 or d.scores.get("cue_beside_page_number", 0.0) > 0 or any(
+        d.scores.get(f"cue_{c}", 0.0) > 0 for c in STRONG_CUES)
+
+
+def _table_row(ln: Line, horiz: list[Line]) -> bool:
+    """A line that is one cell of a row whose cells start where the cells of the next row below
+    start: a table's (header) row, which a continued table repeats on every page."""
+    row = [m for m in horiz if abs(m.yc - ln.yc) < 0.5 * max(m.height, ln.height)]
+    if len(row) < 2:
+        return False
+    below = [m for m in horiz if m.y0 >= ln.y1 - 0.25 * ln.height and m.y0 - ln.y1 < 2.5 * ln.height]
+    if not below:
+        return False
+    nxt = min(m.yc for m in below)
+    next_row = [m for m in below if abs(m.yc - nxt) < 0.5 * m.height]
+    starts = [m.x0 for m in next_row]
+    aligned = sum(1 for m in row if any(abs(m.x0 - x) <= 2.0 for x in starts))
+    return aligned >= 2
 
 
 def _join_stacks(group: list[Line], is_top: bool, body_size: float, out: dict[int, Decision]) -> None:
@@ -317,6 +388,13 @@ def _context_pages(sample: list[int], page_count: int, want: int) -> list[int]:
 def _key(ln: Line, edge: float) -> str:
     """Normalised text plus its distance from the page edge in 8 pt buckets."""
     return f"{normalise(ln.text)}@{round(abs((ln.y0 if edge == 0 else ln.y1) - edge) / 8)}"
+
+
+def _slot(ln: Line, top: bool, page_height: float) -> str:
+    """A band line's place and type, not its words: `top:8.0:0:0@4` (size to 0.5 pt, bold, mono,
+    distance from the page edge in 8 pt buckets)."""
+    edge = ln.y0 if top else page_height - ln.y1
+    return f"{'top' if top else 'bottom'}:{round(ln.size * 2) / 2}:{int(ln.bold)}:{int(ln.mono)}@{round(abs(edge) / 8)}"
 
 
 def _matches(key: str, known: frozenset[str]) -> bool:

@@ -64,6 +64,11 @@ _CUES: list[tuple[str, float, re.Pattern[str]]] = [
     ]
 ]
 _STAMPS = frozenset({"download_stamp", "published", "copyright", "doi", "issn"})
+STRONG_CUES = frozenset({"download_stamp", "published", "copyright", "doi", "url", "email", "issn", "volume_issue",
+                         "document_number", "confidential", "page_of"})
+"""Content cues that make a band line furniture by its own page (furniture.has_evidence): what a
+running head, a journal line or a stamp carries and a title, a greeting or a dated line does
+not. Dates, banners with `|`, publication words and edge numbers only add to the score."""
 """Cues that stay strong inside a sentence; dates, volume numbers, URLs also occur in prose."""
 _FOOTNOTE_MARK = re.compile(r"^(?:[*†‡§¶]|\d{1,2}(?=[A-Za-z])|[¹²³⁴⁵⁶⁷⁸⁹⁰]+|<sup>[^<]{1,4}</sup>)")
 """A footnote's leading marker: a symbol, a number run into the text, a superscript (Unicode
