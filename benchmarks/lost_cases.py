@@ -128,7 +128,8 @@ def hidden_case(rng: random.Random, v: int) -> Case:
     """Text the layer holds that the page does not show (or, for controls, does show)."""
     words = Words(rng)
     kinds = ["white_spam", "near_white_margin", "black_box", "white_box", "same_colour_box", "paper_over_scan",
-             "tinted_paper_over_scan", "partial_box", "ctl_highlight", "ctl_dark_banner", "ctl_grey_text"]
+             "tinted_paper_over_scan", "partial_box", "line_as_picture", "line_as_outlines", "ctl_highlight",
+             "ctl_dark_banner", "ctl_grey_text"]
     kind = kinds[v % len(kinds)]
     font, size = rng.choice(FONTS), rng.choice((10, 11, 12))
     doc = pymupdf.open()
@@ -193,6 +194,20 @@ def hidden_case(rng: random.Random, v: int) -> Case:
             page.insert_text((60, yy), ln, fontname=font, fontsize=11, color=(c, c, c))
             yy += 19
         truth, forbidden = shown, layer
+    elif kind in ("line_as_picture", "line_as_outlines"):
+        # one more line the page shows but the layer lacks: a small picture of text (an address set
+        # as an image), or a line drawn as vector outlines (text converted to paths)
+        extra = words.sentence()
+        tmp = pymupdf.open()
+        tp = tmp.new_page(width=480, height=22)
+        tp.insert_text((2, 15), extra, fontname=font, fontsize=size)
+        at = pymupdf.Rect(60, y + 4, 540, y + 26)
+        if kind == "line_as_picture":
+            page.insert_image(at, stream=tp.get_pixmap(dpi=150).tobytes("png"))
+        else:
+            svg = pymupdf.open("svg", tp.get_svg_image(text_as_path=True).encode())
+            page.show_pdf_page(at, pymupdf.open("pdf", svg.convert_to_pdf()), 0)
+        truth.append(extra)
     elif kind == "ctl_highlight":
         # a translucent (multiply) highlight over a line: the line stays readable
         i = rng.randrange(1, len(truth))

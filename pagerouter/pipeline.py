@@ -24,7 +24,7 @@ import pymupdf
 from .config import PagerouterConfig
 from .inputs import SourceDocument
 from .memory import release_free_memory
-from .model import Block, CheckResult, Document, Page
+from .model import Block, CheckResult, Document, Page, TriageDecision
 from .ocr.task import make_ocr_task
 from .page_limits import content_size_problem, page_box_problem, page_text_problem
 from .page_status import _damage_report, _lost_contents, _lost_page, failed_page, needs_ocr, ocr_mode_decision, ocr_off
@@ -143,6 +143,8 @@ class DocumentTriage:
                 out.status = "flagged"
                 out.flags.append("damaged_page")
                 out.checks.append(CheckResult(name="damaged_page", passed=False, reason=f"{src.name}: page {number}: {damaged}"))
+            if decision.route == "text_layer" and self.cfg.ocr.checks.unread_ink:
+                decision = self._account_for_ink(page, textdict, text_blocks, out, timings)
             if decision.route in ("text_layer", "blank"):
                 out.blocks = text_blocks
                 return TriageOutcome(out)
@@ -169,6 +171,38 @@ class DocumentTriage:
             out.status = "failed"
             out.error = failed_page(src.name, number, stage, exc).error
             return TriageOutcome(out)
+
+
+    def _account_for_ink(self, page: pymupdf.Page, textdict: dict, blocks: list[Block], out: Page,
+                         timings: dict[str, float]) -> TriageDecision:
+        """Rows of letters the text-layer reading left out (`textlayer.ink_accounting`): read by OCR
+        (the page turns `mixed`, a region per row) or, with OCR off, the page is flagged with them."""
+        from .textlayer.ink_accounting import account_for_ink, may_hold_unread_ink
+
+        decision = out.triage
+        if not may_hold_unread_ink(page, textdict):
+            return decision
+        t = time.perf_counter()
+        check = account_for_ink(page, blocks, self.cfg.ocr.checks, self.cfg.triage.image_dpi,
+                                self.cfg.triage.max_render_pixels)
+        timings["ink_accounting"] = time.perf_counter() - t
+        out.checks.append(check)
+        if check.passed:
+            return decision
+        if self.cfg.ocr.enabled and self.ocr != "off":
+            pad = 4.0
+            regions = [(max(0.0, x0 - pad), max(0.0, y0 - pad), min(out.width, x1 + pad), min(out.height, y1 + pad))
+                       for x0, y0, x1, y1 in check.regions]
+            decision = decision.model_copy(update={
+                "route": "mixed", "ocr_regions": [*decision.ocr_regions, *regions],
+                "reasons": [*decision.reasons, f"after reading the layer: {check.reason}; those rows are OCR'd"],
+            })
+            out.route, out.triage = "mixed", decision
+            out.checks.remove(check)  # the OCR reading's own unread_ink check has the last word
+            return decision
+        out.status = "flagged"
+        out.flags.append("unread_ink")
+        return decision
 
 
 async def ocr_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> Reading:

@@ -116,7 +116,8 @@ def text_rows(task: OcrTask, rotation: int, cfg: ChecksConfig) -> list[tuple[flo
 
 def unread_ink(rows: list[tuple[float, float, float, float]], blocks: list[Block], cfg: ChecksConfig) -> CheckResult:
     """Rows of letters on the page that no output block accounts for: text the reading left out.
-    Rows inside a figure count only when the figure holds `unread_ink_figure_lines` of them."""
+    Rows inside a figure count only when the figure holds `unread_ink_figure_lines` of them (a
+    chart's labels are one or two), or when the figure is a strip no taller than the row."""
     from ..geometry import overlap_share
 
     text_boxes = [b.bbox for b in blocks if b.role != "figure" and b.text.strip()]
@@ -127,7 +128,8 @@ def unread_ink(rows: list[tuple[float, float, float, float]], blocks: list[Block
         if _covered(r, text_boxes) >= cfg.unread_ink_min_cover:
             continue
         fig = next((i for i, f in enumerate(figures) if overlap_share(r, f) >= 0.5), None)
-        if fig is None:
+        # a "figure" hardly taller than the row is a picture of that line of text (an address set as an image)
+        if fig is None or figures[fig][3] - figures[fig][1] <= 2.5 * (r[3] - r[1]):
             loose.append(r)
         else:
             in_figure.setdefault(fig, []).append(r)

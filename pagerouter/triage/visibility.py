@@ -39,7 +39,7 @@ _MIN_SHAPE_PT2 = 12.0  # a filled shape smaller than this (a bullet, a rule) hid
 _COVER_SHARE = 0.05  # a later shape over this share of a span's box (and most of its height) makes it a suspect
 _TRANSPARENT_ALPHA = 26  # span opacity (of 255) below which text is a suspect
 _CHANGE_LEVEL = 24  # a pixel the glyphs change by more than this (any channel) shows them
-_MAX_RENDER_PX = 2_500_000
+_MAX_RENDER_PX = 1_500_000
 
 
 @dataclass
