@@ -98,16 +98,19 @@ def route_order(route: str) -> int:
     return ROUTE_ORDER.index(route) if route in ROUTE_ORDER else len(ROUTE_ORDER)
 
 
-def route_summary_table(docs: list[Document]) -> str:
-    """The table `convert` prints: pages, flagged and seconds per route, over all inputs."""
+def route_summary_table(docs: list[Document], wall_s: float | None = None) -> str:
+    """The table `convert` prints: pages, flagged and seconds per route, over all inputs, and
+    the run's wall time when given."""
     rows: dict[str, dict[str, float]] = {}
     for d in docs:
         add_route_rows(rows, d.route_summary())
-    return route_table(rows)
+    return route_table(rows, wall_s)
 
 
-def route_table(rows: dict[str, dict[str, float]]) -> str:
-    """Pages, flagged, seconds and seconds a page per route, then the totals (`convert`, `batch`)."""
+def route_table(rows: dict[str, dict[str, float]], wall_s: float | None = None) -> str:
+    """Pages, flagged, seconds and seconds a page per route, then the totals (`convert`, `batch`).
+    A page's seconds are the sum of its stages (one key each); pages that ran at the same time
+    overlap, so with `wall_s` a last line says the run's wall time and whether they did."""
     keys = sorted(rows, key=route_order)
     lines = [f"{'route':<12}{'pages':>7}{'flagged':>9}{'seconds':>10}{'s/page':>9}"]
     tot = {"pages": 0, "flagged": 0, "seconds": 0.0}
@@ -118,4 +121,7 @@ def route_table(rows: dict[str, dict[str, float]]) -> str:
         for f in tot:
             tot[f] += r[f]
     lines.append(f"{'total':<12}{int(tot['pages']):>7}{int(tot['flagged']):>9}{tot['seconds']:>10.2f}")
+    if wall_s is not None:
+        note = "  (pages ran concurrently: their seconds overlap)" if tot["seconds"] > wall_s else ""
+        lines.append(f"{'wall':<12}{'':>16}{wall_s:>10.2f}{note}")
     return "\n".join(lines)

@@ -215,7 +215,8 @@ async def ocr_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> Rea
         second.checks = check_reading(task, second, cfg.ocr.checks)
     # the escalator reports the rotation it read at (0 is a real answer: a VLM may undo a wrong turn)
     second.attempts = list(first.attempts) + [a for a in second.attempts if a not in first.attempts]
-    second.timings = {**first.timings, **second.timings, "escalate": time.perf_counter() - t2}
+    # One key per stage: the escalator's own figures are parts of `escalate` and would count twice.
+    second.timings = {**first.timings, "escalate": time.perf_counter() - t2}
     return second
 
 
