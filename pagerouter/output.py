@@ -11,6 +11,10 @@ from .model import FURNITURE_ROLES, Block, Document, Page
 
 SCHEMA_PATH = Path(__file__).parent / "schema" / "document.schema.json"
 
+FALLBACK_FLAGS = ("vlm_ladder_exhausted", "vlm_regions", "escalation_timeout", "escalation_error")
+"""Flags of a page whose text is a reading that failed its checks, kept so the page is not lost:
+its Markdown says so in an HTML comment, so a reader of the Markdown alone can tell."""
+
 
 def block_markdown(b: Block, images_rel_to: Path | None = None) -> str:
     text = b.text.strip()
@@ -50,6 +54,10 @@ def page_markdown(page: Page, cfg: OutputConfig, images_rel_to: Path | None = No
         parts.append(f"<!-- page {page.number} failed: {page.error} -->")
     elif "needs_ocr" in page.flags:
         parts.append(f"<!-- page {page.number} needs_ocr: not read -->")
+    elif any(f in page.flags for f in FALLBACK_FLAGS):
+        flags = ", ".join(page.flags).replace("--", "- -")
+        parts.append(f"<!-- page {page.number} flagged {flags}: the text below is a reading that failed its "
+                     "checks, kept so the page is not lost -->")
     for b in sorted(page.blocks, key=lambda b: b.order):
         if b.role in FURNITURE_ROLES and not cfg.include_furniture:
             continue

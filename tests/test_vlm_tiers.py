@@ -8,6 +8,7 @@ Layout, RapidOCR and Tesseract run for real; only the VLM's answers are scripted
 from __future__ import annotations
 
 import json
+import time
 
 import numpy as np
 import pymupdf
@@ -15,6 +16,7 @@ import pytest
 
 from pagerouter import synth
 from pagerouter.config import PagerouterConfig
+from pagerouter.bench.systems import ROUTER_STAGES
 from pagerouter.converter import Converter
 from pagerouter.engines import EngineSet
 from pagerouter.model import TriageDecision
@@ -119,8 +121,13 @@ def test_escalation_ladder_rotation_feedback_and_attempts_in_json(scanned_pdf):
     good = ScriptedOutput(front_matter() + TRUTH.replace("\n", "\n\n"), mean_logprob=-0.01)
     fake = ScriptedFakeVlmEngine([wrong_rotation(90), truncated(max_tokens=20), good])
     cfg = escalating_cfg()
+    t0 = time.perf_counter()
     doc = converter(cfg, escalation=VlmPageEscalator(cfg.ocr, engine=fake)).convert(scanned_pdf)
+    wall = time.perf_counter() - t0
     page = doc.pages[0]
+    # one key per stage (the escalator's own figures are not counted again), adding up to at most the wall time
+    assert "escalate" in page.timings and set(page.timings) <= set(ROUTER_STAGES), page.timings
+    assert sum(page.timings.values()) <= wall
     attempts = [a for a in page.attempts if a.tier == "escalation"]
     assert [(a.number, a.temperature, a.rotation, a.accepted) for a in attempts] == [
         (1, 0.1, 0, False), (2, 0.1, 90, False), (3, 0.2, 90, True)]
