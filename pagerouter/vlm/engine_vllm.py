@@ -89,6 +89,8 @@ class VllmEngine:
         # vLLM logs to stdout by default (its engine processes inherit this): stdout is where
         # `pagerouter convert` prints the Markdown, so vLLM's lines go to stderr, set before import.
         os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
+        # Its INFO lines (a full config dump per process) bury pagerouter's own; warnings stay.
+        os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
         # The engine-core process waits this long for its worker to exit before killing it; with
         # vLLM's 5 s default every exit after the last page took 5-10 s. Inherited at its start.
         os.environ.setdefault("VLLM_WORKER_SHUTDOWN_TIMEOUT_SECONDS", "1")
