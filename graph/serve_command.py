@@ -208,7 +208,7 @@ def _vlm_limits_problem(cfg) -> str | None:
 
     for where, tier in tiers:
         try:
-            resolve_limits(cfg.ocr, tier, where)
+            resolve_limits(cfg.ocr, tier, where, region=where.startswith("ocr.small_reader"))
         except VlmLimitError as exc:
             return str(exc)
     return None

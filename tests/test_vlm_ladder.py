@@ -332,3 +332,35 @@ def test_tier_config_describes_fields_and_rejects_bad_patterns():
         assert f.description, name
     with pytest.raises(ValidationError, match="not a valid regular expression"):
         VlmTierConfig(leak_patterns=["(unclosed"])
+
+
+# -- token limits against the model (pagerouter.vlm.model_limits) -----------------------------
+
+
+def test_token_limits_are_checked_against_the_models_own_config(tmp_path, monkeypatch):
+    import json
+
+    from pagerouter.config.ocr import OcrConfig
+    from pagerouter.vlm.model_limits import VlmLimitError, resolve_limits
+
+    model = tmp_path / "m"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({"text_config": {"max_position_embeddings": 2048}}))
+    monkeypatch.chdir(tmp_path)
+
+    def tier(**kw):
+        return VlmTierConfig.model_validate({**kw, "engine": {"model": "m", **kw.pop("engine", {})}})
+
+    t = tier(max_new_tokens=None, prompt_budget_tokens=600, engine={"max_model_len": None})
+    assert t.engine.model == str(model)  # a relative directory is made absolute at load
+    done = resolve_limits(OcrConfig(), t, "ocr.escalation.vlm")
+    assert (done.engine.max_model_len, done.max_new_tokens) == (2048, 1448)  # the model's max, what is left
+    with pytest.raises(VlmLimitError, match=r"ocr.escalation.vlm.engine.max_model_len 16384 is above the "
+                                            r"model's own maximum 2048 \(text_config.max_position_embeddings"):
+        resolve_limits(OcrConfig(), tier(engine={"max_model_len": 16384}, max_new_tokens=8000), "ocr.escalation.vlm")
+    with pytest.raises(VlmLimitError, match=r"max_new_tokens 1800 \+ a prompt of 600 tokens = 2400 does not fit"):
+        resolve_limits(OcrConfig(), tier(engine={"max_model_len": None}, max_new_tokens=1800, prompt_budget_tokens=600),
+                       "ocr.escalation.vlm")
+    # numbers the config states itself are checked at load
+    with pytest.raises(ValidationError, match="max_new_tokens 8000 does not fit in engine.max_model_len 2048"):
+        tier(engine={"max_model_len": 2048}, max_new_tokens=8000)

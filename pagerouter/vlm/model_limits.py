@@ -61,12 +61,15 @@ def render_side_px(cfg: OcrConfig, tier: VlmTierConfig) -> tuple[int, int]:
     return short, long
 
 
-def measure_prompt_tokens(tier: VlmTierConfig, size: tuple[int, int]) -> int | None:
-    """Prompt tokens of the tier's longest prompt on a blank page of `size`, counted by the
-    model's own processor (None when it cannot be loaded here, e.g. a hub name offline)."""
+def measure_prompt_tokens(tier: VlmTierConfig, size: tuple[int, int], region: bool = False) -> int | None:
+    """Prompt tokens of the tier's longest prompt on a blank page of `size` (`region`: the region
+    reader's task prompts), counted by the model's own processor (None when it cannot be loaded
+    here, e.g. a hub name offline)."""
     from .profiles import REGION_TASKS, page_prompt
 
     e = tier.engine
+    if not Path(e.model).is_dir():  # a hub name: not fetched here (no network at config checks)
+        return None
     try:
         from PIL import Image
         from transformers import AutoProcessor
@@ -75,7 +78,7 @@ def measure_prompt_tokens(tier: VlmTierConfig, size: tuple[int, int]) -> int | N
     except Exception as exc:  # noqa: BLE001 - not measurable here: the config's own numbers stand
         log.debug("no processor for %s: %s", e.model, exc)
         return None
-    if tier.profile == "paddleocr_vl":
+    if region or tier.profile == "paddleocr_vl":
         prompt, anchor = max(REGION_TASKS.values(), key=len), ""
     elif tier.profile == "lightonocr":
         prompt, anchor = "", ""
@@ -97,9 +100,10 @@ def measure_prompt_tokens(tier: VlmTierConfig, size: tuple[int, int]) -> int | N
         return None
 
 
-def resolve_limits(cfg: OcrConfig, tier: VlmTierConfig, where: str) -> VlmTierConfig:
+def resolve_limits(cfg: OcrConfig, tier: VlmTierConfig, where: str, region: bool = False) -> VlmTierConfig:
     """`tier` with max_model_len, prompt_budget_tokens and max_new_tokens filled in and checked
-    against the model; raises VlmLimitError (one line, naming `where`.<field>) when they do not fit."""
+    against the model; raises VlmLimitError (one line, naming `where`.<field>) when they do not fit.
+    `region`: the tier is the region reader (its prompts are the region tasks, whatever the profile)."""
     e = tier.engine
     model_max, source = model_max_len(e.model)
     ctx = e.max_model_len
@@ -114,7 +118,7 @@ def resolve_limits(cfg: OcrConfig, tier: VlmTierConfig, where: str) -> VlmTierCo
     budget = tier.prompt_budget_tokens
     measured = ""
     if budget is None:
-        budget = measure_prompt_tokens(tier, render_side_px(cfg, tier))
+        budget = measure_prompt_tokens(tier, render_side_px(cfg, tier), region)
         measured = " (measured on a blank page at the render size)" if budget is not None else ""
     out = tier.max_new_tokens
     if out is None:

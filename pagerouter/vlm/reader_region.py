@@ -64,7 +64,7 @@ class VlmRegionReader:
         self.tier = cfg.small_reader.vlm
         if engine is None:
             # the model's own limits fill in and check the tier's token numbers before vLLM starts
-            self.tier = resolve_limits(cfg, self.tier, "ocr.small_reader.vlm")
+            self.tier = resolve_limits(cfg, self.tier, "ocr.small_reader.vlm", region=True)
             engine = shared_vlm_engine(self.tier.engine)
         self.engine = engine
         self.version = self.engine.version
