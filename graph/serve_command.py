@@ -181,6 +181,7 @@ def cmd_serve(args) -> int:
             file=sys.stderr,
             flush=True,
         )
+        print(_ray_cli_line(bool(args.address)), file=sys.stderr, flush=True)
         while not stop.wait(0.5):
             pass
         print("pagerouter: stopping", file=sys.stderr, flush=True)
@@ -193,6 +194,19 @@ def cmd_serve(args) -> int:
             ray.shutdown()
             _restore_stdout(saved_stdout)
     return EXIT_OK
+
+
+def _ray_cli_line(cluster: bool) -> str:
+    """How to reach this Ray from another shell. A local ray.init turns on token auth, but Ray's CLI
+    only sends the token (~/.ray/auth_token) with RAY_AUTH_MODE=token; without it the call fails
+    with "RAY_AUTH_MODE is currently 'disabled'", which reads as if the server had auth off."""
+    import ray
+
+    address = ray.get_runtime_context().gcs_address
+    auth = os.environ.get("RAY_AUTH_MODE", "token" if not cluster else "")
+    env = f"RAY_ADDRESS={address}" + (" RAY_AUTH_MODE=token" if auth == "token" else "")
+    return (f"pagerouter: Ray CLI from another shell: `{env} ray status`; `ray list ...` and `serve status` "
+            "need Ray's dashboard, which pagerouter serve does not start (GET /healthz shows the deployments)")
 
 
 def _vlm_limits_problem(cfg) -> str | None:
