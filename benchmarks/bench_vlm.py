@@ -60,7 +60,7 @@ def tiny_config(workdir: Path) -> PagerouterConfig:
     from tests.tiny_vlm import build_tiny_qwen2vl
 
     model = build_tiny_qwen2vl(workdir / "tiny-qwen2vl")
-    eng = {"kind": "vllm", "model": str(model), "dtype": "float32", "enforce_eager": True, "max_model_len": 1024,
+    eng = {"kind": "vllm", "model": str(model), "dtype": "float32", "enforce_eager": True, "max_model_len": None,
            "cpu_kv_cache_gib": 1, "max_num_seqs": 32}
     return PagerouterConfig.model_validate({"ocr": {
         "small_reader": {"kind": "vlm", "render_engine": "paddleocr_vl",

@@ -82,7 +82,11 @@ def build_llm_app(cfg: PagerouterConfig, tier: Tier = "escalation"):
     """The OpenAI-compatible Serve LLM application for `tier`."""
     from ray.serve.llm import build_openai_app
 
+    from pagerouter.vlm.model_limits import resolve_limits
+
     vlm, settings = tier_of(cfg, tier)
+    # the model's own limits (a null max_model_len, a max_new_tokens that does not fit) before the app starts
+    vlm = resolve_limits(cfg.ocr, vlm, f"ocr.{tier}.vlm", region=tier == "small_reader")
     return build_openai_app({"llm_configs": [llm_config_for(vlm, settings)]})
 
 

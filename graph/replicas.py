@@ -45,6 +45,7 @@ class Machine:
     cores: int
     ray_cpus: float
     memory_gb: float
+    gpus: float = 0.0  # Ray's GPUs (0 on a CPU machine)
 
 
 def _ceilings(machine: Machine, mode: str | int) -> dict[str, int]:
@@ -121,10 +122,54 @@ def machine_now(ray_cpus: float | None = None, cluster: bool = False) -> Machine
 
         res = ray.cluster_resources()
         cpus = float(res.get("CPU", 1))
-        return Machine(cores=max(1, int(cpus)), ray_cpus=cpus, memory_gb=float(res.get("memory", 0)) / 2**30)
+        return Machine(cores=max(1, int(cpus)), ray_cpus=cpus, memory_gb=float(res.get("memory", 0)) / 2**30,
+                       gpus=float(res.get("GPU", 0)))
     cores = os.cpu_count() or 1
     memory_gb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return Machine(cores=cores, ray_cpus=float(ray_cpus or 2 * cores), memory_gb=memory_gb)
+    return Machine(cores=cores, ray_cpus=float(ray_cpus or 2 * cores), memory_gb=memory_gb, gpus=_ray_gpus())
+
+
+def _ray_gpus() -> float:
+    """GPUs of the Ray this process is connected to (0 when none is up: nothing was detected)."""
+    try:
+        import ray
+
+        return float(ray.cluster_resources().get("GPU", 0)) if ray.is_initialized() else 0.0
+    except Exception:  # noqa: BLE001 - a Ray that cannot answer has no GPU for us
+        return 0.0
+
+
+DEPLOYMENTS = (*SCALED, "large_reader")
+
+
+def unschedulable(serve_cfg: ServeConfig, machine: Machine) -> tuple[str | None, str | None]:
+    """(error, warning): why Ray could not place the graph's replicas on `machine`, in one line
+    each, or None. Serve would otherwise wait for the resources forever (a hang, not an error).
+    Counted: every deployment's floor (its initial replicas) plus one LargeReader replica, since
+    the first flagged page wakes it. A LargeReader asking for GPUs the cluster lacks is only a
+    warning: it never wakes, and flagged pages keep their first reading after the escalation wait."""
+    need, parts = 0.0, []
+    for name in DEPLOYMENTS:
+        s = getattr(serve_cfg, name)
+        n = max(1, s.min_replicas) if name == "large_reader" else max(s.min_replicas, s.initial_replicas or 0)
+        if n and s.num_cpus:
+            need += n * s.num_cpus
+            parts.append(f"{name} {n} x {s.num_cpus:g}")
+        if s.num_cpus > machine.ray_cpus:
+            return (f"serve.{name}.num_cpus {s.num_cpus:g} is more than Ray's {machine.ray_cpus:g} CPUs: no replica "
+                    "of it can start; lower it (configs/vlm-cpu.yaml fits 2 cores)"), None
+        if s.num_gpus > machine.gpus and name != "large_reader":
+            return (f"serve.{name}.num_gpus {s.num_gpus:g} but Ray has {machine.gpus:g} GPUs: no replica of it can "
+                    "start; set num_gpus 0 (on a CPU machine use configs/vlm-cpu.yaml)"), None
+    if need > machine.ray_cpus + 1e-9:
+        return (f"the deployments need {need:g} CPUs ({', '.join(parts)}) but Ray has {machine.ray_cpus:g} "
+                f"({machine.cores} cores): Serve would wait for them forever; lower serve.<deployment>.num_cpus "
+                "(configs/vlm-cpu.yaml fits 2 cores)"), None
+    large = serve_cfg.large_reader
+    if large.num_gpus > machine.gpus:
+        return None, (f"serve.large_reader.num_gpus {large.num_gpus:g} but Ray has {machine.gpus:g} GPUs: the "
+                      "escalation tier will never wake; flagged pages keep their first reading (escalation_timeout)")
+    return None, None
 
 
 def plan_line(serve_cfg: ServeConfig) -> str:
@@ -136,4 +181,4 @@ def plan_line(serve_cfg: ServeConfig) -> str:
     return ", ".join(parts)
 
 
-__all__ = ["Machine", "derive_replicas", "keep_explicit", "machine_now", "plan_line"]
+__all__ = ["Machine", "derive_replicas", "keep_explicit", "machine_now", "plan_line", "unschedulable"]

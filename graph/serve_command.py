@@ -117,6 +117,13 @@ def cmd_serve(args) -> int:
     warning = _auth_line(key, cfg.serve.host)
     if warning:
         print(warning, file=sys.stderr, flush=True)
+    problem = _vlm_limits_problem(cfg)
+    if problem:  # before Ray: a replica whose engine cannot start would be restarted by Serve forever
+        return usage_error(problem)
+    # stdout carries only pagerouter's own output: Ray's processes (raylet, GCS, the Serve controller)
+    # inherit this process's fd 1 and print their start and shutdown lines there, so fd 1 is stderr
+    # while Ray runs.
+    saved_stdout = _stdout_to_stderr()
 
     import ray
     from ray import serve
@@ -128,13 +135,14 @@ def cmd_serve(args) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     t0 = time.perf_counter()
-    from graph.replicas import derive_replicas, keep_explicit, machine_now, plan_line
+    from graph.replicas import derive_replicas, keep_explicit, machine_now, plan_line, unschedulable
 
     if args.address:
         try:
             ray.init(address=args.address, log_to_driver=True)
         except (ConnectionError, RuntimeError, ValueError) as exc:  # one line, not Ray's traceback
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            _restore_stdout(saved_stdout)
             return usage_error(f"cannot join the Ray cluster at {args.address}: {first}")
     else:
         extra = {"_metrics_export_port": args.metrics_port} if args.metrics_port else {}
@@ -150,6 +158,11 @@ def cmd_serve(args) -> int:
             how = "replicas auto (the config's own numbers kept where it sets them)"
         print(f"pagerouter: {how} for {machine.cores} cores, {machine.ray_cpus:g} Ray CPUs, "
               f"{machine.memory_gb:.1f} GB: {plan_line(cfg.serve)}", file=sys.stderr, flush=True)
+        problem, warning = unschedulable(cfg.serve, machine)
+        if problem:
+            return usage_error(problem)
+        if warning:
+            print(f"pagerouter: warning: {warning}", file=sys.stderr, flush=True)
         serve.start(**serve_start_options(cfg.serve, grpc_proxy=False, head_only=bool(args.address)))
         # gRPC listens before the app is deployed (as Serve's HTTP proxy does); the handle is
         # looked up on the first call.
@@ -168,6 +181,7 @@ def cmd_serve(args) -> int:
             file=sys.stderr,
             flush=True,
         )
+        print(_ray_cli_line(bool(args.address)), file=sys.stderr, flush=True)
         while not stop.wait(0.5):
             pass
         print("pagerouter: stopping", file=sys.stderr, flush=True)
@@ -178,4 +192,55 @@ def cmd_serve(args) -> int:
             serve.shutdown()
         finally:
             ray.shutdown()
+            _restore_stdout(saved_stdout)
     return EXIT_OK
+
+
+def _ray_cli_line(cluster: bool) -> str:
+    """How to reach this Ray from another shell. A local ray.init turns on token auth, but Ray's CLI
+    only sends the token (~/.ray/auth_token) with RAY_AUTH_MODE=token; without it the call fails
+    with "RAY_AUTH_MODE is currently 'disabled'", which reads as if the server had auth off."""
+    import ray
+
+    address = ray.get_runtime_context().gcs_address
+    auth = os.environ.get("RAY_AUTH_MODE", "token" if not cluster else "")
+    env = f"RAY_ADDRESS={address}" + (" RAY_AUTH_MODE=token" if auth == "token" else "")
+    return (f"pagerouter: Ray CLI from another shell: `{env} ray status`; `ray list ...` and `serve status` "
+            "need Ray's dashboard, which pagerouter serve does not start (GET /healthz shows the deployments)")
+
+
+def _vlm_limits_problem(cfg) -> str | None:
+    """One line if a VLM tier's token limits do not fit its model (pagerouter.vlm.model_limits)."""
+    tiers = []
+    if cfg.ocr.enabled and cfg.ocr.small_reader.kind == "vlm":
+        tiers.append(("ocr.small_reader.vlm", cfg.ocr.small_reader.vlm))
+    if cfg.ocr.enabled and cfg.ocr.escalation.enabled and cfg.ocr.escalation.kind == "vlm":
+        tiers.append(("ocr.escalation.vlm", cfg.ocr.escalation.vlm))
+    if not tiers:
+        return None
+    from pagerouter.vlm.model_limits import VlmLimitError, resolve_limits
+
+    for where, tier in tiers:
+        try:
+            resolve_limits(cfg.ocr, tier, where, region=where.startswith("ocr.small_reader"))
+        except VlmLimitError as exc:
+            return str(exc)
+    return None
+
+
+def _stdout_to_stderr() -> int | None:
+    """Point fd 1 at stderr (inherited by the processes Ray starts); returns the saved fd 1."""
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        os.dup2(2, 1)
+        return saved
+    except OSError:  # no real fds (an embedding host): leave stdout alone
+        return None
+
+
+def _restore_stdout(saved: int | None) -> None:
+    if saved is not None:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)

@@ -150,8 +150,6 @@ class ProgressBar:
 
 def cmd_convert(args) -> int:
     from pagerouter.converter import Converter
-    from pagerouter.inputs import InputError
-    from pagerouter.output import route_summary_table, to_json, to_markdown
 
     cfg = _load_cfg(args)
     if args.outdir is None and len(args.inputs) > 1:
@@ -169,6 +167,17 @@ def cmd_convert(args) -> int:
         except OSError as exc:
             return usage_error(f"{args.outdir}: cannot create output directory: {exc.strerror or exc}")
     converter = Converter(cfg)
+    try:
+        return _convert_inputs(args, cfg, converter)
+    finally:
+        converter.close()  # engines stop now: a VLM engine left to interpreter exit spews tracebacks
+
+
+def _convert_inputs(args, cfg, converter) -> int:
+    from pagerouter.inputs import InputError
+    from pagerouter.output import route_summary_table, to_json, to_markdown
+
+    t0 = time.perf_counter()
     try:
         escalation = converter.escalation_wait(args.wait, args.escalation_wait_s)
         converter.options(**option_values(args))  # refused before any file is read
@@ -213,7 +222,7 @@ def cmd_convert(args) -> int:
                     print(f"pagerouter: error: {target}: cannot write: {exc.strerror or exc}", file=sys.stderr)
                     code = EXIT_USAGE
     if docs and not args.quiet:
-        print(route_summary_table(docs), file=sys.stderr)
+        print(route_summary_table(docs, wall_s=time.perf_counter() - t0), file=sys.stderr)
     return code
 
 

@@ -53,8 +53,12 @@ class Converter:
         self.pages: PageWork = page_work(self.cfg)
 
     def close(self) -> None:
-        """Stop the isolation workers now (they also stop when the converter is collected)."""
-        self.pages.close()
+        """Stop the isolation workers and the engines now (workers also stop when the converter is
+        collected; a VLM engine must be closed here, not at interpreter exit)."""
+        try:
+            self.engines.close()
+        finally:
+            self.pages.close()
 
     def __enter__(self) -> Converter:
         return self

@@ -97,7 +97,20 @@ class EngineSet:
     def __init__(self, cfg: OcrConfig, prebuilt: dict[str, object] | None = None):
         self.cfg = cfg
         self._built: dict[str, object] = dict(prebuilt or {})
+        self._given = set(self._built)  # the caller's own engines: closing them is the caller's business
         self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Close the engines this set built (a VLM engine stops its vLLM processes here, before
+        interpreter exit, where vLLM's own clean-up fails with tracebacks)."""
+        with self._lock:
+            built = [(r, e) for r, e in self._built.items() if r not in self._given]
+            for r, _ in built:
+                del self._built[r]
+        for _, engine in built:
+            close = getattr(engine, "close", None)
+            if callable(close):
+                close()
 
     def get(self, role: Role):
         engine = self._built.get(role)

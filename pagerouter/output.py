@@ -11,6 +11,10 @@ from .model import FURNITURE_ROLES, Block, Document, Page
 
 SCHEMA_PATH = Path(__file__).parent / "schema" / "document.schema.json"
 
+FALLBACK_FLAGS = ("vlm_ladder_exhausted", "vlm_regions", "escalation_timeout", "escalation_error")
+"""Flags of a page whose text is a reading that failed its checks, kept so the page is not lost:
+its Markdown says so in an HTML comment, so a reader of the Markdown alone can tell."""
+
 
 def block_markdown(b: Block, images_rel_to: Path | None = None) -> str:
     text = b.text.strip()
@@ -50,6 +54,10 @@ def page_markdown(page: Page, cfg: OutputConfig, images_rel_to: Path | None = No
         parts.append(f"<!-- page {page.number} failed: {page.error} -->")
     elif "needs_ocr" in page.flags:
         parts.append(f"<!-- page {page.number} needs_ocr: not read -->")
+    elif any(f in page.flags for f in FALLBACK_FLAGS):
+        flags = ", ".join(page.flags).replace("--", "- -")
+        parts.append(f"<!-- page {page.number} flagged {flags}: the text below is a reading that failed its "
+                     "checks, kept so the page is not lost -->")
     for b in sorted(page.blocks, key=lambda b: b.order):
         if b.role in FURNITURE_ROLES and not cfg.include_furniture:
             continue
@@ -98,16 +106,19 @@ def route_order(route: str) -> int:
     return ROUTE_ORDER.index(route) if route in ROUTE_ORDER else len(ROUTE_ORDER)
 
 
-def route_summary_table(docs: list[Document]) -> str:
-    """The table `convert` prints: pages, flagged and seconds per route, over all inputs."""
+def route_summary_table(docs: list[Document], wall_s: float | None = None) -> str:
+    """The table `convert` prints: pages, flagged and seconds per route, over all inputs, and
+    the run's wall time when given."""
     rows: dict[str, dict[str, float]] = {}
     for d in docs:
         add_route_rows(rows, d.route_summary())
-    return route_table(rows)
+    return route_table(rows, wall_s)
 
 
-def route_table(rows: dict[str, dict[str, float]]) -> str:
-    """Pages, flagged, seconds and seconds a page per route, then the totals (`convert`, `batch`)."""
+def route_table(rows: dict[str, dict[str, float]], wall_s: float | None = None) -> str:
+    """Pages, flagged, seconds and seconds a page per route, then the totals (`convert`, `batch`).
+    A page's seconds are the sum of its stages (one key each); pages that ran at the same time
+    overlap, so with `wall_s` a last line says the run's wall time and whether they did."""
     keys = sorted(rows, key=route_order)
     lines = [f"{'route':<12}{'pages':>7}{'flagged':>9}{'seconds':>10}{'s/page':>9}"]
     tot = {"pages": 0, "flagged": 0, "seconds": 0.0}
@@ -118,4 +129,7 @@ def route_table(rows: dict[str, dict[str, float]]) -> str:
         for f in tot:
             tot[f] += r[f]
     lines.append(f"{'total':<12}{int(tot['pages']):>7}{int(tot['flagged']):>9}{tot['seconds']:>10.2f}")
+    if wall_s is not None:
+        note = "  (pages ran concurrently: their seconds overlap)" if tot["seconds"] > wall_s else ""
+        lines.append(f"{'wall':<12}{'':>16}{wall_s:>10.2f}{note}")
     return "\n".join(lines)

@@ -26,6 +26,7 @@ from .inputs import SourceDocument
 from .memory import release_free_memory
 from .model import Block, CheckResult, Document, Page, TriageDecision
 from .ocr.task import make_ocr_task
+from .output_hygiene import clean_model
 from .page_limits import content_size_problem, page_box_problem, page_text_problem
 from .page_status import _damage_report, _lost_contents, _lost_page, failed_page, needs_ocr, ocr_mode_decision, ocr_off
 from .pagetext import MUPDF_LOCK, extract_textdict
@@ -249,7 +250,8 @@ async def ocr_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> Rea
         second.checks = check_reading(task, second, cfg.ocr.checks)
     # the escalator reports the rotation it read at (0 is a real answer: a VLM may undo a wrong turn)
     second.attempts = list(first.attempts) + [a for a in second.attempts if a not in first.attempts]
-    second.timings = {**first.timings, **second.timings, "escalate": time.perf_counter() - t2}
+    # One key per stage: the escalator's own figures are parts of `escalate` and would count twice.
+    second.timings = {**first.timings, "escalate": time.perf_counter() - t2}
     return second
 
 
@@ -355,7 +357,7 @@ async def convert_pages(
 
     try:
         async for page in _in_page_order(outcomes, pending, run_ocr, calls, concurrency):
-            yield page
+            yield clean_model(page)  # every route's page leaves here: no control characters in its text
     finally:  # the consumer went away (client disconnect, error): stop the OCR still running
         for t in pending:
             if isinstance(t, asyncio.Task) and not t.done():
@@ -451,7 +453,8 @@ async def _in_page_order(outcomes, pending, run_ocr, calls, concurrency) -> Asyn
 
 
 def new_document(src: SourceDocument) -> Document:
-    return Document(source=Path(src.name).name if src.name != "-" else "-", page_count=src.page_count)
+    doc = Document(source=Path(src.name).name if src.name != "-" else "-", page_count=src.page_count)
+    return clean_model(doc)  # a file name may carry control characters too
 
 
 __all__ = [

@@ -124,3 +124,26 @@ def test_serve_address_with_nothing_listening_is_one_line(capsys):
     err = capsys.readouterr().err
     assert rc != 0
     assert f"cannot join the Ray cluster at 127.0.0.1:{port}" in err and "Traceback" not in err
+
+
+def test_shares_the_machine_cannot_schedule_are_one_line_not_a_hang():
+    """configs/serve-gpu.yaml on 2 cores: GPU shares and 7.5 CPUs that Ray (4 logical CPUs) cannot
+    place; configs/vlm-cpu.yaml, derived as `pagerouter serve` does, fits."""
+    from pathlib import Path
+
+    from graph.replicas import unschedulable
+    from pagerouter.config import load_config
+
+    repo = Path(__file__).resolve().parents[1]
+    two_cores = Machine(cores=2, ray_cpus=4, memory_gb=24)
+    gpu = load_config(repo / "configs" / "serve-gpu.yaml").serve
+    error, _ = unschedulable(gpu, two_cores)
+    assert error and "num_gpus" in error and "Ray has 0 GPUs" in error
+    no_gpu = gpu.model_copy(update={n: getattr(gpu, n).model_copy(update={"num_gpus": 0})
+                                    for n in ("layout", "small_reader", "large_reader")})
+    error, _ = unschedulable(no_gpu, two_cores)
+    assert error and "need 7.5 CPUs" in error and "Ray has 4" in error
+    cpu = load_config(repo / "configs" / "vlm-cpu.yaml").serve
+    assert unschedulable(keep_explicit(cpu, derive_replicas(cpu, two_cores, "auto")), two_cores) == (None, None)
+    on_gpu_box = Machine(cores=16, ray_cpus=32, memory_gb=128, gpus=1)
+    assert unschedulable(gpu, on_gpu_box) == (None, None)

@@ -28,7 +28,7 @@ pytestmark = [pytest.mark.vlm, pytest.mark.slow]
 
 def tiny_engine_config(model_dir) -> dict:
     return {"kind": "vllm", "model": str(model_dir), "dtype": "float32", "enforce_eager": True,
-            "max_model_len": 1024, "cpu_kv_cache_gib": 1, "max_num_seqs": 32}
+            "max_model_len": None, "cpu_kv_cache_gib": 1, "max_num_seqs": 32}
 
 
 @pytest.fixture(scope="module")

@@ -52,7 +52,8 @@ def ladder(script, *, cfg=None, ink=INK, clock=None, region=None):
 
 def judged(out: vf.ScriptedOutput, ink: float = INK, tier: VlmTierConfig = TIER) -> dict[str, CheckResult]:
     n = out.completion_tokens if out.completion_tokens is not None else len(out.text.split())
-    gen = Generation(out.text, out.finish_reason, completion_tokens=n, mean_logprob=out.mean_logprob, error=out.error)
+    gen = Generation(out.text, out.finish_reason, completion_tokens=n, prompt_tokens=out.prompt_tokens,
+                     mean_logprob=out.mean_logprob, error=out.error)
     m = FRONT.match(out.text)
     body = out.text[m.end():] if m else out.text
     return {r.name: r for r in judge_output(gen, body, ink=ink, expected_script="Latin", tier=tier, checks=CHECKS)}
@@ -97,9 +98,24 @@ def test_truncation_moves_to_the_next_attempt():
     out, _ = ladder([vf.truncated(), vf.good_page()])
     first, second = out.attempts
     assert not first.accepted and first.finish_reason == "length"
-    assert first.rejected_because == ["vlm_truncated: hit max_tokens 600 (60 tokens generated): the output is cut off"]
+    assert first.rejected_because == [
+        "vlm_truncated: stopped for length after 60 tokens, under max_tokens 600 and max_model_len 8192 "
+        "(1200 prompt tokens): the output is cut off"]
     assert second.accepted and out.accepted.temperature == 0.1
     assert out.best is not None and out.best.generation.finish_reason == "length"
+
+
+def test_truncation_names_the_limit_that_was_hit():
+    """vLLM stops at max_model_len even when max_tokens is larger: the reason says which limit."""
+    tier = VlmTierConfig.model_validate({"max_new_tokens": 1500, "engine": {"max_model_len": 2048}})
+
+    def reason(prompt_tokens, n):
+        out = vf.ScriptedOutput("x " * n, "length", completion_tokens=n, prompt_tokens=prompt_tokens)
+        return judged(out, tier=tier)["vlm_truncated"].reason
+
+    assert reason(581, 1467) == "hit max_model_len 2048 (581 prompt + 1467 generated tokens): the output is cut off"
+    assert reason(300, 1500) == "hit max_tokens 1500 (1500 tokens generated): the output is cut off"
+    assert reason(300, 900).startswith("stopped for length after 900 tokens, under max_tokens 1500 and max_model_len")
 
 
 @pytest.mark.parametrize("looping", [vf.loop_to_limit, vf.degenerate_phrase, vf.repeated_table_row])
@@ -316,3 +332,35 @@ def test_tier_config_describes_fields_and_rejects_bad_patterns():
         assert f.description, name
     with pytest.raises(ValidationError, match="not a valid regular expression"):
         VlmTierConfig(leak_patterns=["(unclosed"])
+
+
+# -- token limits against the model (pagerouter.vlm.model_limits) -----------------------------
+
+
+def test_token_limits_are_checked_against_the_models_own_config(tmp_path, monkeypatch):
+    import json
+
+    from pagerouter.config.ocr import OcrConfig
+    from pagerouter.vlm.model_limits import VlmLimitError, resolve_limits
+
+    model = tmp_path / "m"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({"text_config": {"max_position_embeddings": 2048}}))
+    monkeypatch.chdir(tmp_path)
+
+    def tier(**kw):
+        return VlmTierConfig.model_validate({**kw, "engine": {"model": "m", **kw.pop("engine", {})}})
+
+    t = tier(max_new_tokens=None, prompt_budget_tokens=600, engine={"max_model_len": None})
+    assert t.engine.model == str(model)  # a relative directory is made absolute at load
+    done = resolve_limits(OcrConfig(), t, "ocr.escalation.vlm")
+    assert (done.engine.max_model_len, done.max_new_tokens) == (2048, 1448)  # the model's max, what is left
+    with pytest.raises(VlmLimitError, match=r"ocr.escalation.vlm.engine.max_model_len 16384 is above the "
+                                            r"model's own maximum 2048 \(text_config.max_position_embeddings"):
+        resolve_limits(OcrConfig(), tier(engine={"max_model_len": 16384}, max_new_tokens=8000), "ocr.escalation.vlm")
+    with pytest.raises(VlmLimitError, match=r"max_new_tokens 1800 \+ a prompt of 600 tokens = 2400 does not fit"):
+        resolve_limits(OcrConfig(), tier(engine={"max_model_len": None}, max_new_tokens=1800, prompt_budget_tokens=600),
+                       "ocr.escalation.vlm")
+    # numbers the config states itself are checked at load
+    with pytest.raises(ValidationError, match="max_new_tokens 8000 does not fit in engine.max_model_len 2048"):
+        tier(engine={"max_model_len": 2048}, max_new_tokens=8000)

@@ -32,7 +32,7 @@ def tier_config(model_dir, base_url: str) -> PagerouterConfig:
             "escalation": {"kind": "vlm", "vlm": {
                 "engine": {"kind": "openai_server", "base_url": base_url, "model": str(model_dir),
                            "served_model_name": MODEL_ID, "dtype": "float32", "enforce_eager": True,
-                           "max_model_len": 1024, "cpu_kv_cache_gib": 1, "timeout_s": 300},
+                           "max_model_len": None, "cpu_kv_cache_gib": 1, "timeout_s": 300},
                 "max_new_tokens": 16, "ladder": {"max_attempts": 2}}},
         },
     })

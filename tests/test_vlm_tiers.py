@@ -8,6 +8,7 @@ Layout, RapidOCR and Tesseract run for real; only the VLM's answers are scripted
 from __future__ import annotations
 
 import json
+import time
 
 import numpy as np
 import pymupdf
@@ -15,6 +16,7 @@ import pytest
 
 from pagerouter import synth
 from pagerouter.config import PagerouterConfig
+from pagerouter.bench.systems import ROUTER_STAGES
 from pagerouter.converter import Converter
 from pagerouter.engines import EngineSet
 from pagerouter.model import TriageDecision
@@ -119,8 +121,13 @@ def test_escalation_ladder_rotation_feedback_and_attempts_in_json(scanned_pdf):
     good = ScriptedOutput(front_matter() + TRUTH.replace("\n", "\n\n"), mean_logprob=-0.01)
     fake = ScriptedFakeVlmEngine([wrong_rotation(90), truncated(max_tokens=20), good])
     cfg = escalating_cfg()
+    t0 = time.perf_counter()
     doc = converter(cfg, escalation=VlmPageEscalator(cfg.ocr, engine=fake)).convert(scanned_pdf)
+    wall = time.perf_counter() - t0
     page = doc.pages[0]
+    # one key per stage (the escalator's own figures are not counted again), adding up to at most the wall time
+    assert "escalate" in page.timings and set(page.timings) <= set(ROUTER_STAGES), page.timings
+    assert sum(page.timings.values()) <= wall
     attempts = [a for a in page.attempts if a.tier == "escalation"]
     assert [(a.number, a.temperature, a.rotation, a.accepted) for a in attempts] == [
         (1, 0.1, 0, False), (2, 0.1, 90, False), (3, 0.2, 90, True)]
@@ -276,3 +283,29 @@ def test_mixed_page_keeps_its_text_layer_through_the_vlm_tiers():
     engines = {b.engine for b in page.blocks if b.text.strip()}
     assert "vlm_region" in engines and "pymupdf" in engines, [(b.engine, b.text[:30]) for b in page.blocks]
     assert [b.order for b in page.blocks] == list(range(len(page.blocks)))
+
+
+def test_lightonocr_profile_sends_the_page_alone_and_reads_plain_markdown(scanned_pdf):
+    """LightOnOCR-2: no text prompt (the model echoes one), a 1540 px render, Markdown with no
+    front matter back (scripted: no weights here)."""
+    fake = ScriptedFakeVlmEngine([ScriptedOutput(TRUTH.replace("\n", "\n\n"), mean_logprob=-0.01)])
+    cfg = escalating_cfg(vlm={"profile": "lightonocr", "max_new_tokens": 4096})
+    page = converter(cfg, escalation=VlmPageEscalator(cfg.ocr, engine=fake)).convert(scanned_pdf).pages[0]
+    (req,) = fake.requests
+    assert req.prompt == "" and max(req.image_shape[:2]) == 1540
+    assert cer(TRUTH, page_text(page)) == 0 and page.blocks[0].engine == "vlm_page"
+    assert [a.accepted for a in page.attempts if a.tier == "escalation"] == [True]
+
+
+def test_the_lightonocr_block_in_serve_gpu_yaml_is_a_valid_tier():
+    from pathlib import Path
+
+    import yaml
+
+    text = (Path(__file__).resolve().parents[1] / "configs" / "serve-gpu.yaml").read_text()
+    block = text.split("replace escalation.vlm below by:\n", 1)[1].split("#                (and serve", 1)[0]
+    vlm = yaml.safe_load("\n".join(line.split("#", 1)[1][16:] for line in block.splitlines()))["vlm"]
+    cfg = PagerouterConfig.model_validate({"ocr": {"escalation": {"kind": "vlm", "vlm": vlm}}})
+    tier = cfg.ocr.escalation.vlm
+    assert tier.profile == "lightonocr" and tier.engine.model == "lightonai/LightOnOCR-2-1B"
+    assert cfg.ocr.render_target(tier.render_key()).longest_side_px == 1540

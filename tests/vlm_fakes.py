@@ -99,6 +99,7 @@ class ScriptedFakeVlmEngine:
             out.append(Generation(
                 text=s.text, finish_reason=s.finish_reason, prompt_tokens=s.prompt_tokens,
                 completion_tokens=n, seconds=s.seconds, mean_logprob=s.mean_logprob, error=s.error,
+                max_tokens=req.max_tokens,
             ))
         return out
 

@@ -186,6 +186,7 @@ def _profile_section(result: dict) -> list[str]:
            "the MuPDF isolation worker; `read` is the small reader's whole call (line detection, direction and "
            "recognition together: the pipeline does not split it; bare RapidOCR's own split is in its row); the "
            "reading checks run between `read` and `escalate` and are not timed on their own; `escalate` is the "
-           "wait for the escalation tier, `escalation_*` its parts (the CPU vote's witnesses). The copies of the "
+           "wait for the escalation tier, its witnesses included (one key per stage, so a page's stages add up to at "
+           "most its time). The copies of the "
            "page image between processes are not timed.", ""]
     return md

@@ -30,7 +30,7 @@ from ..model import FURNITURE_ROLES
 from .corpus import CorpusFile
 
 ROUTER_STAGES = ("triage", "text_layer", "render", "layout", "read", "escalate")
-"""The pipeline's top-level per-page stages (`escalation*` keys are parts of `escalate`)."""
+"""The pipeline's per-page stages (a page's `timings` hold exactly these keys, one per stage)."""
 
 
 @dataclass

@@ -56,6 +56,8 @@ def _default_render_targets() -> dict[str, RenderTargetConfig]:
         "tesseract": RenderTargetConfig(dpi=300, max_pixels=40_000_000),
         "olmocr": RenderTargetConfig(longest_side_px=1288),
         "paddleocr_vl": RenderTargetConfig(dpi=150),
+        # LightOnOCR-2: pages rendered to a 1540 px longest side (its model card's recommendation).
+        "lightonocr": RenderTargetConfig(longest_side_px=1540),
     }
 
 

@@ -2,14 +2,18 @@
 server elsewhere), the model profile, and the retry ladder (owned by pagerouter.vlm).
 
 The same `VlmTierConfig` shape serves both tiers: `ocr.small_reader.vlm` (a region model,
-PaddleOCR-VL-class) and `ocr.escalation.vlm` (a page model, olmOCR-class).
+PaddleOCR-VL-class) and `ocr.escalation.vlm` (a page model, olmOCR- or LightOnOCR-class).
+
+Token limits are checked twice: here, when both numbers are in the config (max_new_tokens +
+prompt_budget_tokens <= max_model_len), and when the engine starts, against the model's own
+config.json (pagerouter.vlm.model_limits), which also fills in what the config leaves null.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
 import re
+from pathlib import Path
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -35,14 +39,22 @@ class VlmEngineConfig(StrictModel):
     `openai_server` talks to an OpenAI-compatible vLLM server running elsewhere."""
 
     kind: Literal["vllm", "openai_server"] = Field(default="vllm", description="Engine kind.")
-    model: str = Field(default="", description="Model directory or hub name (vLLM loads it; for a server: its model id).")
+    model: str = Field(
+        default="",
+        description="Model directory or hub name (vLLM loads it; for a server: its model id). A relative directory "
+        "that exists is made absolute when the config is loaded, so Serve replicas find it from any working directory.",
+    )
     served_model_name: str | None = Field(
         default=None, description="Model name the OpenAI server knows the model by (default: `model`)."
     )
     revision: str | None = Field(default=None, description="Model revision (hub models only).")
     dtype: Literal["auto", "float32", "float16", "bfloat16"] = Field(default="auto", description="Weights/activations dtype.")
     quantization: str | None = Field(default=None, description="vLLM quantization, e.g. `fp8` for the large tier on a GPU.")
-    max_model_len: int = Field(default=8192, ge=256, description="Context length (prompt + output tokens) per request.")
+    max_model_len: int | None = Field(
+        default=8192, ge=256,
+        description="Context length (prompt + output tokens) per request; null = the model's own maximum "
+        "(max_position_embeddings in its config.json). Checked against that maximum when the engine starts.",
+    )
     gpu_memory_utilization: float = Field(
         default=0.85, gt=0, le=1, description="Share of GPU memory vLLM may take (weights + KV cache), GPU builds only."
     )
@@ -68,6 +80,12 @@ class VlmEngineConfig(StrictModel):
     timeout_s: float = Field(default=300.0, gt=0, description="Seconds one server request may take.")
     connect_timeout_s: float = Field(default=10.0, gt=0, description="Seconds to open a connection to the server.")
     max_connections: int = Field(default=64, ge=1, description="Concurrent connections to the server at most.")
+
+    @field_validator("model")
+    @classmethod
+    def _absolute_dir(cls, v: str) -> str:
+        p = Path(v).expanduser() if v else None
+        return str(p.resolve()) if p is not None and not p.is_absolute() and p.is_dir() else v
 
     @model_validator(mode="after")
     def _kind_needs(self):
@@ -105,15 +123,26 @@ class VlmTierConfig(StrictModel):
     """A VLM tier: engine, profile, output budget, ladder and what counts as a bad output."""
 
     engine: VlmEngineConfig = Field(default_factory=VlmEngineConfig, description="The engine behind this tier.")
-    profile: Literal["paddleocr_vl", "olmocr"] = Field(
+    profile: Literal["paddleocr_vl", "olmocr", "lightonocr"] = Field(
         default="olmocr",
         description="`paddleocr_vl`: one layout region per prompt (text, table or formula by region kind); "
-        "`olmocr`: the whole page per prompt, YAML front matter then Markdown.",
+        "`olmocr`: the whole page per prompt, YAML front matter then Markdown; `lightonocr`: the whole page "
+        "as the only input (no text prompt, no anchor), plain Markdown back (LightOnOCR-2-class models).",
     )
     render_engine: str | None = Field(
         default=None, description="Key in `ocr.render_targets` for the image size (default: the profile's name)."
     )
-    max_new_tokens: int = Field(default=4096, ge=1, description="Output tokens per request at most.")
+    max_new_tokens: int | None = Field(
+        default=4096, ge=1,
+        description="Output tokens per request at most; null = what the context leaves: engine.max_model_len - "
+        "prompt_budget_tokens (resolved when the engine starts).",
+    )
+    prompt_budget_tokens: int | None = Field(
+        default=None, ge=1,
+        description="Tokens a prompt may take (image tokens + instruction + anchor text); max_new_tokens + this must "
+        "fit in engine.max_model_len. null = measured when the engine starts, with the model's own processor on a "
+        "blank page at the tier's render size plus a full anchor.",
+    )
     top_p: float = Field(default=1.0, gt=0, le=1, description="Nucleus sampling cut-off.")
     prompt: str | None = Field(
         default=None,
@@ -166,6 +195,18 @@ class VlmTierConfig(StrictModel):
             except re.error as exc:
                 raise ValueError(f"leak pattern {p!r} is not a valid regular expression: {exc}") from exc
         return v
+
+    @model_validator(mode="after")
+    def _tokens_fit(self):
+        # The numbers the config states must fit together; what it leaves null is derived from the
+        # model (and checked the same way) when the engine starts.
+        ctx, out, budget = self.engine.max_model_len, self.max_new_tokens, self.prompt_budget_tokens
+        if ctx is not None and out is not None and out + (budget or 0) > ctx:
+            what = f"max_new_tokens {out} + prompt_budget_tokens {budget} = {out + budget}" if budget else \
+                f"max_new_tokens {out}"
+            raise ValueError(f"{what} does not fit in engine.max_model_len {ctx}: lower max_new_tokens "
+                             "(or leave it null to take what the context leaves) or raise max_model_len")
+        return self
 
     def render_key(self) -> str:
         return self.render_engine or self.profile

@@ -43,6 +43,9 @@ class Generation:
     seconds: float = 0.0
     mean_logprob: float | None = None  # mean log-probability of the generated tokens
     error: str | None = None  # set when finish_reason == "error"
+    # The limits this generation ran under, so a "length" stop can name the one it hit.
+    max_tokens: int | None = None  # the request's output limit
+    context_len: int | None = None  # the engine's max_model_len (prompt + output tokens), when known
 
     @property
     def confidence(self) -> float | None:

@@ -81,13 +81,22 @@ def _error(gen: Generation) -> CheckResult:
 
 
 def _truncated(gen: Generation, tier: VlmTierConfig) -> CheckResult:
+    """A "length" stop, naming the limit that was hit: vLLM stops at max_model_len (prompt +
+    output) even when max_tokens is larger, so the two are told apart by the token counts."""
     cut = gen.finish_reason == "length"
-    n = gen.completion_tokens
-    return CheckResult(
-        name="vlm_truncated", passed=not cut, score=float(n), threshold=float(tier.max_new_tokens),
-        reason=(f"hit max_tokens {tier.max_new_tokens} ({n} tokens generated): the output is cut off" if cut
-                else f"{n} tokens generated, stopped before max_tokens {tier.max_new_tokens}"),
-    )
+    n, p = gen.completion_tokens, gen.prompt_tokens
+    limit = gen.max_tokens or tier.max_new_tokens
+    ctx = gen.context_len or tier.engine.max_model_len
+    if not cut:
+        reason = f"{n} tokens generated, stopped before max_tokens {limit}"
+    elif ctx and p and p + n >= ctx:
+        reason = f"hit max_model_len {ctx} ({p} prompt + {n} generated tokens): the output is cut off"
+    elif limit and n >= limit:
+        reason = f"hit max_tokens {limit} ({n} tokens generated): the output is cut off"
+    else:
+        under = f"max_tokens {limit}" + (f" and max_model_len {ctx} ({p} prompt tokens)" if ctx else "")
+        reason = f"stopped for length after {n} tokens, under {under}: the output is cut off"
+    return CheckResult(name="vlm_truncated", passed=not cut, score=float(n), threshold=float(limit or 0), reason=reason)
 
 
 @lru_cache(maxsize=16)

@@ -59,7 +59,8 @@ class OpenAiServerEngine:
         if req.image is not None:
             url = "data:image/png;base64," + base64.b64encode(png_bytes(req.image)).decode("ascii")
             content.append({"type": "image_url", "image_url": {"url": url}})
-        content.append({"type": "text", "text": req.prompt})
+        if req.prompt:  # an image-only request (LightOnOCR) has no text part at all
+            content.append({"type": "text", "text": req.prompt})
         body = {
             "model": self.cfg.model_name(),
             "messages": [{"role": "user", "content": content}],
@@ -112,6 +113,8 @@ class OpenAiServerEngine:
             completion_tokens=int(usage.get("completion_tokens") or 0),
             seconds=time.perf_counter() - t0,
             mean_logprob=_mean_logprob(choice.get("logprobs")),
+            max_tokens=req.max_tokens,
+            context_len=self.cfg.max_model_len,  # what the tier's config says the server's context is
         )
 
     def generate(self, requests: list[VlmRequest]) -> list[Generation]:

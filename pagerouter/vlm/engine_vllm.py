@@ -31,6 +31,7 @@ from .loop import BackgroundLoop
 log = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 900.0  # a 7B model on a cold disk can take minutes; a hang must still end
+SHUTDOWN_TIMEOUT_S = 1.0  # per shutdown step; vLLM's default grace (5 s per step) doubled the exit
 
 
 def _stat_logger_factory(sink: "_EngineStats"):
@@ -88,6 +89,11 @@ class VllmEngine:
         # vLLM logs to stdout by default (its engine processes inherit this): stdout is where
         # `pagerouter convert` prints the Markdown, so vLLM's lines go to stderr, set before import.
         os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
+        # Its INFO lines (a full config dump per process) bury pagerouter's own; warnings stay.
+        os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
+        # The engine-core process waits this long for its worker to exit before killing it; with
+        # vLLM's 5 s default every exit after the last page took 5-10 s. Inherited at its start.
+        os.environ.setdefault("VLLM_WORKER_SHUTDOWN_TIMEOUT_SECONDS", "1")
         self.cfg = cfg
         self._stats = _EngineStats()
         self.started_s = 0.0
@@ -136,12 +142,17 @@ class VllmEngine:
         return AsyncLLM.from_engine_args(self._engine_args(), stat_loggers=[_stat_logger_factory(self._stats)])
 
     def close(self) -> None:
+        """Stop the engine's processes and its loop: quickly (SHUTDOWN_TIMEOUT_S per step, a run
+        that is over has nothing left to drain) and in one log line at most."""
         engine, self._engine = getattr(self, "_engine", None), None
         if engine is not None:
+            async def shutdown():  # on the engine's loop: its output-handler task belongs there
+                engine.shutdown(timeout=SHUTDOWN_TIMEOUT_S)
+
             try:
-                engine.shutdown()
-            except Exception:  # noqa: BLE001 - shutting down; nothing left to save
-                log.exception("vLLM engine shutdown failed")
+                self._loop.call(shutdown(), timeout=4 * SHUTDOWN_TIMEOUT_S + 5)
+            except Exception as exc:  # noqa: BLE001 - shutting down; nothing left to save
+                log.warning("vLLM engine shutdown: %s: %s", type(exc).__name__, exc)
         self._loop.stop()
 
     def __del__(self):  # an engine dropped without close() must not keep its worker process
@@ -155,7 +166,8 @@ class VllmEngine:
         content: list[dict] = []
         if req.image is not None:
             content.append({"type": "image"})
-        content.append({"type": "text", "text": req.prompt})
+        if req.prompt:  # an image-only request (LightOnOCR) has no text part at all
+            content.append({"type": "text", "text": req.prompt})
         text = self._template.apply_chat_template(
             [{"role": "user", "content": content}], tokenize=False, add_generation_prompt=True
         )
@@ -206,6 +218,8 @@ class VllmEngine:
             completion_tokens=len(o.token_ids),
             seconds=seconds,
             mean_logprob=_mean_logprob(o),
+            max_tokens=req.max_tokens,
+            context_len=self.cfg.max_model_len,
         )
 
     async def agenerate(self, requests: list[VlmRequest]) -> list[Generation]:

@@ -31,10 +31,11 @@ from ..ocr.vote import vote
 from ..stages import OcrTask, Reading
 from .base import Generation, VlmRequest
 from .detectors import judge_output
-from .engines import build_vlm_engine
+from .engines import release_vlm_engine, shared_vlm_engine
 from .ladder import Judged, LadderOutcome, run_ladder
+from .model_limits import resolve_limits
 from .markdown_blocks import markdown_to_blocks
-from .profiles import ProfileParseError, page_prompt, parse_page
+from .profiles import ProfileParseError, page_prompt, parse_page, parse_plain_page
 from .reader_region import with_text_layer
 
 log = logging.getLogger(__name__)
@@ -50,17 +51,25 @@ class VlmPageEscalator:
     def __init__(self, cfg: OcrConfig, engine=None, witness=None):
         self.cfg = cfg
         self.tier = cfg.escalation.vlm
-        self.engine = engine if engine is not None else build_vlm_engine(self.tier.engine)
+        if engine is None:
+            # the model's own limits fill in and check the tier's token numbers before vLLM starts
+            self.tier = resolve_limits(cfg, self.tier, "ocr.escalation.vlm")
+            engine = shared_vlm_engine(self.tier.engine)
+        self.engine = engine
         self.version = self.engine.version
         self._witness = witness  # an Escalator read as third engine on disagreement (default: the CPU vote)
 
     def close(self) -> None:
-        self.engine.close()
+        release_vlm_engine(self.engine)
 
     # -- the ladder on one image ----------------------------------------------------------------
     def _ladder(self, task: OcrTask, image, anchor: list[Block], start_rotation: int, region: int | None) -> LadderOutcome:
         tier = self.tier
-        prompt = page_prompt(anchor if tier.anchor_text else None, tier.anchor_max_chars, template=tier.prompt)
+        if tier.profile == "lightonocr":  # the page image alone: a text prompt is echoed back by the model
+            prompt, parse = tier.prompt or "", parse_plain_page
+        else:
+            prompt = page_prompt(anchor if tier.anchor_text else None, tier.anchor_max_chars, template=tier.prompt)
+            parse = parse_page
         gray = image.mean(axis=2) if image.ndim == 3 else image
         ink = float((gray < 200).mean()) if region is not None else task.ink
 
@@ -70,7 +79,7 @@ class VlmPageEscalator:
 
         def judge(gen: Generation, rotation: int) -> Judged:
             try:
-                out = parse_page(gen.text)
+                out = parse(gen.text)
             except ProfileParseError as exc:
                 return Judged(parsed=None, checks=[CheckResult(name="vlm_parse", passed=False, reason=str(exc))]
                               + judge_output(gen, gen.text, ink=ink, expected_script=task.decision.script,
@@ -123,7 +132,8 @@ class VlmPageEscalator:
             b.order = i
         out.attempts = attempts
         out.checks += check_reading(task, out, self.cfg.checks)
-        out.timings = {**first.timings, "escalation": time.perf_counter() - t0}
+        # no timing of its own: the pipeline times the whole call as the page's `escalate` stage
+        out.timings = dict(first.timings)
         return out
 
     def _fallback(self, task: OcrTask, first: Reading, outcomes: list[LadderOutcome], jobs) -> Reading:

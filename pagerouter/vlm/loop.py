@@ -71,6 +71,25 @@ class BackgroundLoop:
                 coro.close()
             raise RuntimeError(problem)
 
-    def stop(self) -> None:
-        if self.loop.is_running():
-            self.loop.call_soon_threadsafe(self.loop.stop)
+    def stop(self, timeout: float = 2.0) -> None:
+        """Cancel what still runs on the loop (an engine's output handler), let the cancellations
+        land, then stop the loop and its thread: a loop dropped with pending tasks prints "Task was
+        destroyed but it is pending!" at exit."""
+        if not self.loop.is_running() or threading.current_thread() is self._thread:
+            return
+
+        async def cancel_rest():
+            me = asyncio.current_task()
+            rest = [t for t in asyncio.all_tasks() if t is not me]
+            for t in rest:
+                t.cancel()
+            await asyncio.wait(rest, timeout=timeout) if rest else None
+
+        try:
+            asyncio.run_coroutine_threadsafe(cancel_rest(), self.loop).result(timeout=timeout + 0.5)
+        except Exception:  # noqa: BLE001 - stopping anyway
+            pass
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout=timeout)
+        if not self._thread.is_alive():
+            self.loop.close()

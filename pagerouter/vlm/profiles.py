@@ -3,6 +3,10 @@
 - `paddleocr_vl` (region profile, PaddleOCR-VL's style): one layout region per prompt; the
   region's kind picks the task ("OCR:", "Table Recognition:", "Formula Recognition:"); the
   answer is plain text, a table (HTML, Markdown or OTSL cell tokens) or LaTeX.
+- `lightonocr` (page profile, LightOnOCR-2's style): the whole page at 1540 px longest side
+  as the only input -- no text prompt (the model repeats a prompt back), no anchor -- and plain
+  Markdown back, no front matter: no rotation or language from the model (the layout stage's
+  orientation trial has already turned the page upright).
 - `olmocr` (page profile, olmOCR's style): the whole page at 1288 px longest side; the answer
   is YAML front matter (primary_language, is_rotation_valid, rotation_correction, is_table,
   is_diagram) then the page as Markdown, tables as HTML or Markdown, equations as LaTeX.
@@ -205,6 +209,13 @@ def parse_page(raw: str) -> PageOutput:
         body=raw[m.end():].strip(),
         extra={k: v for k, v in front.items() if k not in FRONT_KEYS},
     )
+
+
+def parse_plain_page(raw: str) -> PageOutput:
+    """A LightOnOCR-style answer: the page as Markdown, nothing else (upright, language unknown)."""
+    body = raw.replace("\r\n", "\n").strip()
+    return PageOutput(primary_language=None, is_rotation_valid=True, rotation_correction=0,
+                      is_table=body.lstrip().lower().startswith(("<table", "|")), is_diagram=False, body=body)
 
 
 def _truthy(v, default: bool = False) -> bool:

@@ -21,8 +21,9 @@ from ..ocr.regions import ROLE_OF, upright
 from ..stages import LayoutResult, OcrTask, Reading, Region
 from .base import Generation, VlmRequest
 from .detectors import judge_output
-from .engines import build_vlm_engine
+from .engines import release_vlm_engine, shared_vlm_engine
 from .ladder import Judged, LadderOutcome, run_ladder
+from .model_limits import resolve_limits
 from .profiles import TASK_OF_REGION, ProfileParseError, parse_region, region_prompt
 
 MAX_REGION_THREADS = 64
@@ -61,13 +62,17 @@ class VlmRegionReader:
     def __init__(self, cfg: OcrConfig, engine=None):
         self.cfg = cfg
         self.tier = cfg.small_reader.vlm
-        self.engine = engine if engine is not None else build_vlm_engine(self.tier.engine)
+        if engine is None:
+            # the model's own limits fill in and check the tier's token numbers before vLLM starts
+            self.tier = resolve_limits(cfg, self.tier, "ocr.small_reader.vlm", region=True)
+            engine = shared_vlm_engine(self.tier.engine)
+        self.engine = engine
         self.version = self.engine.version
         # A region may rightly hold one word, a page number or a short formula: "empty" means nothing at all.
         self.region_checks = cfg.checks.model_copy(update={"min_chars_on_inked_page": 1})
 
     def close(self) -> None:
-        self.engine.close()
+        release_vlm_engine(self.engine)
 
     def read_batch(self, tasks: list[OcrTask], layouts: list[LayoutResult]) -> list[Reading]:
         t0 = time.perf_counter()
