@@ -26,7 +26,7 @@ from .inputs import SourceDocument
 from .memory import release_free_memory
 from .model import Block, CheckResult, Document, Page, TriageDecision
 from .ocr.task import make_ocr_task
-from .output_hygiene import clean_model
+from .output import clean_model
 from .page_limits import content_size_problem, page_box_problem, page_text_problem
 from .page_status import _damage_report, _lost_contents, _lost_page, failed_page, needs_ocr, ocr_mode_decision, ocr_off
 from .pagetext import MUPDF_LOCK, extract_textdict

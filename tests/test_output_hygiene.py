@@ -1,4 +1,4 @@
-"""No control characters leave pagerouter on any route (pagerouter.output_hygiene, applied where
+"""No control characters leave pagerouter on any route (pagerouter.output (output hygiene), applied where
 every page leaves pipeline.convert_pages), and a page that keeps a rejected reading says so in
 its Markdown. The text-layer page is real (PyMuPDF); the VLM's answers are scripted (FAKE
 engine: random-weight models read nothing), RapidOCR and layout run for real."""
@@ -15,7 +15,7 @@ from pagerouter.config import PagerouterConfig
 from pagerouter.converter import Converter
 from pagerouter.engines import EngineSet
 from pagerouter.output import to_json, to_markdown
-from pagerouter.output_hygiene import clean_text, has_control_chars
+from pagerouter.output import clean_text, has_control_chars
 from tests.vlm_fakes import PromptRoutedFakeVlmEngine, ScriptedOutput
 
 

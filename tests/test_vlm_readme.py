@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from pagerouter.bench.systems import ROUTER_STAGES
-from pagerouter.output_hygiene import has_control_chars
+from pagerouter.output import has_control_chars
 from tests.conftest import require_vlm_cpu
 from tests.serve_fixtures import free_port, wait_for
 
