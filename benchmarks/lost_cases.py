@@ -138,13 +138,13 @@ def hidden_case(rng: random.Random, v: int) -> Case:
     page.insert_text((60, 80), title, fontname=font, fontsize=18)
     lines, y = _body(page, words, rng, 120, 700, font, size)
     truth, forbidden = [title, *lines], []
-    spam = " ".join(words.sentence() for _ in range(2))
+    spam = _wrap(" ".join(words.sentence() for _ in range(2)), 470, font, size)[0]  # what fits on the page
     if kind in ("white_spam", "near_white_margin"):
         # keyword spam in the paper's colour: between paragraphs, or tiny in the margin
         colour = (1, 1, 1) if kind == "white_spam" else (0.985, 0.985, 0.985)
         at = (60, y + 10) if kind == "white_spam" else (8, rng.uniform(200, 700))
-        page.insert_text(at, spam[:110], fontname=font, fontsize=size if kind == "white_spam" else 4, color=colour)
-        forbidden.append(spam[:110])
+        page.insert_text(at, spam, fontname=font, fontsize=size if kind == "white_spam" else 4, color=colour)
+        forbidden.append(spam)
     elif kind in ("black_box", "white_box", "same_colour_box", "partial_box"):
         i = rng.randrange(1, len(truth))
         target = truth[i]
