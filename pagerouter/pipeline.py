@@ -185,7 +185,7 @@ class DocumentTriage:
             return decision
         t = time.perf_counter()
         check = account_for_ink(page, blocks, self.cfg.ocr.checks, self.cfg.triage.image_dpi,
-                                self.cfg.triage.max_render_pixels)
+                                self.cfg.triage.max_render_pixels, self.cfg.text_layer.furniture_band)
         timings["ink_accounting"] = time.perf_counter() - t
         out.checks.append(check)
         if check.passed:

@@ -237,7 +237,8 @@ def _find_lines(
     nb: np.ndarray, has_nb: np.ndarray, hh: np.ndarray, x0: np.ndarray, x1: np.ndarray, cy: np.ndarray, min_blobs: int
 ) -> list[tuple[float, float, float, float, int]]:
     """Rows of text among the aligned blobs: connected chains of row neighbours (see
-    `text_likeness`) of at least `min_blobs` blobs, of consistent height, at least 4 heights wide."""
+    `text_likeness`) of at least `min_blobs` blobs, of consistent height, at least 4 heights wide,
+    and not mostly of one size (a dashed rule)."""
     if int(has_nb.sum()) < min_blobs:
         return []
     from scipy.sparse import csr_matrix
@@ -255,6 +256,9 @@ def _find_lines(
             continue
         if x1[members].max() - x0[members].min() < 4 * med:
             continue
+        sizes = np.round(x1[members] - x0[members]).astype(int) * 1000 + np.round(h).astype(int)
+        if np.bincount(np.unique(sizes, return_inverse=True)[1]).max() >= 0.6 * members.size:
+            continue  # most blobs of one size: a dashed or hatched rule, a dotted leader; letters vary
         yc = float(np.median(cy[members]))
         lines.append((float(x0[members].min()), yc - 0.6 * med, float(x1[members].max()), yc + 0.6 * med, int(members.size)))
     return lines
