@@ -1,11 +1,15 @@
 """Born-digital throughput, peak memory and real-corpus routes.
 
     python benchmarks/bench_textlayer.py [--pages 200] [--mem-pages 100,500] [--corpus ../shared/corpus/real]
+        [--checks-only]
 
 Prints:
 1. pages/s of `page.get_text()` alone (the floor) vs. the in-process convert (triage +
    text-layer reading with layout + Markdown/JSON rendering) on the same born-digital pages,
    pinned to one core, with MuPDF's work in isolation workers (the default) and without;
+   then what the nothing-lost checks cost per page: the visibility check of every span
+   (`triage.check_visibility`) and the ink accounting after reading (`ocr.checks.unread_ink`),
+   each turned off in turn, on the synthetic pages and on the real corpus's born-digital pages;
 2. peak RSS converting N-page born-digital PDFs in a fresh process (flat in N = streaming);
 3. how many pages of the real corpus each triage route took (OCR not run: routing only).
 """
@@ -98,6 +102,48 @@ def bench_throughput(path: Path) -> None:
     print(f"  pagerouter convert, whole process  : {cli:8.1f} pages/s  ({cli / floor:.0%} of the floor, start to exit)")
 
 
+_CHECK_VARIANTS = {
+    "all checks on (default)": {},
+    "visibility off": {"triage": {"check_visibility": False}},
+    "ink accounting off": {"ocr": {"checks": {"unread_ink": False}}},
+    "both off": {"triage": {"check_visibility": False}, "ocr": {"checks": {"unread_ink": False}}},
+}
+
+
+def bench_check_costs(path: Path, corpus: Path) -> None:
+    """ms/page of the born-digital path with the visibility and ink-accounting checks on and off,
+    isolation off (MuPDF in this process, so the difference is the checks' own work)."""
+    from pagerouter.converter import Converter
+    from pagerouter.inputs import open_source
+    from pagerouter.pipeline import DocumentTriage
+
+    born: dict[str, list[int]] = {}
+    for f in sorted(corpus.glob("*.pdf")) if corpus.is_dir() else []:
+        src = open_source(f)
+        outs = DocumentTriage(PagerouterConfig()).iter_pages(src, list(range(1, src.page_count + 1)))
+        born[str(f)] = [o.page.number for o in outs if o.task is None and o.page.route == "text_layer"]
+        src.close()
+    print("what the nothing-lost checks cost on born-digital pages (isolation off, warm):")
+    base = None
+    for name, over in _CHECK_VARIANTS.items():
+        cfg = PagerouterConfig.model_validate({"isolation": {"enabled": False}, **over})
+        conv = Converter(cfg)
+        conv.convert(path)
+        t = time.perf_counter()
+        n = len(conv.convert(path).pages)
+        synth_ms = 1000 * (time.perf_counter() - t) / n
+        real_n, t = 0, time.perf_counter()
+        for f, pages in born.items():
+            if pages:
+                src = open_source(Path(f))
+                real_n += len(list(DocumentTriage(cfg).iter_pages(src, pages)))
+                src.close()
+        real_ms = 1000 * (time.perf_counter() - t) / max(1, real_n)
+        base = base or (synth_ms, real_ms)
+        print(f"  {name:26s}: synthetic {synth_ms:6.2f} ms/page ({synth_ms - base[0]:+.2f}), real corpus "
+              f"born-digital ({real_n} pages) {real_ms:6.2f} ms/page ({real_ms - base[1]:+.2f})")
+
+
 def peak_rss_child(path: str) -> None:
     """Run in a fresh process: convert, then print peak RSS in MB."""
     from pagerouter.converter import Converter
@@ -188,6 +234,7 @@ def main() -> None:
     ap.add_argument("--mem-pages", default="100,500")
     ap.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus" / "real")
     ap.add_argument("--child-rss")
+    ap.add_argument("--checks-only", action="store_true", help="only the floor, the throughput and the checks' cost")
     args = ap.parse_args()
     if args.child_rss:
         pin_one_core()
@@ -199,6 +246,9 @@ def main() -> None:
         p = tmp / "bd.pdf"
         make_born_digital(p, args.pages)
         bench_throughput(p)
+        bench_check_costs(p, args.corpus)
+        if args.checks_only:
+            return
         bench_memory([int(x) for x in args.mem_pages.split(",")], tmp)
     if args.corpus.exists():
         bench_corpus_born_digital(args.corpus)

@@ -54,9 +54,12 @@ def extract_textdict(page: pymupdf.Page) -> dict[str, Any]:
 def words_in(page: pymupdf.Page, clip: tuple[float, float, float, float]) -> list[tuple]:
     """`page.get_text("words", clip=clip)` from the page's kept TextPage: words (unrotated page
     space) at least half inside `clip`, as PyMuPDF itself selects them from a given TextPage."""
+    global _LAST_TEXTPAGE
     cached = _LAST_TEXTPAGE
     if cached is None or cached[0] is not page:
-        return page.get_text("words", clip=clip)
+        # the page's dict came from elsewhere (the furniture pre-scan): one TextPage for this page
+        # now, kept, rather than a whole extraction per clip
+        cached = _LAST_TEXTPAGE = (page, page.get_textpage(flags=TEXT_FLAGS), [])
     if not cached[2]:
         words = cached[1].extractWORDS()
         # the word list, then its boxes as an array: callers ask for many clips on one page
