@@ -227,6 +227,8 @@ class FurnitureModel:
                 if d.scores["furniture"] >= cfg.furniture_min_score and has_evidence(d) and not letter_band:
                     ln.role = "header" if is_top else "footer"
                     out[id(ln)] = d
+            if not letter_band:
+                _join_rows(group, is_top, body_size, out)
             if is_top:  # (at the bottom, small type stacked on a footer line is as often a footnote)
                 _join_stacks(group, is_top, body_size, out)
         if page_width:
@@ -329,6 +331,23 @@ def _table_row(ln: Line, horiz: list[Line]) -> bool:
     starts = [m.x0 for m in next_row]
     aligned = sum(1 for m in row if any(abs(m.x0 - x) <= 2.0 for x in starts))
     return aligned >= 2
+
+
+def _join_rows(group: list[Line], is_top: bool, body_size: float, out: dict[int, Decision]) -> None:
+    """A short line sharing its row with furniture found by evidence (a browser's print header: the
+    page title left, the date and time right) belongs to the same header or footer."""
+    for ln in group:
+        if ln.role is not None or ln.chars > 80 or ln.size > body_size * 1.05:
+            continue
+        mates = [m for m in group if m is not ln and m.role is not None
+                 and abs(m.yc - ln.yc) < 0.5 * max(m.height, ln.height)]
+        if mates:
+            ln.role = "header" if is_top else "footer"
+            out[id(ln)] = Decision(
+                scores={"furniture": 1.0, "row_mate": 1.0},
+                reasons=[f"{'top' if is_top else 'bottom'} band line on the row of furniture "
+                         f"({mates[0].text.strip()[:40]!r}): one header/footer row"],
+            )
 
 
 def _join_stacks(group: list[Line], is_top: bool, body_size: float, out: dict[int, Decision]) -> None:

@@ -55,6 +55,8 @@ _CUES: list[tuple[str, float, re.Pattern[str]]] = [
         ("confidential", 1.0, r"\bconfidential\b|\bproprietary\b|\binternal\s+use\b|\bdo\s+not\s+(?:copy|distribute)\b|"
          r"\bdraft\b"),
         ("page_of", 1.0, r"\bpage\s+\d+\s*(?:of|/)\s*\d+\b|\bp\.\s*\d+\b"),
+        ("timestamp", 1.0, r"\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4},?\s+\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?m\.?)?\b|"
+         r"\b\d{4}-\d{2}-\d{2}[ T]\d{1,2}:\d{2}\b|\b" + _MONTH + r"\s+\d{1,2},?\s+\d{4},?\s+(?:at\s+)?\d{1,2}:\d{2}\b"),
         ("date", 0.6, r"\b" + _MONTH + r"\s+(?:\d{1,2}(?:st|nd|rd|th)?,?\s+)?\d{4}\b|\b\d{1,2}\.?\s+" + _MONTH
          + r"\s+\d{4}\b|\b\d{1,2}[/.-]\d{1,2}[/.-](?:\d{4}|\d{2})\b|\b\d{4}-\d{2}-\d{2}\b"),
         ("banner", 0.6, r"\S\s*[|•·]\s*\S"),
@@ -65,10 +67,11 @@ _CUES: list[tuple[str, float, re.Pattern[str]]] = [
 ]
 _STAMPS = frozenset({"download_stamp", "published", "copyright", "doi", "issn"})
 STRONG_CUES = frozenset({"download_stamp", "published", "copyright", "doi", "url", "email", "issn", "volume_issue",
-                         "document_number", "confidential", "page_of"})
+                         "document_number", "confidential", "page_of", "timestamp"})
 """Content cues that make a band line furniture by its own page (furniture.has_evidence): what a
-running head, a journal line or a stamp carries and a title, a greeting or a dated line does
-not. Dates, banners with `|`, publication words and edge numbers only add to the score."""
+running head, a journal line or a stamp carries (a date with a time is a printer's or browser's
+stamp) and a title, a greeting or a dated line does not. Dates, banners with `|`, publication
+words and edge numbers only add to the score."""
 """Cues that stay strong inside a sentence; dates, volume numbers, URLs also occur in prose."""
 _FOOTNOTE_MARK = re.compile(r"^(?:[*†‡§¶]|\d{1,2}(?=[A-Za-z])|[¹²³⁴⁵⁶⁷⁸⁹⁰]+|<sup>[^<]{1,4}</sup>)")
 """A footnote's leading marker: a symbol, a number run into the text, a superscript (Unicode
