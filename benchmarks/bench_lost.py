@@ -27,7 +27,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from lost_cases import BUILDERS, generate, judge  # noqa: E402
+from lost_cases import BUILDERS, generate  # noqa: E402
+from lost_judge import judge  # noqa: E402
 
 
 def convert_cases(cases, cfg=None):

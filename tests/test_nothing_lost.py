@@ -15,6 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 import lost_cases as lc  # noqa: E402
+import lost_judge as lj  # noqa: E402
 
 from pagerouter.config import PagerouterConfig  # noqa: E402
 from pagerouter.config.output import OutputConfig  # noqa: E402
@@ -43,7 +44,7 @@ def read(conv, c: lc.Case):
     out = []
     for page, truth in zip(doc.pages, c.pages):
         md = page_markdown(page, OutputConfig(page_markers=False))
-        out.append((page, md, lc.judge(truth, md)))
+        out.append((page, md, lj.judge(truth, md)))
     assert len(out) == len(c.pages)
     return out
 
@@ -178,7 +179,7 @@ def test_unreadable_print_is_flagged_with_its_rows(conv, v):
 def test_a_photo_without_text_is_not_unread_text(conv):
     c = case("ink", 4)
     (page, md, verdict), = read(conv, c)
-    assert page.status == "ok" and not lc.norm_text(md)
+    assert page.status == "ok" and not lj.norm_text(md)
 
 
 def test_faint_print_is_not_blank():

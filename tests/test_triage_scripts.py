@@ -31,8 +31,7 @@ SCRIPT_CASES = {
 
 
 def _text_failures(text: str) -> list[str]:
-    from pagerouter.triage.decide import _quality_failures
-    from pagerouter.triage.words import measure_text
+    from pagerouter.triage.words import measure_text, quality_failures
 
     q = measure_text(
         text,
@@ -41,7 +40,7 @@ def _text_failures(text: str) -> list[str]:
         max_case_switches=CFG.max_case_switches,
         min_char_model_letters=CFG.min_letters_for_char_model,
     )
-    return _quality_failures(q, 0.0, CFG)
+    return quality_failures(q, 0.0, CFG)
 
 
 @pytest.mark.parametrize("case", sorted(SCRIPT_CASES))

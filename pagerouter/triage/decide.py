@@ -54,7 +54,7 @@ from . import ink as inkmod
 from .layer import Picture, pictures, read_layer, text_under_images_share, to_display, union_share, unmapped_font_share
 from .layer_proof import prove_hidden_layer
 from .visibility import hidden_text
-from .words import TextQuality, measure_text
+from .words import measure, quality_failures
 
 
 _MIN_MARK_PX = 3.0  # a letter-sized mark (blank_min_mark_pt) must be this tall in a render to be seen
@@ -62,72 +62,6 @@ _MIN_MARK_PX = 3.0  # a letter-sized mark (blank_min_mark_pt) must be this tall 
 
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
-
-
-def _quality_failures(q: TextQuality, unmapped_share: float, cfg: TriageConfig) -> list[str]:
-    """Sentences for every text-quality measurement that crossed its threshold."""
-    out: list[str] = []
-    if q.bad_char_share > cfg.max_bad_char_share:
-        out.append(
-            f"{_pct(q.bad_char_share)} of the visible characters are replacement, private-use, control, "
-            f"(cid:N) or glyph-id characters (bad_char_share > max_bad_char_share={cfg.max_bad_char_share}): "
-            "a font without a Unicode map"
-        )
-    if q.words >= cfg.min_words_for_word_check and q.plausible_word_share < cfg.min_plausible_word_share:
-        ex = ", ".join(repr(w) for w in q.implausible_examples[:3])
-        out.append(
-            f"only {_pct(q.plausible_word_share)} of {q.words} words look like {q.script or 'any script'} words "
-            f"(plausible_word_share < min_plausible_word_share={cfg.min_plausible_word_share}; e.g. {ex})"
-        )
-    elif cfg.min_words_for_near_zero <= q.words and q.plausible_word_share <= cfg.near_zero_plausible_word_share:
-        ex = ", ".join(repr(w) for w in q.implausible_examples[:3])
-        out.append(
-            f"only {_pct(q.plausible_word_share)} of {q.words} words look like {q.script or 'any script'} words "
-            f"(<= near_zero_plausible_word_share={cfg.near_zero_plausible_word_share}; e.g. {ex})"
-        )
-    if q.mixed_script_words >= cfg.min_mixed_script_words and q.mixed_script_share > cfg.max_mixed_script_word_share:
-        ex = ", ".join(repr(w) for w in q.mixed_examples[:3])
-        out.append(
-            f"{q.mixed_script_words} of {q.words} words ({_pct(q.mixed_script_share)}) mix letters of two scripts "
-            f"(> max_mixed_script_word_share={cfg.max_mixed_script_word_share}; e.g. {ex}): a font whose map turns "
-            "one letter into another script's"
-        )
-    if q.entropy_letters >= cfg.min_letters_for_frequency_check and q.cross_entropy > cfg.max_letter_cross_entropy:
-        out.append(
-            f"letter frequencies are untypical of any language: {q.cross_entropy:.2f} bits/letter over "
-            f"{q.entropy_letters} letters (letter_cross_entropy > max_letter_cross_entropy="
-            f"{cfg.max_letter_cross_entropy}): a shifted or scrambled letter map"
-        )
-    for script, cs in q.char_scores.items():
-        # the verdict rests on the letters of prose words actually scored (an all-caps page has few)
-        if not cs.modeled or cs.scored < (cfg.min_han_for_char_model if script == "Han" else cfg.min_letters_for_char_model):
-            continue
-        max_bits = cfg.char_model_max_bits.get(script)
-        min_gain = cfg.char_model_min_context_gain.get(script)
-        if max_bits is not None and cs.bits > max_bits:
-            out.append(
-                f"{script} letters are untypical of {script} writing: {cs.bits:.2f} bits/letter over {cs.scored} "
-                f"letters under the {script} character model (> char_model_max_bits[{script!r}]={max_bits}): "
-                "a shifted letter map (rare characters where common ones belong)"
-            )
-        elif min_gain is not None and cs.context_gain < min_gain:
-            out.append(
-                f"{script} letters do not follow each other the way {script} writing does: the letter context saves "
-                f"{cs.context_gain:+.2f} bits/letter over {cs.scored} letters (< char_model_min_context_gain"
-                f"[{script!r}]={min_gain}): a substituted letter map (letters swapped consistently)"
-            )
-    if q.mojibake >= cfg.min_mojibake_count and q.mojibake_share > cfg.max_mojibake_share:
-        out.append(
-            f"{q.mojibake} UTF-8-read-as-Latin-1 sequences like 'Ã©' ({_pct(q.mojibake_share)} of letters; "
-            f"mojibake_share > max_mojibake_share={cfg.max_mojibake_share})"
-        )
-    if unmapped_share > cfg.max_unmapped_font_share and q.plausible_word_share < cfg.strict_plausible_word_share:
-        out.append(
-            f"{_pct(unmapped_share)} of the text is in fonts without a Unicode map (unmapped_font_share > "
-            f"max_unmapped_font_share={cfg.max_unmapped_font_share}) and only {_pct(q.plausible_word_share)} of "
-            f"words are plausible (< strict_plausible_word_share={cfg.strict_plausible_word_share})"
-        )
-    return out
 
 
 def _hidden_layer(
@@ -151,9 +85,9 @@ def _hidden_layer(
     if not ocr.enabled and not cfg.hidden_layer_proof_without_ocr:
         return to_ocr("the OCR path is disabled and hidden_layer_proof_without_ocr is off (no model is loaded)")
     # cheap evidence first: implausible layer text (handwriting read as print) needs no proof
-    q = _measure(lay.invisible_text, cfg)
+    q = measure(lay.invisible_text, cfg)
     scores["hidden_plausible_word_share"] = q.plausible_word_share
-    failures = _quality_failures(q, 0.0, cfg)
+    failures = quality_failures(q, 0.0, cfg)
     if failures:
         return to_ocr("its text is not plausible: " + "; ".join(failures))
     proof = prove_hidden_layer(page, textdict, q.script, cfg, ocr)
@@ -166,8 +100,8 @@ def _hidden_layer(
             return to_ocr(f"its sampled lines agree ({proof.reason}) but {missing} lines of text on the page lie "
                           f"outside it (>= min_text_lines={cfg.min_text_lines})")
         if len(lay.visible_text.strip()) >= cfg.min_letters_for_char_model:
-            vq = _measure(lay.visible_text, cfg)
-            bad = _quality_failures(vq, 0.0, cfg)
+            vq = measure(lay.visible_text, cfg)
+            bad = quality_failures(vq, 0.0, cfg)
             if bad:
                 return to_ocr("its visible text is not plausible: " + "; ".join(bad))
         return TriageDecision(
@@ -243,8 +177,8 @@ def _route(page: pymupdf.Page, textdict: dict, cfg: TriageConfig, ocr: OcrConfig
         return _hidden_layer(page, textdict, lay, img_cov, cfg, ocr, scores)
 
     # 3. quality of the visible text
-    q = _measure(lay.visible_text, cfg)
-    # The font check only matters when the words are doubtful (see _quality_failures), and
+    q = measure(lay.visible_text, cfg)
+    # The font check only matters when the words are doubtful (see words.quality_failures), and
     # listing fonts scans the page resources, so it is skipped for clearly healthy text.
     unmapped_share = 0.0
     if q.plausible_word_share < cfg.strict_plausible_word_share or q.bad_char_share > 0:
@@ -265,7 +199,7 @@ def _route(page: pymupdf.Page, textdict: dict, cfg: TriageConfig, ocr: OcrConfig
                 scores[f"char_model_context_gain.{script}"] = cs.context_gain
     enough_text = lay.visible_chars >= cfg.min_chars_for_text_layer
     if enough_text:
-        failures = _quality_failures(q, unmapped_share, cfg)
+        failures = quality_failures(q, unmapped_share, cfg)
         if failures:
             # a layer whose words mix two scripts still says which script the page is written in (the
             # reader picks its engine by it); a shifted map's letters say nothing about that
@@ -462,17 +396,6 @@ def _upright(gray: np.ndarray, rotation: int) -> np.ndarray:
     horizontally in the unrotated page, and the row test looks for horizontal rows."""
     k = (rotation // 90) % 4
     return np.ascontiguousarray(np.rot90(gray, k)) if k else gray
-
-
-def _measure(text: str, cfg: TriageConfig):
-    """`measure_text` with the configured limits (every text of a page is measured the same way)."""
-    return measure_text(
-        text,
-        max_words=cfg.max_words_checked,
-        max_consonant_run=cfg.max_consonant_run,
-        max_case_switches=cfg.max_case_switches,
-        min_char_model_letters=cfg.min_letters_for_char_model,
-    )
 
 
 def _text_outside_hidden_layer(page: pymupdf.Page, textdict: dict, cfg: TriageConfig) -> int:

@@ -17,6 +17,7 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..config.triage import TriageConfig
 from ..unicode_scripts import CJK_SCRIPTS, SCRIPT_NAMES, dominant_script, script_of
 from .char_model import CharScore, char_model_scores
 from .letter_frequency import letter_cross_entropy
@@ -227,3 +228,84 @@ def _mixes_scripts(tok: str) -> bool:
     inside = [i for i, sc in enumerate(scripts) if sc != main and sc is not None]
     return any(main in scripts[:i] and main in scripts[i + 1:] for i in inside) or any(
         _LATIN_EXTENDED.match(letters[i]) for i in inside)
+
+
+def measure(text: str, cfg: TriageConfig):
+    """`measure_text` with the configured limits (every text of a page is measured the same way)."""
+    return measure_text(
+        text,
+        max_words=cfg.max_words_checked,
+        max_consonant_run=cfg.max_consonant_run,
+        max_case_switches=cfg.max_case_switches,
+        min_char_model_letters=cfg.min_letters_for_char_model,
+    )
+
+
+def quality_failures(q: TextQuality, unmapped_share: float, cfg: TriageConfig) -> list[str]:
+    """Sentences for every text-quality measurement of `q` that crossed its threshold (triage's reasons)."""
+    out: list[str] = []
+    if q.bad_char_share > cfg.max_bad_char_share:
+        out.append(
+            f"{_pct(q.bad_char_share)} of the visible characters are replacement, private-use, control, "
+            f"(cid:N) or glyph-id characters (bad_char_share > max_bad_char_share={cfg.max_bad_char_share}): "
+            "a font without a Unicode map"
+        )
+    if q.words >= cfg.min_words_for_word_check and q.plausible_word_share < cfg.min_plausible_word_share:
+        ex = ", ".join(repr(w) for w in q.implausible_examples[:3])
+        out.append(
+            f"only {_pct(q.plausible_word_share)} of {q.words} words look like {q.script or 'any script'} words "
+            f"(plausible_word_share < min_plausible_word_share={cfg.min_plausible_word_share}; e.g. {ex})"
+        )
+    elif cfg.min_words_for_near_zero <= q.words and q.plausible_word_share <= cfg.near_zero_plausible_word_share:
+        ex = ", ".join(repr(w) for w in q.implausible_examples[:3])
+        out.append(
+            f"only {_pct(q.plausible_word_share)} of {q.words} words look like {q.script or 'any script'} words "
+            f"(<= near_zero_plausible_word_share={cfg.near_zero_plausible_word_share}; e.g. {ex})"
+        )
+    if q.mixed_script_words >= cfg.min_mixed_script_words and q.mixed_script_share > cfg.max_mixed_script_word_share:
+        ex = ", ".join(repr(w) for w in q.mixed_examples[:3])
+        out.append(
+            f"{q.mixed_script_words} of {q.words} words ({_pct(q.mixed_script_share)}) mix letters of two scripts "
+            f"(> max_mixed_script_word_share={cfg.max_mixed_script_word_share}; e.g. {ex}): a font whose map turns "
+            "one letter into another script's"
+        )
+    if q.entropy_letters >= cfg.min_letters_for_frequency_check and q.cross_entropy > cfg.max_letter_cross_entropy:
+        out.append(
+            f"letter frequencies are untypical of any language: {q.cross_entropy:.2f} bits/letter over "
+            f"{q.entropy_letters} letters (letter_cross_entropy > max_letter_cross_entropy="
+            f"{cfg.max_letter_cross_entropy}): a shifted or scrambled letter map"
+        )
+    for script, cs in q.char_scores.items():
+        # the verdict rests on the letters of prose words actually scored (an all-caps page has few)
+        if not cs.modeled or cs.scored < (cfg.min_han_for_char_model if script == "Han" else cfg.min_letters_for_char_model):
+            continue
+        max_bits = cfg.char_model_max_bits.get(script)
+        min_gain = cfg.char_model_min_context_gain.get(script)
+        if max_bits is not None and cs.bits > max_bits:
+            out.append(
+                f"{script} letters are untypical of {script} writing: {cs.bits:.2f} bits/letter over {cs.scored} "
+                f"letters under the {script} character model (> char_model_max_bits[{script!r}]={max_bits}): "
+                "a shifted letter map (rare characters where common ones belong)"
+            )
+        elif min_gain is not None and cs.context_gain < min_gain:
+            out.append(
+                f"{script} letters do not follow each other the way {script} writing does: the letter context saves "
+                f"{cs.context_gain:+.2f} bits/letter over {cs.scored} letters (< char_model_min_context_gain"
+                f"[{script!r}]={min_gain}): a substituted letter map (letters swapped consistently)"
+            )
+    if q.mojibake >= cfg.min_mojibake_count and q.mojibake_share > cfg.max_mojibake_share:
+        out.append(
+            f"{q.mojibake} UTF-8-read-as-Latin-1 sequences like 'Ã©' ({_pct(q.mojibake_share)} of letters; "
+            f"mojibake_share > max_mojibake_share={cfg.max_mojibake_share})"
+        )
+    if unmapped_share > cfg.max_unmapped_font_share and q.plausible_word_share < cfg.strict_plausible_word_share:
+        out.append(
+            f"{_pct(unmapped_share)} of the text is in fonts without a Unicode map (unmapped_font_share > "
+            f"max_unmapped_font_share={cfg.max_unmapped_font_share}) and only {_pct(q.plausible_word_share)} of "
+            f"words are plausible (< strict_plausible_word_share={cfg.strict_plausible_word_share})"
+        )
+    return out
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
