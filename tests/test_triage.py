@@ -317,8 +317,11 @@ def test_empty_scans_with_noise_shadow_or_tone_are_blank(build):
 
 def test_blank_thresholds_decide():
     """The mark thresholds are what decides: allowing many marks makes the one-line scan blank."""
-    loose = TriageConfig(blank_max_marks=1000, blank_min_mark_pt=1000)
+    loose = TriageConfig(blank_max_marks=1000, blank_min_mark_pt=1000, blank_max_text_rows=1000)
     assert triage(fx.one_line_scan_pdf(150), loose).route == "blank"
+    # the rows of letters are a witness of their own: loose marks alone do not make it blank
+    d = triage(fx.one_line_scan_pdf(150), TriageConfig(blank_max_marks=1000, blank_min_mark_pt=1000))
+    assert d.route == "ocr" and d.scores["text_rows"] >= 1
 
 
 # --- pictures -----------------------------------------------------------------------------------

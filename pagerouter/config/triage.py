@@ -50,6 +50,11 @@ class TriageConfig(StrictModel):
         "punch hole); a line of text, a stamp or a page number is more. Marks touching the page edge (scanner "
         "shadows, borders) and specks below text_component_min_height_pt are not counted.",
     )
+    blank_max_text_rows: int = Field(
+        default=0, ge=0,
+        description="A page without text is blank only if its ink forms at most this many rows of letter-like blobs "
+        "(faint print too light for the mark test's gray level still forms rows).",
+    )
     blank_min_mark_pt: float = Field(
         default=8.0,
         gt=0,

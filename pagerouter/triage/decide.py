@@ -27,7 +27,8 @@ Design (cheapest evidence first; each step can settle the page):
    (sparse text, near-white text, pictures over much of it, /Rotate): too little text ->
    `blank` only if the page shows no ink that could be content (`ink.content_marks`: no
    letter-sized marks standing out from their surroundings beyond dust, away from the page
-   edge; an area share would lose a page with one line, a stamp or a signature), else `ocr`; visible text over blank paper -> the
+   edge; an area share would lose a page with one line, a stamp or a signature) and no rows of
+   letter-like blobs (`ink.text_line_boxes`: faint print too light for the marks' gray level), else `ocr`; visible text over blank paper -> the
    layer says what the page does not show -> `ocr`; a sparse page without pictures whose
    ink outside the layer forms rows of letters -> text drawn as outlines -> `ocr`.
    Pages with enough text render only their pictures (clips).
@@ -266,7 +267,7 @@ def _route(page: pymupdf.Page, textdict: dict, cfg: TriageConfig, ocr: OcrConfig
         scores["render_dpi"] = rnd.scale * 72.0
         if not enough_text:
             marks = _marks(rnd, cfg, scores)
-            if not marks.is_content(cfg.blank_max_marks, cfg.blank_min_mark_pt):
+            if not marks.is_content(cfg.blank_max_marks, cfg.blank_min_mark_pt, cfg.blank_max_text_rows):
                 return decide(
                     "blank",
                     [
@@ -286,7 +287,7 @@ def _route(page: pymupdf.Page, textdict: dict, cfg: TriageConfig, ocr: OcrConfig
         scores["inkless_text_share"] = inkless
         if inkless > cfg.max_inkless_text_share:
             marks = _marks(rnd, cfg, scores)
-            empty = not marks.is_content(cfg.blank_max_marks, cfg.blank_min_mark_pt)
+            empty = not marks.is_content(cfg.blank_max_marks, cfg.blank_min_mark_pt, cfg.blank_max_text_rows)
             return decide(
                 "blank" if empty else "ocr",
                 [
@@ -353,7 +354,7 @@ def _marks(rnd: inkmod.Render, cfg: TriageConfig, scores: dict[str, float]) -> i
 def _marks_text(m: inkmod.Marks, cfg: TriageConfig) -> str:
     return (
         f"{m.count} letter-sized mark(s) (blank allows <= blank_max_marks={cfg.blank_max_marks}) and "
-        f"{m.rows} row(s) of letter-like blobs (blank allows none), the largest "
+        f"{m.rows} row(s) of letter-like blobs (blank allows <= blank_max_text_rows={cfg.blank_max_text_rows}), the largest "
         f"{m.largest_pt:.1f} pt (blank needs < blank_min_mark_pt={cfg.blank_min_mark_pt:g}); {m.speckles} speck(s) "
         f"ignored as noise; marks within blank_edge_margin_pt={cfg.blank_edge_margin_pt:g} of the edge (shadows), "
         "long thin lines and uniform tone are not counted"

@@ -76,8 +76,8 @@ class Marks:
     speckles: int  # dark specks too small to be a mark (noise), for the reasons
     rows: int = 0  # rows of letter-like blobs (`text_line_boxes`), filled in by the caller
 
-    def is_content(self, max_marks: int, max_mark_pt: float) -> bool:
-        return self.count > max_marks or self.largest_pt >= max_mark_pt or self.rows > 0
+    def is_content(self, max_marks: int, max_mark_pt: float, max_rows: int = 0) -> bool:
+        return self.count > max_marks or self.largest_pt >= max_mark_pt or self.rows > max_rows
 
 
 def content_marks(
