@@ -25,6 +25,7 @@ from pagerouter.bench.systems import ROUTER_STAGES
 from pagerouter.output import has_control_chars
 from tests.conftest import require_vlm_cpu
 from tests.serve_fixtures import free_port, wait_for
+from tests.test_output_hygiene import strings
 
 REPO = Path(__file__).resolve().parents[1]
 LADDER = [0.1, 0.1, 0.2, 0.3, 0.5, 0.8, 0.9, 1.0]
@@ -47,18 +48,6 @@ def workdir(tmp_path: Path) -> Path:
 def env() -> dict[str, str]:
     # the checkout under test first (the installed package may be another checkout)
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-
-
-def strings(value):
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield k
-            yield from strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from strings(v)
 
 
 @pytest.mark.vlm
