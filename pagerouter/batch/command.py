@@ -58,8 +58,10 @@ def config_hash(cfg, options: dict) -> str:
     """Hash of the effective config and the per-run options: changing either re-converts (and
     re-judges a file the filter skipped). The filter section counts only when the filter is on,
     so journals written before it existed, or with it off, keep their hash; the bench section
-    (prices for `pagerouter bench`) never changes a conversion and never counts."""
-    dumped = cfg.model_dump(mode="json", exclude={"bench"} if cfg.filter.enabled else {"filter", "bench"})
+    (prices for `pagerouter bench`) and the batch section (Ray Data ranges and pools) never
+    change a conversion and never count."""
+    ignored = {"bench", "batch"} if cfg.filter.enabled else {"filter", "bench", "batch"}
+    dumped = cfg.model_dump(mode="json", exclude=ignored)
     blob = json.dumps({"config": dumped, "options": options}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
