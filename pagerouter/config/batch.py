@@ -19,7 +19,12 @@ class PoolSettings(StrictModel):
 
     min_size: int = Field(default=1, ge=1, description="Actors the pool keeps (Ray Data's pools start at one or more).")
     max_size: int = Field(default=2, ge=1, description="Actors the pool autoscales up to while pages queue.")
-    num_cpus: float = Field(default=1.0, ge=0, description="Logical CPUs each actor reserves (fractions allowed).")
+    num_cpus: float = Field(
+        default=0.5,
+        ge=0,
+        description="Logical CPUs each actor reserves (fractions allowed). The pools hold theirs for the whole run, "
+        "so on a small cluster their sum must leave room for the open and triage tasks.",
+    )
     num_gpus: float = Field(
         default=0.0,
         ge=0,
@@ -49,14 +54,16 @@ class BatchConfig(StrictModel):
     files_per_open_task: int = Field(
         default=16, ge=1, description="Files one open task hashes, checks against the journal and cuts into ranges."
     )
-    open_num_cpus: float = Field(default=0.5, gt=0, description="Logical CPUs an open task reserves.")
+    open_num_cpus: float = Field(default=0.25, gt=0, description="Logical CPUs an open task reserves.")
     triage_num_cpus: float = Field(
-        default=1.0, gt=0, description="Logical CPUs a triage task reserves (it reads MuPDF in an isolation worker)."
+        default=0.5, gt=0, description="Logical CPUs a triage task reserves (it reads MuPDF in an isolation worker)."
     )
-    layout: PoolSettings = Field(default_factory=PoolSettings, description="The layout stage's actor pool.")
+    layout: PoolSettings = Field(
+        default_factory=lambda: PoolSettings(num_cpus=0.25), description="The layout stage's actor pool."
+    )
     small_reader: PoolSettings = Field(default_factory=PoolSettings, description="The small reader's actor pool.")
     escalation: PoolSettings = Field(
-        default_factory=lambda: PoolSettings(min_size=1, max_size=1, batch_size=2),
+        default_factory=lambda: PoolSettings(min_size=1, max_size=1, num_cpus=0.25, batch_size=2),
         description="The escalation tier's actor pool (flagged pages only).",
     )
     max_retries: int = Field(
