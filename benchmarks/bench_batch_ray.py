@@ -142,7 +142,6 @@ def throughput(args) -> int:
 
 
 def _endpoint(work: Path, base: list[str], cfg: Path) -> dict:
-    import contextlib
 
     from tests.serve_fixtures import free_port, pagerouter_serve_process
 
@@ -150,7 +149,7 @@ def _endpoint(work: Path, base: list[str], cfg: Path) -> dict:
     http_port, grpc_port = free_port(), free_port()
     env = {**ENV, "RAY_ADDRESS": "local", "RAY_TMPDIR": ray_tmp}
     (work / "serve").mkdir()
-    with contextlib.contextmanager(pagerouter_serve_process)(work / "serve", cfg, env, http_port, grpc_port, ray_tmp) as proc:
+    with pagerouter_serve_process(work / "serve", cfg, env, http_port, grpc_port, ray_tmp) as proc:
         return timed_batch([*base, "-o", str(work / "endpoint"), "--endpoint", f"http://127.0.0.1:{http_port}",
                             "--jobs", "2"], work / "endpoint", [proc.pid])
 

@@ -225,7 +225,8 @@ def _open_one(doc: int, job: FileJob, run: RunSpec) -> DocResult | list[RangeJob
     try:
         src = _page_work(run).open(data, job.shown, run.password)
         try:
-            numbers = parse_pages(run.pages, src.page_count, src.name)
+            page_count = src.page_count
+            numbers = parse_pages(run.pages, page_count, src.name)
             check_page_count(numbers, cfg.limits.max_pages, src.name)
         finally:
             src.close()
@@ -233,7 +234,7 @@ def _open_one(doc: int, job: FileJob, run: RunSpec) -> DocResult | list[RangeJob
         msg = _one_line(exc)
         return DocResult(doc, "failed", sha, error=msg if isinstance(exc, InputError) or job.shown in msg else f"{job.shown}: {msg}")
     done = set(job.staged[1]) if job.staged and job.staged[0] == sha else set()
-    header = DocHeader(sha, src.page_count, len(numbers), pymupdf.VersionBind, staged=bool(done))
+    header = DocHeader(sha, page_count, len(numbers), pymupdf.VersionBind, staged=bool(done))
     todo = [i for i, n in enumerate(numbers) if n not in done]
     if not todo:
         return DocResult(doc, "staged", sha, header=header)
