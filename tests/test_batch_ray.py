@@ -7,7 +7,8 @@ loopback, tests/ray_cluster.py): Ray Data over the same stage objects as `pagero
 - the driver killed with SIGKILL part-way, then the same command again: every file done once,
   every page in the manifest once, and the pages the killed run had finished (whole files, and
   the staged pages of a half-read file) are not converted again;
-- every process of the worker node killed mid-run: the run ends with every page read.
+- every process of the worker node killed mid-run: the run ends with every page read;
+- a pool asking for GPUs the cluster lacks is refused up front (Ray Data would wait forever).
 
 Slow (a Ray cluster on 2 shared cores): one cluster for the module, a few small files.
 """
@@ -132,9 +133,14 @@ def test_same_markdown_as_convert_through_filesystem_uris(cluster, corpus, tmp_p
     assert summary["done"] == 3 and summary["pages"] == 12 and summary["cpu_seconds"] > 0
     assert summary["usd_per_million_pages"] > 0 and summary["time_to_first_output_s"] > 0
 
-    again = run_batch(batch_cmd(cluster, [f"file://{corpus / 'bucket' / 'in'}"], f"file://{out}", corpus / "cfg.yaml"))
-    assert again.returncode == 0, again.stderr[-3000:]
-    assert len(read_records(out)) == 3, "a rerun skips every done file"
+
+
+def test_a_pool_asking_for_gpus_the_cluster_lacks_is_refused_before_it_starts(cluster, corpus, tmp_path):
+    cfg = tmp_path / "gpu.yaml"
+    cfg.write_text("batch:\n  escalation: {num_gpus: 1}\n")
+    r = run_batch(batch_cmd(cluster, [str(corpus / "bucket" / "in" / "report.pdf")], str(tmp_path / "out"), cfg))
+    assert r.returncode == 2 and "batch.escalation.num_gpus is 1 but the Ray cluster has 0 GPUs" in r.stderr, r.stderr
+    assert not list((tmp_path / "out").glob("*.md"))
 
 
 def _wait_for(cond, proc: subprocess.Popen, timeout: float, what: str) -> None:

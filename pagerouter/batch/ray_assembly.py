@@ -121,6 +121,7 @@ class Assembler:
         doc = self.docs.get(i)
         if doc is None:
             doc = self.docs[i] = _Doc(self.items[i], header, time.perf_counter(), cpu_s=header.open_cpu_s)
+            self.cpu_s += header.open_cpu_s
             if header.staged:
                 self._restore(doc)
         return doc

@@ -133,16 +133,17 @@ def run_ray(args, cfg, opts: dict, items: list[FsItem], output: Output, journal_
                   bool(options.images), wait.seconds, wait.why, cfg.filter.enabled, cfg.batch.pages_per_range,
                   {"layout": cfg.batch.layout.num_gpus, "small_reader": cfg.batch.small_reader.num_gpus,
                    "escalation": cfg.batch.escalation.num_gpus})
-    ray = connect(args.ray, args.quiet)
-    problem = gpu_problem(ray, cfg)
-    if problem:
-        ray.shutdown()
-        return usage_error(problem)
     journal_dir.mkdir(parents=True, exist_ok=True)
     try:
         journal = Journal(journal_dir, shard)
     except JournalBusy as exc:
         return usage_error(str(exc))
+    ray = connect(args.ray, args.quiet)
+    problem = gpu_problem(ray, cfg)
+    if problem:
+        ray.shutdown()
+        journal.close()
+        return usage_error(problem)
     clean_strays(journal_dir, tmp_tag(shard))
     if output.local is not None and output.local != journal_dir:
         clean_strays(output.local, tmp_tag(shard))
