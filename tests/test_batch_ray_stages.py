@@ -122,3 +122,35 @@ def test_a_block_lost_after_its_retries_fails_its_pages_by_name(tmp_path):
     doc = json.loads((tmp_path / "out" / "three.json").read_text())
     assert "three.pdf: page 3: Ray Data failed: lost: its Ray task failed 4 times" in doc["pages"][2]["error"]
     assert recs["other.pdf"]["status"] == "failed" and "lost before it was opened" in recs["other.pdf"]["error"]
+
+
+@pytest.mark.parametrize("isolated", [True, False], ids=["isolated", "in-process"])
+def test_a_walk_of_page_ranges_reads_as_one_walk_of_all(tmp_path, isolated):
+    """`PageWork.outcomes(..., span=)` (the seam the triage tasks use): ranges of 3 pages of a
+    7-page file with running heads and footers read exactly as one walk over all 7 (the
+    header/footer pre-scan samples the whole selection either way)."""
+    import asyncio
+
+    from pagerouter.isolation import page_work
+
+    d = pymupdf.open()
+    for i in range(7):
+        add_text_page(d, [LOREM], title=f"Part {i + 1}", header="Running head", footer=f"Page {i + 1}")
+    data = d.tobytes()
+    cfg = PagerouterConfig.model_validate({"ocr": {"enabled": False}, "isolation": {"enabled": isolated}})
+    work = page_work(cfg)
+
+    async def walk(span=None):
+        src = work.open(data, "seven.pdf")
+        try:
+            return [o.page.model_dump_json(exclude={"timings"}) async for o in work.outcomes(src, list(range(1, 8)), "auto", span)]
+        finally:
+            src.close()
+
+    try:
+        whole = asyncio.run(walk())
+        parts = [p for span in ranges(list(range(7)), 3) for p in asyncio.run(walk(span))]
+    finally:
+        work.close()
+    assert len(whole) == 7 and parts == whole
+    assert '"role":"header"' in whole[3].replace(" ", "") or '"role": "header"' in whole[3]
