@@ -15,8 +15,8 @@ from pagerouter.batch.fsio import Output, plan_items
 from pagerouter.batch.journal import Journal, read_records
 from pagerouter.batch.ray_assembly import Assembler
 from pagerouter.batch.ray_stages import (
-    EscalationStage, FileJob, LayoutStage, ReaderStage, Row, RunSpec, dump, open_files, ranges, rows_of, table_of,
-    triage_ranges,
+    EscalationStage, FileJob, LayoutStage, RangeJob, ReaderStage, Row, RunSpec, dump, open_files, packed, ranges, rows_of,
+    table_of, triage_ranges,
 )
 from pagerouter.config import PagerouterConfig
 from pagerouter.converter import Converter
@@ -28,10 +28,12 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "samples" / "mixed-sample.pdf"
 
 
-def test_ranges_cut_runs_of_indices():
+def test_ranges_cut_runs_of_indices_and_short_files_share_a_unit():
     assert ranges(list(range(7)), 3) == [(0, 3), (3, 6), (6, 7)]
     assert ranges([0, 1, 4, 5, 6, 9], 2) == [(0, 2), (4, 6), (6, 7), (9, 10)]  # staged pages left out
     assert ranges([], 5) == []
+    jobs = [RangeJob(d, None, "", "", "", a, b) for d, (a, b) in [(0, (0, 3)), (0, (3, 6)), (1, (0, 1)), (2, (0, 2)), (3, (0, 3))]]
+    assert [[(j.doc, j.start) for j in unit] for unit in packed(jobs, 3)] == [[(0, 0)], [(0, 3)], [(1, 0), (2, 0)], [(3, 0)]]
 
 
 def test_uri_inputs_plan_like_paths(tmp_path):

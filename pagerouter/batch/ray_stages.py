@@ -86,6 +86,7 @@ class DocResult:
 
 @dataclass
 class RangeJob:
+    doc: int
     header: DocHeader
     scheme: str
     path: str
@@ -238,13 +239,31 @@ def _open_one(doc: int, job: FileJob, run: RunSpec) -> DocResult | list[RangeJob
     todo = [i for i, n in enumerate(numbers) if n not in done]
     if not todo:
         return DocResult(doc, "staged", sha, header=header)
-    return [RangeJob(header, job.scheme, job.path, job.shown, a, b) for a, b in ranges(todo, run.pages_per_range)]
+    return [RangeJob(doc, header, job.scheme, job.path, job.shown, a, b) for a, b in ranges(todo, run.pages_per_range)]
+
+
+def packed(jobs: list[RangeJob], size: int) -> list[list[RangeJob]]:
+    """Range jobs packed into work units of at most `size` pages: a long file's ranges stay one
+    unit each (they spread over the cluster), short files share one (a task per one-page file
+    would cost more in Ray's overhead than its reading)."""
+    units: list[list[RangeJob]] = []
+    pages = 0
+    for job in jobs:
+        n = job.stop - job.start
+        if units and pages + n <= size:
+            units[-1].append(job)
+            pages += n
+        else:
+            units.append([job])
+            pages = n
+    return units
 
 
 def open_files(batch, run: RunSpec):
-    """Open task: per file, a `docs` result (skip, failed, filtered, staged) or its page ranges.
-    A file's bytes are read here to hash and open it, and never put into a row."""
-    out: list[Row] = []
+    """Open task: per file, a `docs` result (skip, failed, filtered, staged) or its page ranges,
+    packed into `range` rows of up to `pages_per_range` pages. A file's bytes are read here to
+    hash and open it, and never put into a row."""
+    jobs: list[RangeJob] = []
     results: list[DocResult] = []
     for row in rows_of(batch):
         with _Meter() as m:
@@ -254,7 +273,8 @@ def open_files(batch, run: RunSpec):
             results.append(got)
             continue
         got[0].header.open_cpu_s = m.cpu
-        out += [Row(row.doc, "range", dump(job)) for job in got]
+        jobs += got
+    out = [Row(unit[0].doc, "range", dump(unit)) for unit in packed(jobs, run.pages_per_range)]
     if results:  # one row for all of them: a resumed run's skipped files cost one row per task, not each
         out.append(Row(results[0].doc, "docs", dump(results)))
     return table_of(out)
@@ -291,20 +311,21 @@ async def _triage_range(job: RangeJob, run: RunSpec) -> tuple[list, list[OcrWork
 
 
 def triage_ranges(batch, run: RunSpec):
-    """Triage task: one page range; its finished pages as one `pages` row, each OCR page as an `ocr` row."""
+    """Triage task: one work unit of page ranges; per range its finished pages as one `pages`
+    row, each OCR page as an `ocr` row."""
     out: list[Row] = []
     for row in rows_of(batch):
         if row.kind != "range":
             out.append(row)
             continue
-        job: RangeJob = row.obj
-        with _Meter() as m:
-            finished, ocr = asyncio.run(_triage_range(job, run))
-        share = m.cpu / max(1, len(finished) + len(ocr))
-        out.append(Row(row.doc, "pages", dump(PagesOut(job.header, [(p, []) for p in finished], share * len(finished)))))
-        for w in ocr:
-            w.cpu_s = share
-            out.append(Row(row.doc, "ocr", dump(w)))
+        for job in row.obj:
+            with _Meter() as m:
+                finished, ocr = asyncio.run(_triage_range(job, run))
+            share = m.cpu / max(1, len(finished) + len(ocr))
+            out.append(Row(job.doc, "pages", dump(PagesOut(job.header, [(p, []) for p in finished], share * len(finished)))))
+            for w in ocr:
+                w.cpu_s = share
+                out.append(Row(job.doc, "ocr", dump(w)))
     return table_of(out)
 
 
