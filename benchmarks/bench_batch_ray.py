@@ -80,9 +80,13 @@ def timed_batch(cmd: list[str], out: Path, roots: list[int]) -> dict:
     wall = time.perf_counter() - t0
     reader.join(5)
     cpu = children_cpu() - cpu0 + tree_cpu(roots) - tree0
+    out.mkdir(parents=True, exist_ok=True)
+    (out.parent / f"{out.name}.stderr.log").write_text("".join(err))  # Ray Data's progress log, and any error
     if proc.returncode not in (0, 1):
         raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {''.join(err)[-2000:]}")
-    return {"wall_s": wall, "cpu_s": cpu, "first_output_s": first if first is not None else wall, "exit": proc.returncode}
+    errors = [ln for ln in "".join(err).splitlines() if ln.startswith("pagerouter: error")]
+    return {"wall_s": wall, "cpu_s": cpu, "first_output_s": first if first is not None else wall, "exit": proc.returncode,
+            **({"errors": errors} if errors else {})}
 
 
 # ---------------------------------------------------------------------------- throughput
@@ -257,7 +261,7 @@ def fuzz(args) -> int:
         if slowest else None,
         "peak_rss_mb": {"all_cluster_processes": round(watch.peak_total), "one_process": round(watch.peak_one),
                         "one_isolation_worker": round(watch.peak_isolation)},
-        "busy_after_the_run": wedged, "exit": run["exit"],
+        "busy_after_the_run": wedged, "exit": run["exit"], "batch_errors": run.get("errors", []),
     }, indent=2))
     missing = n - len(recs)
     print(f"\n{missing} inputs without a record" if missing else "\nevery input has a record", flush=True)

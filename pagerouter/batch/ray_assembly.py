@@ -150,7 +150,7 @@ class Assembler:
         path.parent.mkdir(parents=True, exist_ok=True)
         head = "" if path.exists() and os.path.getsize(path) else json.dumps(
             {"input": doc.item.uri, "sha256": doc.header.sha, "config_hash": self.config_hash}) + "\n"
-        text = head + "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in doc.fresh)
+        text = head + "".join(json.dumps(x) + "\n" for x in doc.fresh)  # ASCII: a lone surrogate in a page's text stays storable
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:
             if head == "" and os.path.getsize(path):  # end a line torn by a kill
@@ -203,9 +203,19 @@ class Assembler:
         # {engine: version} in the order a Converter first calls them: pymupdf, layout, reader, escalation
         out.engines = {"pymupdf": h.pymupdf, **{name: ver for role in ROLE_ORDER
                                                  for (r, name, ver) in sorted(doc.labels) if r == role}}
-        md, js = self.render(out)
         outs = [f"{item.rel}.md", f"{item.rel}.json"]
-        self.output.write(list(zip(outs, (md, js))), self.tag)
+        try:
+            md, js = self.render(out)
+            self.output.write(list(zip(outs, (md, js))), self.tag)
+        except Exception as exc:  # noqa: BLE001 - as in --local: one file's problem is its failed record, the run goes on
+            from .runner import _one_line
+
+            rec = journal_record(item.uri, item.shown, str(item.rel), h.sha, self.config_hash, "ray", 0.0,
+                                 status="failed", error=f"{item.shown}: cannot write its outputs: {_one_line(exc)}")
+            self.journal.append(rec)
+            staging_path(self.journal_dir, item).unlink(missing_ok=True)
+            self._outcome(i, rec, converted=True)
+            return
         if self.first_output_s is None:
             self.first_output_s = time.perf_counter() - self.t0
         rows = [manifest_row(item.uri, p, doc.runs.get(p.number, "")) for p in out.pages]
