@@ -156,3 +156,34 @@ def test_a_walk_of_page_ranges_reads_as_one_walk_of_all(tmp_path, isolated):
         work.close()
     assert len(whole) == 7 and parts == whole
     assert '"role":"header"' in whole[3].replace(" ", "") or '"role": "header"' in whole[3]
+
+
+def test_a_file_whose_outputs_cannot_be_written_fails_alone(tmp_path):
+    """Found by the fuzz run: a damaged font gave a page text with a lone surrogate, the JSON
+    of its document could not be encoded, and the driver's exception ended the whole run. Now
+    that file gets a failed record naming it (as `--local` does) and the next file is written."""
+    from pagerouter.batch.ray_stages import DocHeader, PagesOut
+    from pagerouter.model import Block, Page
+
+    for name in ("bad.pdf", "good.pdf"):
+        (tmp_path / name).write_bytes(b"%PDF")
+    items = sorted(plan_items([str(tmp_path / "bad.pdf"), str(tmp_path / "good.pdf")]), key=lambda i: i.path)
+    cfg = PagerouterConfig()
+
+    def page(text: str) -> Page:
+        return Page(number=1, status="ok", route="text_layer",
+                    blocks=[Block(role="paragraph", text=text, bbox=(0, 0, 10, 10), page=1, engine="pymupdf",
+                                  route="text_layer", confidence=1.0)])
+
+    rows = [Row(i, "pages", dump(PagesOut(DocHeader(f"sha{i}", 1, 1, "1.0", False), [(page(t), [])])))
+            for i, t in enumerate(["broken \udc86 text", "fine text"])]
+    journal = Journal(tmp_path, (0, 1))
+    asm = Assembler(items, Output(str(tmp_path / "out")), journal, tmp_path,
+                    lambda doc: (to_markdown(doc, cfg.output), to_json(doc)), config_hash(cfg, {}), None, {}, "r1",
+                    (0, 1), 3)
+    asm.take(rows)
+    asm.close(complete=True)
+    journal.close()
+    recs = {Path(r["input"]).name: r for r in read_records(tmp_path)}
+    assert recs["bad.pdf"]["status"] == "failed" and "bad.pdf: cannot write its outputs" in recs["bad.pdf"]["error"]
+    assert recs["good.pdf"]["status"] == "done" and "fine text" in (tmp_path / "out" / "good.md").read_text()
