@@ -187,3 +187,32 @@ def test_a_file_whose_outputs_cannot_be_written_fails_alone(tmp_path):
     recs = {Path(r["input"]).name: r for r in read_records(tmp_path)}
     assert recs["bad.pdf"]["status"] == "failed" and "bad.pdf: cannot write its outputs" in recs["bad.pdf"]["error"]
     assert recs["good.pdf"]["status"] == "done" and "fine text" in (tmp_path / "out" / "good.md").read_text()
+
+
+def test_an_error_in_one_file_of_a_shared_triage_unit_fails_only_its_pages(tmp_path, monkeypatch):
+    """Short files share a triage task; an exception that escapes one file's walk fails that
+    file's pages with the reason, and the other files of the unit are read."""
+    from pagerouter.batch import ray_stages
+
+    for name in ("a.pdf", "b.pdf"):
+        d = pymupdf.open()
+        add_text_page(d, [LOREM], title=f"File {name}")
+        d.save(tmp_path / name)
+    cfg = PagerouterConfig.model_validate({"ocr": {"enabled": False}, "isolation": {"enabled": False}})
+    run = RunSpec(cfg.model_dump_json(), None, None, "auto", (), False, 900.0, "bulk wait", False, 8)
+    jobs = [FileJob("", str(tmp_path / n), n, {}) for n in ("a.pdf", "b.pdf")]
+    units = [r for r in rows_of(open_files(table_of([Row(i, "file", dump(j)) for i, j in enumerate(jobs)]), run))]
+    assert [r.kind for r in units] == ["range"] and len(units[0].obj) == 2  # one unit for both files
+    real = ray_stages._triage_range
+
+    async def broken_for_a(job, run):
+        if job.name == "a.pdf":
+            raise RuntimeError("a bug in the walk")
+        return await real(job, run)
+
+    monkeypatch.setattr(ray_stages, "_triage_range", broken_for_a)
+    out = {r.doc: r.obj for r in rows_of(triage_ranges(table_of(units), run))}
+    (a_page, _), = out[0].pages
+    (b_page, _), = out[1].pages
+    assert a_page.status == "failed" and a_page.error == "a.pdf: page 1: triage failed: a bug in the walk"
+    assert b_page.status == "ok" and "File b.pdf" in b_page.blocks[0].text

@@ -320,7 +320,14 @@ def triage_ranges(batch, run: RunSpec):
             continue
         for job in row.obj:
             with _Meter() as m:
-                finished, ocr = asyncio.run(_triage_range(job, run))
+                try:
+                    finished, ocr = asyncio.run(_triage_range(job, run))
+                except Exception as exc:  # noqa: BLE001 - one file of a shared unit must not drop the others' pages
+                    from pagerouter.inputs import parse_pages
+                    from pagerouter.page_status import failed_page
+
+                    numbers = parse_pages(run.pages, job.header.page_count, job.name)[job.start:job.stop]
+                    finished, ocr = [failed_page(job.name, n, "triage", exc) for n in numbers], []
             share = m.cpu / max(1, len(finished) + len(ocr))
             out.append(Row(job.doc, "pages", dump(PagesOut(job.header, [(p, []) for p in finished], share * len(finished)))))
             for w in ocr:
