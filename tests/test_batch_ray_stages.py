@@ -28,6 +28,16 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "samples" / "mixed-sample.pdf"
 
 
+def assemble(tmp_path: Path, items, cfg: PagerouterConfig, rows: list[Row], out: Path) -> None:
+    """The driver's assembler over `rows`, journal in tmp_path, then the end of a complete stream."""
+    journal = Journal(tmp_path, (0, 1))
+    asm = Assembler(items, Output(str(out)), journal, tmp_path, lambda doc: (to_markdown(doc, cfg.output), to_json(doc)),
+                    config_hash(cfg, {}), None, {}, "r1", (0, 1), 3)
+    asm.take(rows)
+    asm.close(complete=True)
+    journal.close()
+
+
 def test_ranges_cut_runs_of_indices_and_short_files_share_a_unit():
     assert ranges(list(range(7)), 3) == [(0, 3), (3, 6), (6, 7)]
     assert ranges([0, 1, 4, 5, 6, 9], 2) == [(0, 2), (4, 6), (6, 7), (9, 10)]  # staged pages left out
@@ -81,12 +91,7 @@ def test_stages_chained_by_hand_give_the_converters_document(tmp_path):
     out = tmp_path / "out"
     items = plan_items([str(p) for p in srcs])
     items = sorted(items, key=lambda i: srcs.index(Path(i.path)))
-    journal = Journal(tmp_path, (0, 1))
-    asm = Assembler(items, Output(str(out)), journal, tmp_path, lambda doc: (to_markdown(doc, cfg.output), to_json(doc)),
-                    config_hash(cfg, {}), None, {}, "r1", (0, 1), 3)
-    asm.take(rows)
-    asm.close(complete=True)
-    journal.close()
+    assemble(tmp_path, items, cfg, rows, out)
     with Converter(cfg) as conv:
         for p in srcs:
             want = conv.convert(str(p), name=p.name, wait="bulk")
@@ -112,13 +117,7 @@ def test_a_block_lost_after_its_retries_fails_its_pages_by_name(tmp_path):
     items = sorted(items, key=lambda i: i.path.endswith("other.pdf"))
     opened = rows_of(open_files(table_of([Row(0, "file", dump(FileJob("", items[0].path, items[0].shown, {})))]), run))
     triaged = [r for row in opened[:2] for r in rows_of(triage_ranges(table_of([row]), run))]  # range 3 lost
-    journal = Journal(tmp_path, (0, 1))
-    asm = Assembler(items, Output(str(tmp_path / "out")), journal, tmp_path,
-                    lambda doc: (to_markdown(doc, cfg.output), to_json(doc)), config_hash(cfg, {}), None, {}, "r1",
-                    (0, 1), 3)
-    asm.take(triaged)
-    asm.close(complete=True)
-    journal.close()
+    assemble(tmp_path, items, cfg, triaged, tmp_path / "out")
     recs = {Path(r["input"]).name: r for r in read_records(tmp_path)}
     assert recs["three.pdf"]["status"] == "done" and recs["three.pdf"]["page_status"] == {"ok": 2, "flagged": 0, "failed": 1}
     doc = json.loads((tmp_path / "out" / "three.json").read_text())
@@ -177,13 +176,7 @@ def test_a_file_whose_outputs_cannot_be_written_fails_alone(tmp_path):
 
     rows = [Row(i, "pages", dump(PagesOut(DocHeader(f"sha{i}", 1, 1, "1.0", False), [(page(t), [])])))
             for i, t in enumerate(["broken \udc86 text", "fine text"])]
-    journal = Journal(tmp_path, (0, 1))
-    asm = Assembler(items, Output(str(tmp_path / "out")), journal, tmp_path,
-                    lambda doc: (to_markdown(doc, cfg.output), to_json(doc)), config_hash(cfg, {}), None, {}, "r1",
-                    (0, 1), 3)
-    asm.take(rows)
-    asm.close(complete=True)
-    journal.close()
+    assemble(tmp_path, items, cfg, rows, tmp_path / "out")
     recs = {Path(r["input"]).name: r for r in read_records(tmp_path)}
     assert recs["bad.pdf"]["status"] == "failed" and "bad.pdf: cannot write its outputs" in recs["bad.pdf"]["error"]
     assert recs["good.pdf"]["status"] == "done" and "fine text" in (tmp_path / "out" / "good.md").read_text()
