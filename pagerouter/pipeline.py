@@ -277,14 +277,15 @@ def finish_ocr_page(page: Page, reading: Reading) -> Page:
 
 
 async def triage_outcomes(
-    src: SourceDocument, numbers: list[int], cfg: PagerouterConfig, ocr: str = "auto"
+    src: SourceDocument, numbers: list[int], cfg: PagerouterConfig, ocr: str = "auto", walk: list[int] | None = None
 ) -> AsyncIterator[TriageOutcome]:
     """Run the triage stage in a worker thread (keeps an event loop responsive).
 
     Pages are pulled in small batches: a thread hand-off per page cost more than triaging a
-    plain born-digital page. A batch ends early at an OCR page so OCR starts at once.
+    plain born-digital page. A batch ends early at an OCR page so OCR starts at once. `walk`
+    (a part of `numbers`, e.g. one page range of a Ray Data batch) is read as in a walk of all.
     """
-    it = DocumentTriage(cfg, ocr).iter_pages(src, numbers)
+    it = DocumentTriage(cfg, ocr).iter_pages(src, numbers, walk)
     loop = asyncio.get_running_loop()
 
     def next_batch(budget_s: float = 0.05, max_pages: int = 64) -> list[TriageOutcome]:

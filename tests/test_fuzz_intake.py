@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import collections
 import os
-import re
 
 import pymupdf
 import pytest
@@ -36,6 +35,7 @@ from pagerouter.converter import Converter  # noqa: E402
 from pagerouter.inputs import InputError  # noqa: E402
 
 from . import textlayer_fixtures as F  # noqa: E402
+from .pdf_mutations import OPS, HypothesisPick, mutate  # noqa: E402
 
 EXAMPLES = int(os.environ.get("PAGEROUTER_FUZZ_EXAMPLES", "30"))
 SEED = os.environ.get("PAGEROUTER_FUZZ_SEED")
@@ -62,42 +62,9 @@ BASES = _base_pdfs()
 
 @st.composite
 def mutated_pdfs(draw) -> bytes:
-    data = bytearray(draw(st.sampled_from(BASES)))
-    for op in draw(st.lists(st.sampled_from(["flip", "cut", "dup_xref", "objstm", "stream", "splice"]), min_size=1, max_size=3)):
-        n = len(data)
-        if n == 0:
-            break
-        if op == "flip":
-            for _ in range(draw(st.integers(1, 24))):
-                data[draw(st.integers(0, n - 1))] ^= 1 << draw(st.integers(0, 7))
-        elif op == "cut":
-            data = data[: draw(st.integers(0, n))]
-        elif op == "dup_xref":  # the last xref section and trailer again, maybe with a wrong startxref
-            i = max(data.rfind(b"xref"), 0)
-            tail = bytes(data[i:])
-            if draw(st.booleans()):
-                tail = re.sub(rb"startxref\s+\d+", b"startxref\n%d" % draw(st.integers(0, 2 * n)), tail)
-            data = data[:i] + tail + tail
-        elif op == "objstm":  # a random object stream (or plain stream) slipped in before the xref
-            body = draw(st.binary(min_size=0, max_size=400))
-            kind = draw(st.sampled_from([b"/Type/ObjStm/N 3/First 12", b"/Filter/FlateDecode", b"/Type/XObject/Subtype/Image/Width 9999/Height 9999/BitsPerComponent 8/ColorSpace/DeviceRGB"]))
-            obj = b"%d 0 obj\n<<%s/Length %d>>\nstream\n%s\nendstream\nendobj\n" % (draw(st.integers(1, 60)), kind, len(body), body)
-            i = data.rfind(b"xref")
-            i = i if i >= 0 else n
-            data = data[:i] + obj + data[i:]
-        elif op == "stream":  # random bytes in place of one stream's data, same length (offsets hold)
-            starts = [m.end() for m in re.finditer(rb"stream\r?\n", data)]
-            if starts:
-                s = draw(st.sampled_from(starts))
-                e = data.find(b"endstream", s)
-                if e > s:
-                    data[s:e] = draw(st.binary(min_size=e - s, max_size=e - s))
-        elif op == "splice":  # a chunk of the file copied elsewhere
-            a = draw(st.integers(0, n - 1))
-            b = draw(st.integers(a, min(n, a + 512)))
-            at = draw(st.integers(0, n))
-            data = data[:at] + data[a:b] + data[at:]
-    return bytes(data)
+    base = draw(st.sampled_from(BASES))
+    ops = draw(st.lists(st.sampled_from(OPS), min_size=1, max_size=3))
+    return mutate(base, ops, HypothesisPick(draw))
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,12 @@
     summary.py  the progress line and the end summary (also written as JSON into OUTDIR)
     command.py  the CLI wiring (`pagerouter batch`, registered by pagerouter/cli.py)
 
+`--ray` (Ray imported only inside functions, never by the core package's imports):
+    fsio.py          inputs and OUTDIR through pyarrow filesystems (local paths, s3://, gs://, file://)
+    ray_stages.py    the Ray Data UDFs: open, triage per page range, layout/reader/escalation actor pools
+    ray_assembly.py  the driver's side: documents in page order, staged pages, journal, manifest rows
+    ray_driver.py    connect, build the dataset, stream it into the assembler, summary and manifest
+
 The invariant the journal keeps: a file counts as done only once its outputs are renamed into
 place AND its record is fsynced, so a kill at any moment leaves either both or neither; a re-run
 converts again whatever has no record (overwriting any half-renamed outputs) and skips the rest.

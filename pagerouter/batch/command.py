@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -19,12 +20,20 @@ def add_batch_parser(sub, add_option_flags) -> None:
     b = sub.add_parser("batch", help="convert many files into OUTDIR, resumably (journal in OUTDIR)")
     b.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="files, folders (recursive), globs ('in/**/*.pdf') or @LIST (one path per line)")
-    b.add_argument("-o", "--outdir", type=Path, required=True,
-                   help="writes <relative path>.md and .json per input, the journal and the summary here")
+    b.add_argument("-o", "--outdir", required=True,
+                   help="writes <relative path>.md and .json per input, the journal and the summary here (with --ray "
+                   "also a filesystem URI such as s3://bucket/out/; the journal then lives in --journal-dir)")
     where = b.add_mutually_exclusive_group()
     where.add_argument("--local", action="store_true", help="convert in this process (the default)")
     where.add_argument("--endpoint", metavar="URL", help="a pagerouter server's HTTP base URL, e.g. http://127.0.0.1:8000")
     where.add_argument("--grpc", metavar="HOST:PORT", help="a pagerouter server's gRPC address")
+    where.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                       help="run as a Ray Data pipeline on the Ray cluster at ADDRESS (host:port, auto, local; none: "
+                       "RAY_ADDRESS or a cluster on this machine, else a new local one); inputs may be filesystem URIs "
+                       "(s3://, gs://, file://). Put it after the inputs, or write --ray=ADDRESS")
+    b.add_argument("--journal-dir", type=Path, metavar="DIR",
+                   help="with --ray and a remote OUTDIR: the local folder of the journal, staged pages and summary "
+                   "(default ~/.cache/pagerouter/batch/<hash of OUTDIR>)")
     b.add_argument("--jobs", "-j", type=int, default=DEFAULT_JOBS,
                    help=f"files converted at once (default {DEFAULT_JOBS}; each local job has its own converter)")
     b.add_argument("--shard", metavar="I/N", help="convert only shard I (0-based) of N, e.g. 0/4 on the first of four machines")
@@ -50,7 +59,8 @@ def add_batch_parser(sub, add_option_flags) -> None:
     add_option_flags(b)
     b.epilog = ("Re-running the same command resumes: files with a done record for the same bytes and config are "
                 "skipped. The API key of a server that requires one is read from PAGEROUTER_API_KEY or "
-                "PAGEROUTER_API_KEY_FILE. On a Ray cluster: ray job submit -- pagerouter batch ... --endpoint URL.")
+                "PAGEROUTER_API_KEY_FILE. On a Ray cluster: pagerouter batch ... --ray ADDRESS (Ray Data), or "
+                "--endpoint URL (the cluster's Serve graph).")
     b.set_defaults(func=cmd_batch)
 
 
@@ -58,8 +68,10 @@ def config_hash(cfg, options: dict) -> str:
     """Hash of the effective config and the per-run options: changing either re-converts (and
     re-judges a file the filter skipped). The filter section counts only when the filter is on,
     so journals written before it existed, or with it off, keep their hash; the bench section
-    (prices for `pagerouter bench`) never changes a conversion and never counts."""
-    dumped = cfg.model_dump(mode="json", exclude={"bench"} if cfg.filter.enabled else {"filter", "bench"})
+    (prices for `pagerouter bench`) and the batch section (Ray Data ranges and pools) never
+    change a conversion and never count."""
+    ignored = {"bench", "batch"} if cfg.filter.enabled else {"filter", "bench", "batch"}
+    dumped = cfg.model_dump(mode="json", exclude=ignored)
     blob = json.dumps({"config": dumped, "options": options}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
@@ -78,19 +90,25 @@ def cmd_batch(args) -> int:
         cfg.filter.enabled = True
     if args.jobs < 1:
         return usage_error("--jobs must be at least 1")
+    values = option_values(args)
+    opts = {"pages": args.pages, "password": args.password, "wait": args.wait,
+            "escalation_wait_s": args.escalation_wait_s, **values}
+    if args.ray is not None:
+        return _cmd_batch_ray(args, cfg, opts)
+    from .fsio import is_uri
+
+    if is_uri(args.outdir) or any(is_uri(a) for a in args.inputs):
+        return usage_error("filesystem URIs as INPUT or OUTDIR need --ray")
     try:
         shard = parse_shard(args.shard)
         items = [i for i in plan(args.inputs) if in_shard(i, shard)]
     except BatchUsageError as exc:
         return usage_error(str(exc))
     try:
-        args.outdir.mkdir(parents=True, exist_ok=True)
+        Path(args.outdir).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         return usage_error(f"{args.outdir}: cannot create output directory: {exc.strerror or exc}")
-    outdir = args.outdir.resolve()
-    values = option_values(args)
-    opts = {"pages": args.pages, "password": args.password, "wait": args.wait,
-            "escalation_wait_s": args.escalation_wait_s, **values}
+    outdir = Path(args.outdir).resolve()
     mode = "http" if args.endpoint else "grpc" if args.grpc else "local"
     if mode == "local":
         from pagerouter.converter import Converter
@@ -141,3 +159,39 @@ def cmd_batch(args) -> int:
     if not items:
         print("pagerouter: warning: no inputs in this shard", file=sys.stderr)
     return EXIT_PAGES_FAILED if summary["failed"] or summary["failed_pages"] else EXIT_OK
+
+
+def _looks_like_address(value: str) -> bool:
+    return value in ("auto", "local") or value.startswith("ray://") or bool(re.fullmatch(r"[\w.\-]+:\d+", value))
+
+
+def _cmd_batch_ray(args, cfg, opts: dict) -> int:
+    """`--ray`: plan (local paths or URIs), then the Ray Data pipeline of ray_driver.py."""
+    from pagerouter.cli_common import usage_error
+    from pagerouter.output import to_json, to_markdown
+
+    from .fsio import Output, plan_items
+    from .inputs import BatchUsageError, in_shard, parse_shard
+
+    if args.ray and not _looks_like_address(args.ray):  # `--ray in/ -o out`: argparse took an input for the address
+        args.inputs.insert(0, args.ray)
+        args.ray = ""
+    try:
+        shard = parse_shard(args.shard)
+        items = [i for i in plan_items(args.inputs) if in_shard(i, shard)]
+        output = Output(args.outdir)
+        if output.local is not None:
+            output.local.mkdir(parents=True, exist_ok=True)
+    except BatchUsageError as exc:
+        return usage_error(str(exc))
+    except OSError as exc:
+        return usage_error(f"{args.outdir}: cannot create output directory: {exc.strerror or exc}")
+    journal_dir = (args.journal_dir or output.local or output.default_journal_dir()).resolve()
+
+    def render(doc) -> tuple[str, str]:  # exactly what `pagerouter convert --format both` writes
+        return to_markdown(doc, cfg.output, images_rel_to=output.local), to_json(doc)
+
+    from .ray_driver import run_ray
+
+    h = config_hash(cfg, {k: v for k, v in opts.items() if k != "password"})
+    return run_ray(args, cfg, opts, items, output, journal_dir, h, shard, render)

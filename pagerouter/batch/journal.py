@@ -105,15 +105,15 @@ def tmp_tag(shard: tuple[int, int]) -> str:
     return f".s{shard[0]}of{shard[1]}{TMP_SUFFIX}"
 
 
-def write_atomically(targets: list[tuple[Path, str]], tag: str) -> None:
-    """Write each (path, text) to a temp file beside it, fsync, then rename all into place and
-    fsync the directories; readers see the old file or the whole new one, never a part."""
+def write_atomically(targets: list[tuple[Path, str | bytes]], tag: str) -> None:
+    """Write each (path, text or bytes) to a temp file beside it, fsync, then rename all into
+    place and fsync the directories; readers see the old file or the whole new one, never a part."""
     temps = []
     try:
         for target, text in targets:
             target.parent.mkdir(parents=True, exist_ok=True)
             tmp = target.with_name(target.name + tag)
-            with open(tmp, "w", encoding="utf-8") as f:
+            with open(tmp, "wb") if isinstance(text, bytes) else open(tmp, "w", encoding="utf-8") as f:
                 f.write(text)
                 f.flush()
                 os.fsync(f.fileno())

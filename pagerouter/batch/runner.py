@@ -95,6 +95,22 @@ class GrpcBackend(HttpBackend):
         self.timeout, self.job_mb, self.poll_s = timeout, job_mb, poll_s
 
 
+def journal_record(input: str, shown: str, rel: str, sha: str | None, config_hash: str, mode: str, seconds: float,
+                   **fields) -> dict:
+    """One journal line (see journal.py); `fields` add status, error, outputs, pages, ..."""
+    return {"v": 1, "input": input, "shown": shown, "rel": rel, "sha256": sha, "config_hash": config_hash,
+            "mode": mode, "seconds": round(seconds, 4),
+            "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), **fields}
+
+
+def document_fields(doc) -> dict:
+    """The done record's figures of a converted document: pages, pages per status, routes."""
+    status = {"ok": 0, "flagged": 0, "failed": 0}
+    for p in doc.pages:
+        status[p.status] = status.get(p.status, 0) + 1
+    return {"pages": len(doc.pages), "page_status": status, "routes": doc.route_summary()}
+
+
 @dataclass
 class Outcome:
     item: BatchItem
@@ -141,9 +157,8 @@ class BatchRunner:
         return [self.outdir / f"{item.rel}.md", self.outdir / f"{item.rel}.json"]
 
     def _record(self, item: BatchItem, sha: str | None, t0: float, **fields) -> dict:
-        return {"v": 1, "input": str(item.path), "shown": item.shown, "rel": str(item.rel), "sha256": sha,
-                "config_hash": self.config_hash, "mode": self.mode, "seconds": round(time.perf_counter() - t0, 4),
-                "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), **fields}
+        return journal_record(str(item.path), item.shown, str(item.rel), sha, self.config_hash, self.mode,
+                              time.perf_counter() - t0, **fields)
 
     def _process(self, item: BatchItem, journal: Journal) -> Outcome:
         t0 = time.perf_counter()
@@ -185,12 +200,8 @@ class BatchRunner:
             write_atomically(list(zip(outs, (md, js))), self.tag)
         except Exception as exc:  # noqa: BLE001 - any problem with one file is that file's failed record
             return self._finish(journal, item, self._record(item, sha, t0, status="failed", error=_error_name(item, exc)))
-        status = {"ok": 0, "flagged": 0, "failed": 0}
-        for p in doc.pages:
-            status[p.status] = status.get(p.status, 0) + 1
         rec = self._record(item, sha, t0, status="done", error=None, outputs=[str(p.relative_to(self.outdir)) for p in outs],
-                           pages=len(doc.pages), page_status=status, routes=doc.route_summary(),
-                           **({"job_id": job_id} if job_id else {}))
+                           **document_fields(doc), **({"job_id": job_id} if job_id else {}))
         return self._finish(journal, item, rec)
 
     def _finish(self, journal: Journal, item: BatchItem, rec: dict) -> Outcome:

@@ -14,6 +14,7 @@ import yaml
 from pydantic import Field
 
 from .base import StrictModel
+from .batch import BatchConfig
 from .bench import BenchConfig
 from .filter import FilterConfig
 from .isolation import IsolationConfig
@@ -45,6 +46,10 @@ class PagerouterConfig(StrictModel):
     )
     bench: BenchConfig = Field(
         default_factory=BenchConfig, description="Hourly prices `pagerouter bench` turns measured seconds into cost with."
+    )
+    batch: BatchConfig = Field(
+        default_factory=BatchConfig,
+        description="`pagerouter batch --ray`: page ranges, CPU tasks and the model tiers' actor pools on Ray Data.",
     )
 
 

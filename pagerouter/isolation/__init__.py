@@ -43,7 +43,12 @@ class PageWork(Protocol):
 
     def open(self, data: bytes, name: str, password: str | None = None) -> SourceDocument: ...
 
-    def outcomes(self, src: SourceDocument, numbers: list[int], ocr: str = "auto") -> AsyncIterator[TriageOutcome]: ...
+    def outcomes(
+        self, src: SourceDocument, numbers: list[int], ocr: str = "auto", span: tuple[int, int] | None = None
+    ) -> AsyncIterator[TriageOutcome]:
+        """Triage outcomes of `numbers` in page order; `span` (start, stop) indices into `numbers`
+        walks only that part (a page range), read exactly as a walk of all of them reads it."""
+        ...
 
     def figure_pngs(self, src: SourceDocument, number: int, clips: list, dpi: int) -> list[bytes | None]: ...
 
@@ -71,8 +76,10 @@ class InProcessPages:
     def open(self, data: bytes, name: str, password: str | None = None) -> SourceDocument:
         return open_source(data=data, name=name, password=password)
 
-    def outcomes(self, src: SourceDocument, numbers: list[int], ocr: str = "auto") -> AsyncIterator[TriageOutcome]:
-        return triage_outcomes(src, numbers, self.cfg, ocr)
+    def outcomes(
+        self, src: SourceDocument, numbers: list[int], ocr: str = "auto", span: tuple[int, int] | None = None
+    ) -> AsyncIterator[TriageOutcome]:
+        return triage_outcomes(src, numbers, self.cfg, ocr, walk=numbers[span[0]:span[1]] if span else None)
 
     def figure_pngs(self, src: SourceDocument, number: int, clips: list, dpi: int) -> list[bytes | None]:
         with MUPDF_LOCK:

@@ -269,12 +269,15 @@ class IsolatedPages:
             digest=digest, password=password, on_close=partial(self._forget, digest),
         )
 
-    async def outcomes(self, src: SourceDocument, numbers: list[int], ocr: str = "auto") -> AsyncIterator[TriageOutcome]:
+    async def outcomes(
+        self, src: SourceDocument, numbers: list[int], ocr: str = "auto", span: tuple[int, int] | None = None
+    ) -> AsyncIterator[TriageOutcome]:
         if src.doc is not None:  # opened by the caller in this process: read it here
-            async for outcome in triage_outcomes(src, numbers, self.cfg, ocr):
+            walk_only = numbers[span[0]:span[1]] if span else None
+            async for outcome in triage_outcomes(src, numbers, self.cfg, ocr, walk=walk_only):
                 yield outcome
             return
-        walk = _DocumentWalk(self, src, numbers, ocr)
+        walk = _DocumentWalk(self, src, numbers, ocr, span)
         loop = asyncio.get_running_loop()
         try:
             while True:
@@ -323,10 +326,13 @@ class _DocumentWalk:
     all and hands the worker back. A worker is never held while the caller is busy with the
     pages (OCR, a slow client), so documents share the pool task by task."""
 
-    def __init__(self, pool: IsolatedPages, src: SourceDocument, numbers: list[int], ocr: str = "auto"):
+    def __init__(self, pool: IsolatedPages, src: SourceDocument, numbers: list[int], ocr: str = "auto",
+                 span: tuple[int, int] | None = None):
         self.pool, self.src, self.numbers, self.ocr = pool, src, numbers, ocr
         self.key = (len(numbers), hash(tuple(numbers)), ocr)
-        self.pos = 0  # index of the next page to deliver
+        # `span`: only the pages numbers[start:stop] (a page range); the worker's header/footer
+        # pre-scan still samples all of `numbers`, so the range reads as it would in a whole walk
+        self.pos, self.stop = span if span else (0, len(numbers))  # pos: index of the next page to deliver
         self.furniture = True
         self._closed = False
 
@@ -335,13 +341,14 @@ class _DocumentWalk:
 
     def _task(self, budget_s: float) -> dict:
         return {"op": "walk", "digest": self.src.digest, "name": self.src.name, "password": self.src.password,
-                "numbers": self.numbers, "start": self.pos, "count": self.pool.icfg.pages_per_task,
+                "numbers": self.numbers, "start": self.pos,
+                "count": min(self.pool.icfg.pages_per_task, self.stop - self.pos),
                 "budget_s": budget_s, "furniture": self.furniture, "fault": _fault(), "has_data": False,
                 "ocr": self.ocr}
 
     def next_batch(self, budget_s: float = 0.05) -> list[TriageOutcome]:
         batch: list[TriageOutcome] = []
-        while not batch and not self._closed and self.pos < len(self.numbers):
+        while not batch and not self._closed and self.pos < self.stop:
             self._run_task(batch, budget_s)
         return batch
 

@@ -1,0 +1,296 @@
+"""`pagerouter batch --ray` on a real loopback Ray cluster (tests/ray_cluster.py): throughput
+against `--local` and `--endpoint`, and a fuzz run of broken files (a benchmark, not a test).
+
+    python benchmarks/bench_batch_ray.py throughput [--docs 10] [--pages 8] [--scans 4] [--modes local,endpoint,ray]
+    python benchmarks/bench_batch_ray.py fuzz [--n 10000] [--seed 1] [--out DIR]
+
+throughput: one generated corpus (`--docs` born-digital files of `--pages` pages with running
+heads, plus one file of `--scans` scanned pages), the same machine, one mode after another:
+  local     `pagerouter batch --local --jobs 2` (a Converter per job, MuPDF isolation workers)
+  endpoint  `pagerouter serve` (its own local Ray) + `pagerouter batch --endpoint --jobs 2`
+  ray       a head node (1 logical CPU: the actor pools) + 1 worker node (2 CPUs), then + a
+            second worker node (another 2): `pagerouter batch --ray ADDRESS`
+and prints pages/s, CPU-seconds per page (every process of the mode: the batch process and its
+children, the server's or the cluster's whole process trees) and the time to the first output
+file. All nodes share this machine's cores, so the one-vs-two-node figure is a ratio on shared
+cores, not a scaling measurement.
+
+fuzz: `--n` inputs mutated from real PDFs (the first two pages of each file of the shared
+corpus) and generated ones (tests/test_fuzz_intake.py's bases) with tests/pdf_mutations.py
+(bit flips, truncation, xref and stream damage, duplicated xrefs, spliced chunks, huge
+objects), through `--ray` with MuPDF isolation on (OCR off: this measures the intake, not
+OCR), on a head + 1 worker cluster. Prints: inputs with a journal record and their statuses
+(every input must have one), pages per status, crashes and timeouts the isolation pool saw
+(per 10,000 inputs), the slowest input, peak memory of the cluster's processes (sampled
+every second) and any process still busy after the run (a wedged worker).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pymupdf
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from pagerouter.bench.metrics import _proc_stats  # noqa: E402
+from pagerouter.synth import LOREM, add_scanned_page, add_text_page  # noqa: E402
+from tests.hostile_corpus import cmdline, descendants, rss_mb  # noqa: E402
+from tests.ray_cluster import RayStartCluster  # noqa: E402
+
+ENV = {**os.environ, "PYTHONPATH": str(REPO), "RAY_AUTH_MODE": "disabled"}
+ISOLATION_SEEN = ("worker crashed", "worker exited", "took longer than", "stopped answering")
+
+
+def tree_cpu(roots: list[int]) -> float:
+    """CPU seconds so far of every process below `roots` (with their reaped children's)."""
+    stats = _proc_stats()
+    return sum(stats[p][1] for r in roots for p in descendants(r) if p in stats)
+
+
+def children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def timed_batch(cmd: list[str], out: Path, roots: list[int]) -> dict:
+    """Run one `pagerouter batch`; wall, CPU of it and of `roots`' trees, time to the first .md."""
+    cpu0, tree0, t0 = children_cpu(), tree_cpu(roots), time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=REPO, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    first = None
+    err: list[str] = []
+    reader = threading.Thread(target=lambda: err.append(proc.stderr.read()), daemon=True)
+    reader.start()
+    while proc.poll() is None:
+        if first is None and out.exists() and next(out.rglob("*.md"), None) is not None:
+            first = time.perf_counter() - t0
+        time.sleep(0.1)
+    wall = time.perf_counter() - t0
+    reader.join(5)
+    cpu = children_cpu() - cpu0 + tree_cpu(roots) - tree0
+    out.mkdir(parents=True, exist_ok=True)
+    (out.parent / f"{out.name}.stderr.log").write_text("".join(err))  # Ray Data's progress log, and any error
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {''.join(err)[-2000:]}")
+    errors = [ln for ln in "".join(err).splitlines() if ln.startswith("pagerouter: error")]
+    return {"wall_s": wall, "cpu_s": cpu, "first_output_s": first if first is not None else wall, "exit": proc.returncode,
+            **({"errors": errors} if errors else {})}
+
+
+# ---------------------------------------------------------------------------- throughput
+def build_corpus(d: Path, docs: int, pages: int, scans: int) -> int:
+    d.mkdir(parents=True, exist_ok=True)
+    for i in range(docs):
+        doc = pymupdf.open()
+        for j in range(pages):
+            add_text_page(doc, [LOREM, f"Document {i}, page {j + 1}."], title=f"Doc {i} part {j + 1}",
+                          header=f"Doc {i}", footer=str(j + 1))
+        doc.save(d / f"doc{i:03d}.pdf")
+    if scans:
+        doc = pymupdf.open()
+        for j in range(scans):
+            add_scanned_page(doc, [f"Scanned ledger page {j + 1}", "Invoices paid in March", "Total due 4,210 euros"])
+        doc.save(d / "scans.pdf")
+    return docs * pages + scans
+
+
+def throughput(args) -> int:
+    work = Path(tempfile.mkdtemp(prefix="prbr"))
+    corpus = work / "in"
+    n = build_corpus(corpus, args.docs, args.pages, args.scans)
+    cfg = work / "cfg.yaml"
+    cfg.write_text("batch: {pages_per_range: 32}\n")
+    base = [sys.executable, "-m", "pagerouter.cli", "batch", str(corpus), "--config", str(cfg), "-q"]
+    rows: dict[str, dict] = {}
+    modes = args.modes.split(",")
+    print(f"corpus: {n} pages ({args.docs} born-digital files x {args.pages} pages, {args.scans} scanned pages); "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
+    if "local" in modes:
+        rows["local (--jobs 2)"] = timed_batch([*base, "-o", str(work / "local"), "--local", "--jobs", "2"],
+                                               work / "local", [])
+        print("local", rows["local (--jobs 2)"], flush=True)
+    if "endpoint" in modes:
+        rows["endpoint (--jobs 2)"] = _endpoint(work, base, cfg)
+        print("endpoint", rows["endpoint (--jobs 2)"], flush=True)
+    if "ray" in modes:
+        with RayStartCluster(head_cpus=1, workers=[2]) as c:
+            roots = lambda: [p.pid for p in [c.head, *c.workers] if p is not None]  # noqa: E731
+            rows["ray, 1 worker node"] = timed_batch([*base, "-o", str(work / "ray1"), "--ray", c.address],
+                                                     work / "ray1", roots())
+            print("ray1", rows["ray, 1 worker node"], flush=True)
+            c.add_worker(2)
+            c.wait_nodes(3)
+            rows["ray, 2 worker nodes"] = timed_batch([*base, "-o", str(work / "ray2"), "--ray", c.address],
+                                                      work / "ray2", roots())
+            print("ray2", rows["ray, 2 worker nodes"], flush=True)
+    print(f"\n| mode | wall s | pages/s | CPU-s/page | first output s |\n|---|---|---|---|---|")
+    for name, r in rows.items():
+        print(f"| {name} | {r['wall_s']:.1f} | {n / r['wall_s']:.2f} | {r['cpu_s'] / n:.3f} | {r['first_output_s']:.1f} |")
+    if "ray, 1 worker node" in rows and "ray, 2 worker nodes" in rows:
+        ratio = rows["ray, 1 worker node"]["wall_s"] / rows["ray, 2 worker nodes"]["wall_s"]
+        print(f"\ntwo worker nodes / one: {ratio:.2f}x the pages/s (all nodes share this machine's "
+              f"{os.cpu_count()} cores: a ratio on shared cores, not scaling)")
+    return 0
+
+
+def _endpoint(work: Path, base: list[str], cfg: Path) -> dict:
+
+    from tests.serve_fixtures import free_port, pagerouter_serve_process
+
+    ray_tmp = tempfile.mkdtemp(prefix="prbrs", dir="/tmp")
+    http_port, grpc_port = free_port(), free_port()
+    env = {**ENV, "RAY_ADDRESS": "local", "RAY_TMPDIR": ray_tmp}
+    (work / "serve").mkdir()
+    with pagerouter_serve_process(work / "serve", cfg, env, http_port, grpc_port, ray_tmp) as proc:
+        return timed_batch([*base, "-o", str(work / "endpoint"), "--endpoint", f"http://127.0.0.1:{http_port}",
+                            "--jobs", "2"], work / "endpoint", [proc.pid])
+
+
+# ---------------------------------------------------------------------------- fuzz
+def fuzz_bases(corpus: Path, max_bytes: int = 400_000) -> list[bytes]:
+    from tests.test_fuzz_intake import BASES
+
+    out = list(BASES)
+    for f in sorted(corpus.glob("*.pdf")):
+        try:
+            with pymupdf.open(f) as doc:
+                doc.select(list(range(min(2, doc.page_count))))
+                data = doc.tobytes(garbage=1)
+        except Exception:  # noqa: BLE001 - a corpus file MuPDF cannot re-save is no base
+            continue
+        if len(data) <= max_bytes:
+            out.append(data)
+    return out
+
+
+def build_fuzz(d: Path, n: int, seed: int, corpus: Path) -> None:
+    from tests.pdf_mutations import MORE_OPS, OPS, RandomPick, mutate
+
+    rng = random.Random(seed)
+    pick, bases = RandomPick(rng), fuzz_bases(corpus)
+    ops = OPS + ["xref"] * 2  # `huge` is drawn on its own, for 1 input in 20: they are big
+    for i in range(n):
+        chosen = [rng.choice(ops) for _ in range(rng.randint(1, 3))]
+        if rng.random() < 0.05:
+            chosen.append(MORE_OPS[1])
+        sub = d / f"{i // 1000:02d}"
+        sub.mkdir(parents=True, exist_ok=True)
+        (sub / f"f{i:05d}.pdf").write_bytes(mutate(rng.choice(bases), chosen, pick))
+    print(f"fuzz corpus: {n} inputs from {len(bases)} bases (seed {seed})", flush=True)
+
+
+class Watch:
+    """Peak RSS of the processes below `roots`, sampled every `every_s`."""
+
+    def __init__(self, roots, every_s: float = 1.0):
+        self.roots, self.every_s, self.stop = roots, every_s, threading.Event()
+        self.peak_total = self.peak_one = self.peak_isolation = 0.0
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.stop.wait(self.every_s):
+            pids = [p for r in self.roots() for p in descendants(r)]
+            rss = {p: rss_mb(p) for p in pids}
+            self.peak_total = max(self.peak_total, sum(rss.values()))
+            self.peak_one = max([self.peak_one, *rss.values()])
+            iso = [rss[p] for p in pids if "forkserver" in cmdline(p) or "multiprocessing" in cmdline(p)]
+            self.peak_isolation = max([self.peak_isolation, *iso])
+
+
+def busy_after(roots: list[int], window_s: float = 5.0) -> list[str]:
+    """Processes of the cluster that burn CPU while nothing runs: wedged workers."""
+    a = _proc_stats()
+    time.sleep(window_s)
+    b = _proc_stats()
+    pids = [p for r in roots for p in descendants(r)]
+    return [f"{p} {cmdline(p)[:80]} ({b[p][1] - a[p][1]:.1f} s CPU in {window_s:g} s)"
+            for p in pids if p in a and p in b and b[p][1] - a[p][1] > 0.5 * window_s]
+
+
+def fuzz(args) -> int:
+    work = args.out or Path(tempfile.mkdtemp(prefix="prbf"))
+    inputs = work / "in"
+    if not inputs.exists():
+        build_fuzz(inputs, args.n, args.seed, args.corpus)
+    cfg = work / "cfg.yaml"
+    cfg.write_text("ocr: {enabled: false}\nisolation: {page_timeout_s: 10, open_timeout_s: 20}\n"
+                   "batch: {files_per_open_task: 32, pages_per_range: 64}\n")
+    out = work / "out"
+    with RayStartCluster(head_cpus=1, workers=[2]) as c:
+        roots = lambda: [p.pid for p in [c.head, *c.workers] if p is not None]  # noqa: E731
+        watch = Watch(roots)
+        cmd = [sys.executable, "-m", "pagerouter.cli", "batch", str(inputs), "-o", str(out), "--config", str(cfg),
+               "-q", "--ray", c.address]
+        run = timed_batch(cmd, out, roots())
+        watch.stop.set()
+        wedged = busy_after(roots())
+    from pagerouter.batch.journal import latest, read_records
+
+    recs = {r["input"]: r for r in latest(read_records(out)).values()}
+    n = sum(1 for _ in inputs.rglob("*.pdf"))
+    statuses = Counter(r["status"] for r in recs.values())
+    pages = Counter()
+    seen = Counter()
+    for r in recs.values():
+        pages.update({k: v for k, v in (r.get("page_status") or {}).items()})
+        errors = [r.get("error") or ""] + [e for e in _page_errors(out, r)]
+        for e in errors:
+            for key in ISOLATION_SEEN:
+                if key in e:
+                    seen[key] += 1
+    slowest = max((r for r in recs.values() if r["status"] == "done"), key=lambda r: r["seconds"], default=None)
+    per10k = {k: round(v * 10_000 / n, 1) for k, v in seen.items()}
+    print(json.dumps({
+        "inputs": n, "with_a_record": len(recs), "statuses": dict(statuses), "pages": dict(pages),
+        "wall_s": round(run["wall_s"], 1), "inputs_per_s": round(n / run["wall_s"], 2),
+        "cpu_s": round(run["cpu_s"], 1), "isolation_saw": dict(seen), "isolation_saw_per_10k_inputs": per10k,
+        "slowest_input": {"input": slowest["input"], "stage_seconds": slowest["seconds"], "pages": slowest["pages"]}
+        if slowest else None,
+        "peak_rss_mb": {"all_cluster_processes": round(watch.peak_total), "one_process": round(watch.peak_one),
+                        "one_isolation_worker": round(watch.peak_isolation)},
+        "busy_after_the_run": wedged, "exit": run["exit"], "batch_errors": run.get("errors", []),
+    }, indent=2))
+    missing = n - len(recs)
+    print(f"\n{missing} inputs without a record" if missing else "\nevery input has a record", flush=True)
+    return 1 if missing or wedged else 0
+
+
+def _page_errors(out: Path, rec: dict) -> list[str]:
+    if rec.get("status") != "done" or not rec.get("page_status", {}).get("failed"):
+        return []
+    doc = json.loads((out / rec["outputs"][1]).read_text())
+    return [p.get("error") or "" for p in doc["pages"] if p["status"] == "failed"]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="what", required=True)
+    t = sub.add_parser("throughput")
+    t.add_argument("--docs", type=int, default=10)
+    t.add_argument("--pages", type=int, default=8)
+    t.add_argument("--scans", type=int, default=4)
+    t.add_argument("--modes", default="local,endpoint,ray")
+    f = sub.add_parser("fuzz")
+    f.add_argument("--n", type=int, default=10_000)
+    f.add_argument("--seed", type=int, default=1)
+    f.add_argument("--out", type=Path, help="work dir (inputs are kept and reused if present)")
+    f.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus" / "real")
+    args = ap.parse_args()
+    return throughput(args) if args.what == "throughput" else fuzz(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,490 @@
+"""The stages of `pagerouter batch --ray` as Ray Data UDFs, over the very stage objects the
+`Converter` and the Serve deployments run (no Ray import here: Ray Data hands these functions
+and classes pyarrow tables, and they return pyarrow tables).
+
+    file rows ─► open_files (CPU tasks: hash, journal check, cheap open, cut into page ranges)
+              ─► triage_ranges (CPU tasks: `PageWork.outcomes` over one range: triage, text
+                 layers, render for OCR, in MuPDF isolation workers)
+              ─► LayoutStage ─► ReaderStage ─► EscalationStage (actor pools of `EngineSet`
+                 engines; batched engine calls as in the Serve deployments)
+              ─► the driver (ray_driver.py) assembles each document in page order
+
+Every row is {doc, kind, payload}: `doc` the input's index, `payload` a pickled object of this
+module. A stage works on the kinds it owns and passes every other row through untouched, so
+born-digital pages leave triage as one `pages` row per range and never reach a model tier;
+only pages that need one travel as `ocr` rows (the page render, never the file's bytes).
+The OCR path's orchestration is `pipeline.convert_pages` itself, fed by replayed stage
+calls: the layout and reading computed by the pools upstream are what its `OcrCalls` return
+(as deployment handles return them in the Serve graph), and only the escalation tier's call
+runs for real in its own pool. So the checks, the escalation rule, the timeout fallback and
+the page status rules are the Converter's, and the Markdown is byte-identical.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import pickle
+import time
+from contextlib import aclosing
+from dataclasses import dataclass, field
+
+ROLE_ORDER = ("layout", "small_reader", "escalation")  # the order a Converter first calls them in
+
+
+@dataclass
+class RunSpec:
+    """What every stage needs of the run (small; shipped once per task or actor)."""
+
+    cfg_json: str
+    pages: str | None
+    password: str | None
+    ocr: str
+    languages: tuple[str, ...]
+    images: bool
+    escalation_s: float
+    escalation_why: str
+    filter_on: bool
+    pages_per_range: int
+    gpus: dict[str, float] = field(default_factory=dict)  # role -> GPUs per actor, for GPU-seconds
+
+
+@dataclass
+class FileJob:
+    scheme: str
+    path: str
+    shown: str
+    skip: dict  # {sha256 or None: status} of journal records that make this file skip under this config
+    staged: tuple[str, list[int]] | None = None  # (sha256, page numbers) an earlier run already staged
+
+
+@dataclass
+class DocHeader:
+    """Travels with every row of a document, so the driver learns its shape from whichever comes first."""
+
+    sha: str
+    page_count: int
+    total: int  # pages selected
+    pymupdf: str
+    staged: bool  # the open stage left out the pages of the driver's staging file (same bytes)
+    open_cpu_s: float = 0.0
+
+
+@dataclass
+class DocResult:
+    """A file that needs no (more) page work: skip, failed, filtered, or staged (all its pages are)."""
+
+    doc: int
+    status: str
+    sha: str | None = None
+    error: str | None = None
+    header: DocHeader | None = None
+    reasons: list = field(default_factory=list)
+    scores: dict = field(default_factory=dict)
+    cpu_s: float = 0.0
+
+
+@dataclass
+class RangeJob:
+    doc: int
+    header: DocHeader
+    scheme: str
+    path: str
+    name: str
+    start: int  # indices into the document's selected page numbers
+    stop: int
+
+
+@dataclass
+class OcrWork:
+    header: DocHeader
+    name: str
+    outcome: object  # pipeline.TriageOutcome with its OcrTask
+    layout: object = None  # LayoutResult, or the exception the layout engine raised for this page
+    layout_s: float = 0.0
+    reading: object = None  # the small reader's Reading before checks, or its exception
+    read_s: float = 0.0
+    engines: list = field(default_factory=list)  # (role, name, version) of engines that ran
+    cpu_s: float = 0.0
+    gpu_s: float = 0.0
+
+
+@dataclass
+class PagesOut:
+    header: DocHeader
+    pages: list  # [(Page, [(role, name, version)])]
+    cpu_s: float = 0.0
+    gpu_s: float = 0.0
+
+
+# ---------------------------------------------------------------------------- rows
+@dataclass
+class Row:
+    doc: int
+    kind: str
+    payload: bytes
+
+    @property
+    def obj(self):
+        return pickle.loads(self.payload)
+
+
+def dump(obj) -> bytes:
+    return pickle.dumps(obj, protocol=5)
+
+
+def rows_of(batch) -> list[Row]:
+    cols = [batch.column(c).to_pylist() for c in ("doc", "kind", "payload")]
+    return [Row(d, k, p) for d, k, p in zip(*cols)]
+
+
+def table_of(rows: list[Row]):
+    import pyarrow as pa
+
+    return pa.table({
+        "doc": pa.array([r.doc for r in rows], pa.int64()),
+        "kind": pa.array([r.kind for r in rows], pa.string()),
+        "payload": pa.array([r.payload for r in rows], pa.large_binary()),
+    })
+
+
+class _Meter:
+    """CPU seconds (this process and its isolation workers) and wall seconds of a block of work."""
+
+    def __enter__(self):
+        from pagerouter.bench.metrics import process_tree_cpu
+
+        self._cpu, self.cpu0, self.t0 = process_tree_cpu, process_tree_cpu(), time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.cpu, self.wall = self._cpu() - self.cpu0, time.perf_counter() - self.t0
+
+
+# ---------------------------------------------------------------------------- per-process state
+_CACHE: dict[tuple[str, str], object] = {}
+
+
+def _cfg(run: RunSpec):
+    from pagerouter.config import PagerouterConfig
+
+    key = ("cfg", run.cfg_json)
+    if key not in _CACHE:
+        _CACHE[key] = PagerouterConfig.model_validate_json(run.cfg_json)
+    return _CACHE[key]
+
+
+def _page_work(run: RunSpec):
+    """This worker process's PageWork (isolation pool), kept across tasks: its workers start once."""
+    from pagerouter.isolation import page_work
+
+    key = ("work", run.cfg_json)
+    if key not in _CACHE:
+        _CACHE[key] = page_work(_cfg(run))
+    return _CACHE[key]
+
+
+# ---------------------------------------------------------------------------- CPU tasks
+def ranges(todo: list[int], size: int) -> list[tuple[int, int]]:
+    """Contiguous runs of the indices `todo`, cut into spans of at most `size`."""
+    out: list[tuple[int, int]] = []
+    for i in todo:
+        if out and out[-1][1] == i and out[-1][1] - out[-1][0] < size:
+            out[-1] = (out[-1][0], i + 1)
+        else:
+            out.append((i, i + 1))
+    return out
+
+
+def _open_one(doc: int, job: FileJob, run: RunSpec) -> DocResult | list[RangeJob]:
+    import pymupdf
+
+    from pagerouter.inputs import InputError, check_page_count, parse_pages
+
+    from .fsio import read_bytes
+    from .runner import _one_line
+
+    try:
+        data = read_bytes(job.scheme, job.path)
+    except OSError as exc:
+        if None in job.skip:  # still unreadable: its failed record stands
+            return DocResult(doc, "skip")
+        why = ("no such file" if isinstance(exc, FileNotFoundError) else
+               "is a directory, not a file" if isinstance(exc, IsADirectoryError) else
+               f"cannot read: {exc.strerror or exc}")
+        return DocResult(doc, "failed", error=f"{job.shown}: {why}")
+    sha = hashlib.sha256(data).hexdigest()
+    if sha in job.skip:
+        return DocResult(doc, "skip", sha)
+    cfg = _cfg(run)
+    if run.filter_on:
+        from pagerouter.docfilter import judge_file
+
+        decision = judge_file(data, cfg.filter, isolate=cfg.isolation.enabled, password=run.password)
+        if not decision.keep:
+            return DocResult(doc, "filtered", sha, reasons=decision.reasons, scores=decision.scores)
+    try:
+        src = _page_work(run).open(data, job.shown, run.password)
+        try:
+            page_count = src.page_count
+            numbers = parse_pages(run.pages, page_count, src.name)
+            check_page_count(numbers, cfg.limits.max_pages, src.name)
+        finally:
+            src.close()
+    except Exception as exc:  # noqa: BLE001 - InputError names the file; anything else is this file's failure
+        msg = _one_line(exc)
+        return DocResult(doc, "failed", sha, error=msg if isinstance(exc, InputError) or job.shown in msg else f"{job.shown}: {msg}")
+    done = set(job.staged[1]) if job.staged and job.staged[0] == sha else set()
+    header = DocHeader(sha, page_count, len(numbers), pymupdf.VersionBind, staged=bool(done))
+    todo = [i for i, n in enumerate(numbers) if n not in done]
+    if not todo:
+        return DocResult(doc, "staged", sha, header=header)
+    return [RangeJob(doc, header, job.scheme, job.path, job.shown, a, b) for a, b in ranges(todo, run.pages_per_range)]
+
+
+def packed(jobs: list[RangeJob], size: int) -> list[list[RangeJob]]:
+    """Range jobs packed into work units of at most `size` pages: a long file's ranges stay one
+    unit each (they spread over the cluster), short files share one (a task per one-page file
+    would cost more in Ray's overhead than its reading)."""
+    units: list[list[RangeJob]] = []
+    pages = 0
+    for job in jobs:
+        n = job.stop - job.start
+        if units and pages + n <= size:
+            units[-1].append(job)
+            pages += n
+        else:
+            units.append([job])
+            pages = n
+    return units
+
+
+def open_files(batch, run: RunSpec):
+    """Open task: per file, a `docs` result (skip, failed, filtered, staged) or its page ranges,
+    packed into `range` rows of up to `pages_per_range` pages. A file's bytes are read here to
+    hash and open it, and never put into a row."""
+    jobs: list[RangeJob] = []
+    results: list[DocResult] = []
+    for row in rows_of(batch):
+        with _Meter() as m:
+            got = _open_one(row.doc, row.obj, run)
+        if isinstance(got, DocResult):
+            got.cpu_s = m.cpu
+            results.append(got)
+            continue
+        got[0].header.open_cpu_s = m.cpu
+        jobs += got
+    out = [Row(unit[0].doc, "range", dump(unit)) for unit in packed(jobs, run.pages_per_range)]
+    if results:  # one row for all of them: a resumed run's skipped files cost one row per task, not each
+        out.append(Row(results[0].doc, "docs", dump(results)))
+    return table_of(out)
+
+
+async def _triage_range(job: RangeJob, run: RunSpec) -> tuple[list, list[OcrWork]]:
+    from pagerouter.figure_export import figures_of_text_pages
+    from pagerouter.inputs import parse_pages
+    from pagerouter.page_status import failed_page
+
+    from .fsio import read_bytes
+
+    work, finished, ocr = _page_work(run), [], []
+    try:
+        src = work.open(await asyncio.to_thread(read_bytes, job.scheme, job.path), job.name, run.password)
+    except Exception as exc:  # noqa: BLE001 - it opened in the open task: a lost worker, a changed file
+        numbers = parse_pages(run.pages, job.header.page_count, job.name)
+        return [failed_page(job.name, n, "reading", exc) for n in numbers[job.start:job.stop]], []
+    try:
+        numbers = parse_pages(run.pages, src.page_count, src.name)
+        walk = work.outcomes(src, numbers, run.ocr, span=(job.start, job.stop))
+        if run.images:
+            walk = figures_of_text_pages(walk, src, work)
+        async for outcome in walk:
+            if outcome.task is None:
+                finished.append(outcome.page)
+            else:
+                if run.languages:  # what convert_pages does before the OCR flow: the reader reads them first here
+                    outcome.task.languages = tuple(run.languages)
+                ocr.append(OcrWork(job.header, job.name, outcome))
+    finally:
+        src.close()
+    return finished, ocr
+
+
+def triage_ranges(batch, run: RunSpec):
+    """Triage task: one work unit of page ranges; per range its finished pages as one `pages`
+    row, each OCR page as an `ocr` row."""
+    out: list[Row] = []
+    for row in rows_of(batch):
+        if row.kind != "range":
+            out.append(row)
+            continue
+        for job in row.obj:
+            with _Meter() as m:
+                try:
+                    finished, ocr = asyncio.run(_triage_range(job, run))
+                except Exception as exc:  # noqa: BLE001 - one file of a shared unit must not drop the others' pages
+                    from pagerouter.inputs import parse_pages
+                    from pagerouter.page_status import failed_page
+
+                    numbers = parse_pages(run.pages, job.header.page_count, job.name)[job.start:job.stop]
+                    finished, ocr = [failed_page(job.name, n, "triage", exc) for n in numbers], []
+            share = m.cpu / max(1, len(finished) + len(ocr))
+            out.append(Row(job.doc, "pages", dump(PagesOut(job.header, [(p, []) for p in finished], share * len(finished)))))
+            for w in ocr:
+                w.cpu_s = share
+                out.append(Row(job.doc, "ocr", dump(w)))
+    return table_of(out)
+
+
+# ---------------------------------------------------------------------------- actor pools
+def _storable(result):
+    """A stage result fit to cross to the next stage: an exception that cannot be pickled becomes
+    a RuntimeError with the same text (the page's error line reads the same)."""
+    if isinstance(result, BaseException):
+        try:
+            pickle.dumps(result)
+        except Exception:  # noqa: BLE001 - any pickling failure
+            return RuntimeError(str(result) or type(result).__name__)
+    return result
+
+
+def _replay(value, seen: dict | None = None):
+    """A stage call of `OcrCalls` that returns what a pool upstream already computed."""
+    async def call(*_args):
+        if seen is not None:
+            seen["value"] = value
+        if isinstance(value, BaseException):
+            raise value
+        return value
+    return call
+
+
+class _PoolStage:
+    role = ""
+    kind = ""  # the row kind this pool works on
+
+    def __init__(self, run: RunSpec):
+        from pagerouter.engines import EngineSet
+
+        self.run, self.cfg = run, _cfg(run)
+        self.engines = EngineSet(self.cfg.ocr)
+        self.engine = self.engines.get(self.role)  # an actor counts as up once its model is loaded
+        self.label = (self.role, self.engine.name, self.engine.version)
+        self.gpus = run.gpus.get(self.role, 0.0)
+
+    def __call__(self, batch):
+        from pagerouter.memory import release_free_memory
+
+        rows = rows_of(batch)
+        mine = [i for i, r in enumerate(rows) if r.kind == self.kind]
+        if not mine:
+            return table_of(rows)
+        items = [rows[i].obj for i in mine]
+        with _Meter() as m:
+            done = self.work(items)
+        for w in items:
+            w.cpu_s += m.cpu / len(items)
+            w.gpu_s += m.wall * self.gpus / len(items)
+        release_free_memory()  # as the deployments do: keeps the actor's RSS flat
+        passed = [r for r in rows if r.kind != self.kind]
+        return table_of(passed + [Row(rows[i].doc, kind, dump(obj)) for i, (kind, obj) in zip(mine, done)])
+
+    def work(self, items: list[OcrWork]) -> list[tuple[str, object]]:
+        raise NotImplementedError
+
+    async def _page(self, w: OcrWork, calls):
+        """The page through `pipeline.convert_pages`, as the Converter runs it."""
+        from pagerouter.pipeline import convert_pages
+
+        async def one():
+            yield w.outcome
+
+        gen = convert_pages(one(), w.name, self.cfg, calls, concurrency=1,
+                            languages=tuple(self.run.languages or ()), images=self.run.images)
+        async with aclosing(gen) as pages:
+            async for page in pages:
+                if "layout" in page.timings:  # the replayed calls took no time: the pools' measured share
+                    page.timings["layout"] = w.layout_s
+                if "read" in page.timings:
+                    page.timings["read"] = w.read_s
+                return page
+        raise RuntimeError(f"{w.name}: page {w.outcome.page.number}: no page came back")
+
+    def _done(self, w: OcrWork, page) -> tuple[str, PagesOut]:
+        return "pages", PagesOut(w.header, [(page, w.engines)], w.cpu_s, w.gpu_s)
+
+
+class LayoutStage(_PoolStage):
+    role, kind = "layout", "ocr"
+
+    def work(self, items):
+        from pagerouter.engines import batch_call_isolated
+
+        t0 = time.perf_counter()
+        results = batch_call_isolated(self.engine.detect_batch, [w.outcome.task for w in items])
+        each = (time.perf_counter() - t0) / len(items)
+        for w, r in zip(items, results):
+            w.layout, w.layout_s = _storable(r), each
+            w.engines.append(self.label)
+        return [("ocr", w) for w in items]
+
+
+class ReaderStage(_PoolStage):
+    role, kind = "small_reader", "ocr"
+
+    def work(self, items):
+        from pagerouter.engines import batch_call_isolated
+
+        laid = [w for w in items if not isinstance(w.layout, BaseException)]
+        if laid:
+            t0 = time.perf_counter()
+            results = batch_call_isolated(self.engine.read_batch, [w.outcome.task for w in laid], [w.layout for w in laid])
+            each = (time.perf_counter() - t0) / len(laid)
+            for w, r in zip(laid, results):
+                w.reading, w.read_s = _storable(r), each
+                w.engines.append(self.label)
+        return asyncio.run(self._settle_all(items))
+
+    async def _settle_all(self, items):
+        return list(await asyncio.gather(*(self._settle(w) for w in items)))
+
+    async def _settle(self, w: OcrWork):
+        """Checks and the page, as `ocr_flow` makes them without an escalation tier; a page the
+        flow would escalate goes on, as it came, to the escalation pool instead."""
+        from pagerouter.stages import OcrCalls, Reading
+
+        pristine = dump((w.outcome, w.reading))  # convert_pages consumes the outcome and checks the reading in place
+        seen: dict = {}
+        page = await self._page(w, OcrCalls(layout=_replay(w.layout), read=_replay(w.reading, seen), escalate=None))
+        first = seen.get("value")
+        if (self.cfg.ocr.escalation.enabled and page.status != "failed" and isinstance(first, Reading)
+                and first.flagged):
+            w.outcome, w.reading = pickle.loads(pristine)
+            return "escalate", w
+        return self._done(w, page)
+
+
+class EscalationStage(_PoolStage):
+    role, kind = "escalation", "escalate"
+
+    def work(self, items):
+        return asyncio.run(self._all(items))
+
+    async def _all(self, items):
+        return list(await asyncio.gather(*(self._one(w) for w in items)))
+
+    async def _one(self, w: OcrWork):
+        from pagerouter.stages import OcrCalls
+
+        called: list[bool] = []
+
+        async def escalate(task, first):
+            called.append(True)
+            return await asyncio.to_thread(self.engine.escalate, task, first)
+
+        calls = OcrCalls(layout=_replay(w.layout), read=_replay(w.reading), escalate=escalate,
+                         escalation_timeout_s=self.run.escalation_s, escalation_wait=self.run.escalation_why)
+        page = await self._page(w, calls)
+        if called:
+            w.engines.append(self.label)
+        return self._done(w, page)

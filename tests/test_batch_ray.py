@@ -1,0 +1,225 @@
+"""`pagerouter batch --ray` on a real two-node Ray cluster (`ray start --head` + a worker node on
+loopback, tests/ray_cluster.py): Ray Data over the same stage objects as `pagerouter convert`.
+
+- a mixed corpus (born-digital files, one cut into several page ranges, and a scan) read and
+  written through pyarrow's filesystem (`file://` URIs, a second local "bucket") gives the
+  very Markdown `pagerouter convert` gives, and a Parquet manifest with every page;
+- the driver killed with SIGKILL part-way, then the same command again: every file done once,
+  every page in the manifest once, and the pages the killed run had finished (whole files, and
+  the staged pages of a half-read file) are not converted again;
+- every process of the worker node killed mid-run: the run ends with every page read;
+- a pool asking for GPUs the cluster lacks is refused up front (Ray Data would wait forever).
+
+Slow (a Ray cluster on 2 shared cores): one cluster for the module, a few small files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from pagerouter.batch.journal import read_records
+from pagerouter.cli import main
+from pagerouter.isolation import FAULT_ENV
+from pagerouter.synth import LOREM, add_blank_page, add_scanned_page, add_text_page
+
+from .hostile_corpus import cmdline, descendants
+from .ray_cluster import REPO, RayStartCluster
+
+pytestmark = pytest.mark.slow
+pq = pytest.importorskip("pyarrow.parquet")
+
+SCAN_LINES = ["Quarterly ledger", "Invoices paid in March", "Total due 4,210 euros"]
+
+
+def _doc(path: Path, pages: int, tag: str, blank: bool = False) -> Path:
+    d = pymupdf.open()
+    for i in range(pages):
+        add_text_page(d, [LOREM, f"{tag} page {i + 1} says its own words."], title=f"{tag} {i + 1}",
+                      header=f"{tag} running head", footer=f"{i + 1}")
+    if blank:
+        add_blank_page(d)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    d.save(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with RayStartCluster(head_cpus=2, workers=[2]) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    root = tmp_path_factory.mktemp("rayb")
+    bucket = root / "bucket" / "in"
+    _doc(bucket / "report.pdf", 7, "Report")  # 3 ranges of 3, 3 and 1 pages
+    _doc(bucket / "a" / "letter.pdf", 2, "Letter", blank=True)
+    d = pymupdf.open()
+    add_scanned_page(d, SCAN_LINES)
+    add_text_page(d, ["A born-digital page after the scan."], title="Appendix")
+    (bucket / "b").mkdir()
+    d.save(bucket / "b" / "scan.pdf")
+    cfg = root / "cfg.yaml"
+    pools = "{min_size: 1, max_size: 1, num_cpus: 0.25}"
+    cfg.write_text(f"batch:\n  pages_per_range: 3\n  files_per_open_task: 2\n  layout: {pools}\n"
+                   f"  small_reader: {pools}\n  escalation: {pools}\n")
+    return root
+
+
+def batch_cmd(cluster, inputs: list[str], out: str, cfg: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "pagerouter.cli", "batch", *inputs, "-o", out, "--config", str(cfg), "-q",
+            "--ray", cluster.address, *extra]
+
+
+def run_batch(cmd: list[str], env: dict | None = None, timeout: float = 400) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def converted(src: Path, outdir: Path, cfg: Path) -> tuple[str, dict]:
+    assert main(["convert", str(src), "-o", str(outdir), "--format", "both", "-q", "--wait", "bulk",
+                 "--config", str(cfg)]) in (0, 1)
+    return (outdir / f"{src.stem}.md").read_text(), json.loads((outdir / f"{src.stem}.json").read_text())
+
+
+def same_json(a, b, key: str = "") -> bool:
+    """Equal but for timings, and for OCR confidences within 0.01: the small reader recognises the
+    text lines of every page in its batch in one run (as in the served graph), which moves a
+    line's confidence in the third decimal, never its text (the Markdown is compared as bytes)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(k == "timings" or same_json(a[k], b[k], k) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_json(x, y, key) for x, y in zip(a, b))
+    if key in ("confidence", "score") and isinstance(a, float) and isinstance(b, float):
+        return abs(a - b) <= 0.01
+    return a == b
+
+
+def manifest(out: Path):
+    return pq.read_table(out / "pagerouter-batch.pages.parquet").to_pylist()
+
+
+def test_same_markdown_as_convert_through_filesystem_uris(cluster, corpus, tmp_path):
+    out = tmp_path / "out-bucket"
+    r = run_batch(batch_cmd(cluster, [f"file://{corpus / 'bucket' / 'in'}"], f"file://{out}", corpus / "cfg.yaml"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    files = {"report": 7, "a/letter": 3, "b/scan": 2}
+    for rel, n in files.items():
+        src = corpus / "bucket" / "in" / f"{rel}.pdf"
+        md, js = converted(src, tmp_path / "conv" / rel, corpus / "cfg.yaml")
+        assert (out / f"{rel}.md").read_text() == md, rel
+        got = json.loads((out / f"{rel}.json").read_text())
+        assert same_json(got, js) and len(got["pages"]) == n, rel
+    scan_md = (out / "b" / "scan.md").read_text()
+    assert all(line in scan_md for line in SCAN_LINES), scan_md
+    assert "Report 7" in (out / "report.md").read_text()
+    rows = manifest(out)
+    assert sorted((Path(r["path"]).name, r["page"]) for r in rows) == sorted(
+        (f"{Path(rel).name}.pdf", p) for rel, n in files.items() for p in range(1, n + 1))
+    by = {(Path(r["path"]).name, r["page"]): r for r in rows}
+    assert by[("scan.pdf", 1)]["route"] == "ocr" and by[("report.pdf", 4)]["route"] == "text_layer"
+    assert by[("scan.pdf", 1)]["engine"] and all(r["status"] in ("ok", "flagged") for r in rows)
+    summary = json.loads((out / "pagerouter-batch.summary.json").read_text())
+    assert summary["done"] == 3 and summary["pages"] == 12 and summary["cpu_seconds"] > 0
+    assert summary["usd_per_million_pages"] > 0 and summary["time_to_first_output_s"] > 0
+
+
+
+def test_a_pool_asking_for_gpus_the_cluster_lacks_is_refused_before_it_starts(cluster, corpus, tmp_path):
+    cfg = tmp_path / "gpu.yaml"
+    cfg.write_text("batch:\n  escalation: {num_gpus: 1}\n")
+    r = run_batch(batch_cmd(cluster, [str(corpus / "bucket" / "in" / "report.pdf")], str(tmp_path / "out"), cfg))
+    assert r.returncode == 2 and "batch.escalation.num_gpus is 1 but the Ray cluster has 0 GPUs" in r.stderr, r.stderr
+    assert not list((tmp_path / "out").glob("*.md"))
+
+
+def _wait_for(cond, proc: subprocess.Popen, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if proc.poll() is not None:
+            raise AssertionError(f"the run ended before {what}: {proc.stderr.read()[-3000:]}")
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+
+
+def _staged_pages(out: Path) -> int:
+    return sum(max(0, len(p.read_text().splitlines()) - 1) for p in (out / "pagerouter-batch.staging").glob("*.jsonl"))
+
+
+def test_driver_killed_then_rerun_loses_nothing_and_converts_nothing_twice(cluster, tmp_path):
+    src = tmp_path / "in"
+    for i in range(4):
+        _doc(src / f"small{i}.pdf", 2, f"Small{i}")
+    _doc(src / "long.pdf", 10, "Long")
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("ocr: {enabled: false}\nbatch: {pages_per_range: 2, files_per_open_task: 1}\n")
+    out = tmp_path / "out"
+    cmd = batch_cmd(cluster, [str(src)], str(out), cfg)
+    env = {**os.environ, "PYTHONPATH": str(REPO), FAULT_ENV: "sleep0.5@page"}  # slow pages: the kill lands midway
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        _wait_for(lambda: _staged_pages(out) >= 2, proc, 240, "a page of the long file was staged")
+        os.kill(proc.pid, signal.SIGKILL)  # the driver, mid-run
+    finally:
+        proc.wait(timeout=30)
+    first = read_records(out)
+    kept_pages = _staged_pages(out) + sum(r["pages"] for r in first)
+    assert kept_pages < 18, "the kill must land before the end"
+
+    r = run_batch(cmd)
+    assert r.returncode == 0, r.stderr[-3000:]
+    recs = read_records(out)
+    assert sorted(Path(x["input"]).name for x in recs) == sorted([f"small{i}.pdf" for i in range(4)] + ["long.pdf"])
+    assert all(x["status"] == "done" for x in recs), "each file exactly one record, all done"
+    rows = manifest(out)
+    assert sorted((Path(x["path"]).name, x["page"]) for x in rows) == sorted(
+        [(f"small{i}.pdf", p) for i in range(4) for p in (1, 2)] + [("long.pdf", p) for p in range(1, 11)])
+    summary = json.loads((out / "pagerouter-batch.summary.json").read_text())
+    from_run1 = sum(1 for x in rows if x["run"] != summary["run"])
+    assert from_run1 == kept_pages >= 2
+    assert summary["pages_converted_by_pipeline"] == 18 - kept_pages, "no finished page converted again"
+    assert not (out / "pagerouter-batch.staging").exists() or not list((out / "pagerouter-batch.staging").iterdir())
+    md, _ = converted(src / "long.pdf", tmp_path / "conv", cfg)
+    assert (out / "long.md").read_text() == md, "a file stitched from two runs reads as one conversion"
+
+
+def test_worker_node_killed_mid_run_loses_no_page(cluster, corpus, tmp_path):
+    src = tmp_path / "in"
+    for i in range(3):
+        _doc(src / f"doc{i}.pdf", 4, f"Doc{i}")
+    (src / "scan.pdf").write_bytes((corpus / "bucket" / "in" / "b" / "scan.pdf").read_bytes())
+    cfg = corpus / "cfg.yaml"
+    out = tmp_path / "out"
+    proc = subprocess.Popen(batch_cmd(cluster, [str(src)], str(out), cfg), cwd=REPO,
+                            env={**os.environ, "PYTHONPATH": str(REPO), FAULT_ENV: "sleep0.5@page"},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _wait_for(lambda: _staged_pages(out) + len(read_records(out)) > 0 if out.exists() else False, proc, 240,
+                  "the first pages came back")
+        names = [cmdline(p) for p in descendants(cluster.workers[0].pid)]
+        killed = cluster.kill_worker(0)
+        print(f"\nkilled {len(killed)} processes of the worker node: "
+              + "; ".join(sorted({n.split(' ')[0].rsplit('/', 1)[-1] for n in names if n})))
+        _, err = proc.communicate(timeout=400)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err[-3000:]
+    assert any("raylet" in n for n in names) and any(n.startswith("ray::") for n in names), names
+    recs = read_records(out)
+    assert len(recs) == 4 and all(r["status"] == "done" and r["page_status"]["failed"] == 0 for r in recs)
+    assert len(manifest(out)) == 3 * 4 + 2
+    for name in ("doc0", "doc2", "scan"):
+        md, _ = converted(src / f"{name}.pdf", tmp_path / "conv", cfg)
+        assert (out / f"{name}.md").read_text() == md, name

@@ -1,0 +1,211 @@
+"""The `--ray` pipeline's stages without Ray: the UDFs Ray Data calls (pagerouter/batch/ray_stages.py),
+chained here by hand on pyarrow tables, then the driver's assembler, against the `Converter`;
+plus the pieces around them (page ranges, URI planning). The cluster runs are in test_batch_ray.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from pagerouter.batch.command import config_hash
+from pagerouter.batch.fsio import Output, plan_items
+from pagerouter.batch.journal import Journal, read_records
+from pagerouter.batch.ray_assembly import Assembler
+from pagerouter.batch.ray_stages import (
+    EscalationStage, FileJob, LayoutStage, RangeJob, ReaderStage, Row, RunSpec, dump, open_files, packed, ranges, rows_of,
+    table_of, triage_ranges,
+)
+from pagerouter.config import PagerouterConfig
+from pagerouter.converter import Converter
+from pagerouter.output import to_json, to_markdown
+from pagerouter.synth import LOREM, add_text_page
+
+pytest.importorskip("pyarrow")
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "samples" / "mixed-sample.pdf"
+
+
+def assemble(tmp_path: Path, items, cfg: PagerouterConfig, rows: list[Row], out: Path) -> None:
+    """The driver's assembler over `rows`, journal in tmp_path, then the end of a complete stream."""
+    journal = Journal(tmp_path, (0, 1))
+    asm = Assembler(items, Output(str(out)), journal, tmp_path, lambda doc: (to_markdown(doc, cfg.output), to_json(doc)),
+                    config_hash(cfg, {}), None, {}, "r1", (0, 1), 3)
+    asm.take(rows)
+    asm.close(complete=True)
+    journal.close()
+
+
+def test_ranges_cut_runs_of_indices_and_short_files_share_a_unit():
+    assert ranges(list(range(7)), 3) == [(0, 3), (3, 6), (6, 7)]
+    assert ranges([0, 1, 4, 5, 6, 9], 2) == [(0, 2), (4, 6), (6, 7), (9, 10)]  # staged pages left out
+    assert ranges([], 5) == []
+    jobs = [RangeJob(d, None, "", "", "", a, b) for d, (a, b) in [(0, (0, 3)), (0, (3, 6)), (1, (0, 1)), (2, (0, 2)), (3, (0, 3))]]
+    assert [[(j.doc, j.start) for j in unit] for unit in packed(jobs, 3)] == [[(0, 0)], [(0, 3)], [(1, 0), (2, 0)], [(3, 0)]]
+
+
+def test_uri_inputs_plan_like_paths(tmp_path):
+    for rel in ("a/x.pdf", "b/x.pdf", "b/c/y.png", "b/notes.txt"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(b"%PDF")
+    items = plan_items([f"file://{tmp_path}"])
+    assert [str(i.rel) for i in items] == ["a/x", "b/c/y", "b/x"]
+    assert items[0].scheme == "file" and items[0].path == str(tmp_path / "a" / "x.pdf")
+    assert [str(i.rel) for i in plan_items([f"file://{tmp_path}/b/*.pdf"])] == ["x"]
+    assert [i.shown for i in plan_items([f"file://{tmp_path}/gone.pdf"])] == [f"file://{tmp_path}/gone.pdf"]
+    local = plan_items([str(tmp_path / "a")])
+    assert local[0].uri == str(tmp_path / "a" / "x.pdf") and local[0].scheme == ""  # a --local journal's key
+
+
+def _run_stages(run: RunSpec, jobs: list[FileJob]) -> list[Row]:
+    """The dataset of ray_driver.build_dataset, stage by stage, one block per range as there."""
+    files = table_of([Row(i, "file", dump(j)) for i, j in enumerate(jobs)])
+    opened = rows_of(open_files(files, run))
+    triaged = [r for row in opened for r in rows_of(triage_ranges(table_of([row]), run))]
+    rows = triaged
+    for stage in (LayoutStage(run), ReaderStage(run), EscalationStage(run)):
+        rows = rows_of(stage(table_of(rows)))
+    return rows
+
+
+@pytest.mark.slow
+def test_stages_chained_by_hand_give_the_converters_document(tmp_path):
+    """The mixed sample (text layer, scans, a lying hidden layer, blank) cut into ranges of two
+    pages, plus a five-page born-digital file: the same Markdown and JSON (but for timings and
+    OCR confidences, see test_batch_ray.same_json) as `Converter.convert`."""
+    from .test_batch_ray import same_json
+
+    d = pymupdf.open()
+    for i in range(5):
+        add_text_page(d, [LOREM], title=f"Part {i + 1}", header="Running head", footer=str(i + 1))
+    d.save(tmp_path / "five.pdf")
+    cfg = PagerouterConfig.model_validate({"batch": {"pages_per_range": 2}})
+    run = RunSpec(cfg.model_dump_json(), None, None, "auto", (), False, 900.0, "bulk wait", False, 2)
+    (tmp_path / SAMPLE.name).write_bytes(SAMPLE.read_bytes())
+    srcs = [tmp_path / SAMPLE.name, tmp_path / "five.pdf"]
+    rows = _run_stages(run, [FileJob("", str(p), p.name, {}) for p in srcs])
+    assert {r.kind for r in rows} == {"pages"}
+
+    out = tmp_path / "out"
+    items = plan_items([str(p) for p in srcs])
+    items = sorted(items, key=lambda i: srcs.index(Path(i.path)))
+    assemble(tmp_path, items, cfg, rows, out)
+    with Converter(cfg) as conv:
+        for p in srcs:
+            want = conv.convert(str(p), name=p.name, wait="bulk")
+            assert (out / f"{p.stem}.md").read_text() == to_markdown(want, cfg.output), p.name
+            assert same_json(json.loads((out / f"{p.stem}.json").read_text()), json.loads(to_json(want))), p.name
+    recs = {Path(r["input"]).name: r for r in read_records(tmp_path)}
+    assert recs["mixed-sample.pdf"]["pages"] == 5 and len(recs["mixed-sample.pdf"]["page_rows"]) == 5
+    assert {r["route"] for r in recs["mixed-sample.pdf"]["page_rows"]} >= {"text_layer", "ocr", "blank"}
+
+
+def test_a_block_lost_after_its_retries_fails_its_pages_by_name(tmp_path):
+    """The stream ended (Ray Data dropped a block after its retries): the pages that never came
+    back are `failed` with that reason, the file still gets its outputs and a done record, and a
+    file never heard of gets a failed record."""
+    d = pymupdf.open()
+    for i in range(3):
+        add_text_page(d, [LOREM], title=f"Part {i + 1}")
+    d.save(tmp_path / "three.pdf")
+    (tmp_path / "other.pdf").write_bytes((tmp_path / "three.pdf").read_bytes())
+    cfg = PagerouterConfig.model_validate({"ocr": {"enabled": False}, "isolation": {"enabled": False}})
+    run = RunSpec(cfg.model_dump_json(), None, None, "auto", (), False, 900.0, "bulk wait", False, 1)
+    items = plan_items([str(tmp_path / "three.pdf"), str(tmp_path / "other.pdf")])
+    items = sorted(items, key=lambda i: i.path.endswith("other.pdf"))
+    opened = rows_of(open_files(table_of([Row(0, "file", dump(FileJob("", items[0].path, items[0].shown, {})))]), run))
+    triaged = [r for row in opened[:2] for r in rows_of(triage_ranges(table_of([row]), run))]  # range 3 lost
+    assemble(tmp_path, items, cfg, triaged, tmp_path / "out")
+    recs = {Path(r["input"]).name: r for r in read_records(tmp_path)}
+    assert recs["three.pdf"]["status"] == "done" and recs["three.pdf"]["page_status"] == {"ok": 2, "flagged": 0, "failed": 1}
+    doc = json.loads((tmp_path / "out" / "three.json").read_text())
+    assert "three.pdf: page 3: Ray Data failed: lost: its Ray task failed 4 times" in doc["pages"][2]["error"]
+    assert recs["other.pdf"]["status"] == "failed" and "lost before it was opened" in recs["other.pdf"]["error"]
+
+
+@pytest.mark.parametrize("isolated", [True, False], ids=["isolated", "in-process"])
+def test_a_walk_of_page_ranges_reads_as_one_walk_of_all(tmp_path, isolated):
+    """`PageWork.outcomes(..., span=)` (the seam the triage tasks use): ranges of 3 pages of a
+    7-page file with running heads and footers read exactly as one walk over all 7 (the
+    header/footer pre-scan samples the whole selection either way)."""
+    import asyncio
+
+    from pagerouter.isolation import page_work
+
+    d = pymupdf.open()
+    for i in range(7):
+        add_text_page(d, [LOREM], title=f"Part {i + 1}", header="Running head", footer=f"Page {i + 1}")
+    data = d.tobytes()
+    cfg = PagerouterConfig.model_validate({"ocr": {"enabled": False}, "isolation": {"enabled": isolated}})
+    work = page_work(cfg)
+
+    async def walk(span=None):
+        src = work.open(data, "seven.pdf")
+        try:
+            return [o.page.model_dump_json(exclude={"timings"}) async for o in work.outcomes(src, list(range(1, 8)), "auto", span)]
+        finally:
+            src.close()
+
+    try:
+        whole = asyncio.run(walk())
+        parts = [p for span in ranges(list(range(7)), 3) for p in asyncio.run(walk(span))]
+    finally:
+        work.close()
+    assert len(whole) == 7 and parts == whole
+    assert '"role":"header"' in whole[3].replace(" ", "") or '"role": "header"' in whole[3]
+
+
+def test_a_file_whose_outputs_cannot_be_written_fails_alone(tmp_path):
+    """Found by the fuzz run: a damaged font gave a page text with a lone surrogate, the JSON
+    of its document could not be encoded, and the driver's exception ended the whole run. Now
+    that file gets a failed record naming it (as `--local` does) and the next file is written."""
+    from pagerouter.batch.ray_stages import DocHeader, PagesOut
+    from pagerouter.model import Block, Page
+
+    for name in ("bad.pdf", "good.pdf"):
+        (tmp_path / name).write_bytes(b"%PDF")
+    items = sorted(plan_items([str(tmp_path / "bad.pdf"), str(tmp_path / "good.pdf")]), key=lambda i: i.path)
+    cfg = PagerouterConfig()
+
+    def page(text: str) -> Page:
+        return Page(number=1, status="ok", route="text_layer",
+                    blocks=[Block(role="paragraph", text=text, bbox=(0, 0, 10, 10), page=1, engine="pymupdf",
+                                  route="text_layer", confidence=1.0)])
+
+    rows = [Row(i, "pages", dump(PagesOut(DocHeader(f"sha{i}", 1, 1, "1.0", False), [(page(t), [])])))
+            for i, t in enumerate(["broken \udc86 text", "fine text"])]
+    assemble(tmp_path, items, cfg, rows, tmp_path / "out")
+    recs = {Path(r["input"]).name: r for r in read_records(tmp_path)}
+    assert recs["bad.pdf"]["status"] == "failed" and "bad.pdf: cannot write its outputs" in recs["bad.pdf"]["error"]
+    assert recs["good.pdf"]["status"] == "done" and "fine text" in (tmp_path / "out" / "good.md").read_text()
+
+
+def test_an_error_in_one_file_of_a_shared_triage_unit_fails_only_its_pages(tmp_path, monkeypatch):
+    """Short files share a triage task; an exception that escapes one file's walk fails that
+    file's pages with the reason, and the other files of the unit are read."""
+    from pagerouter.batch import ray_stages
+
+    for name in ("a.pdf", "b.pdf"):
+        d = pymupdf.open()
+        add_text_page(d, [LOREM], title=f"File {name}")
+        d.save(tmp_path / name)
+    cfg = PagerouterConfig.model_validate({"ocr": {"enabled": False}, "isolation": {"enabled": False}})
+    run = RunSpec(cfg.model_dump_json(), None, None, "auto", (), False, 900.0, "bulk wait", False, 8)
+    jobs = [FileJob("", str(tmp_path / n), n, {}) for n in ("a.pdf", "b.pdf")]
+    units = [r for r in rows_of(open_files(table_of([Row(i, "file", dump(j)) for i, j in enumerate(jobs)]), run))]
+    assert [r.kind for r in units] == ["range"] and len(units[0].obj) == 2  # one unit for both files
+    real = ray_stages._triage_range
+
+    async def broken_for_a(job, run):
+        if job.name == "a.pdf":
+            raise RuntimeError("a bug in the walk")
+        return await real(job, run)
+
+    monkeypatch.setattr(ray_stages, "_triage_range", broken_for_a)
+    out = {r.doc: r.obj for r in rows_of(triage_ranges(table_of(units), run))}
+    (a_page, _), = out[0].pages
+    (b_page, _), = out[1].pages
+    assert a_page.status == "failed" and a_page.error == "a.pdf: page 1: triage failed: a bug in the walk"
+    assert b_page.status == "ok" and "File b.pdf" in b_page.blocks[0].text
