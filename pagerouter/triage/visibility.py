@@ -248,8 +248,10 @@ def hidden_text(page: pymupdf.Page, textdict: dict, pictures: list[BBox], *, min
         if n and share >= 0.85:
             continue  # shown in full
         if n and share >= min_shown_share:
-            out += _hide_words(page, s, shown, mask, origin, zoom, min_shown_share)
-            continue
+            cut = _hide_words(page, s, shown, mask, origin, zoom, min_shown_share)
+            if cut is not None:
+                out += cut
+                continue
         why = (f"not visible on the page ({s.why}; {share:.0%} of its glyph pixels show)" if n
                else f"not visible on the page ({s.why}; its glyphs draw nothing there)")
         out.append(HiddenText(s.bbox, s.span["text"], why))
@@ -257,8 +259,9 @@ def hidden_text(page: pymupdf.Page, textdict: dict, pictures: list[BBox], *, min
     return out
 
 
-def _hide_words(page, s: _Span, shown, mask, origin, zoom, min_share: float) -> list[HiddenText]:
-    """A span partly shown: its words that do not show are cut off into an invisible span."""
+def _hide_words(page, s: _Span, shown, mask, origin, zoom, min_share: float) -> list[HiddenText] | None:
+    """A span partly shown: its words that do not show are cut off into an invisible span. [] when
+    every word shows (the span stays as it is), None when none does (the span is hidden whole)."""
     from ..pagetext import words_in
 
     words = [w for w in words_in(page, s.bbox) if w[4].strip()]
@@ -268,8 +271,10 @@ def _hide_words(page, s: _Span, shown, mask, origin, zoom, min_share: float) -> 
     for w in sorted(words, key=lambda w: w[0]):
         share, n = _shown_share(w[:4], shown, mask, origin, zoom)
         (keep if n and share >= min_share else gone).append(w)
-    if not gone or not keep:
+    if not gone:
         return []
+    if not keep:
+        return None
     span = s.span
     vis = " ".join(w[4] for w in keep)
     hid = " ".join(w[4] for w in gone)
