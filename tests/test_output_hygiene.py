@@ -45,6 +45,20 @@ def test_clean_text_keeps_newline_and_tab_only():
     assert clean_text("plain text") == "plain text"
 
 
+def test_a_lone_surrogate_is_dropped_so_the_json_encodes():
+    """Found by the fuzz run: a damaged font gave page text a lone surrogate and the document's
+    JSON could not be encoded as UTF-8."""
+    from pagerouter.model import Block, Page
+    from pagerouter.output import clean_model
+
+    page = Page(number=1, status="ok", route="text_layer",
+                blocks=[Block(role="paragraph", text="broken \udc86 text", bbox=(0, 0, 10, 10), page=1,
+                              engine="pymupdf", route="text_layer", confidence=1.0)])
+    clean_model(page)
+    assert page.blocks[0].text == "broken  text"
+    page.model_dump_json().encode("utf-8")  # raised UnicodeEncodeError before
+
+
 def test_text_layer_page_loses_its_control_characters(tmp_path):
     path = tmp_path / "ctrl\x07name.pdf"
     doc = pymupdf.open()
