@@ -353,6 +353,34 @@ def test_content_stream_bomb_is_refused_before_mupdf_parses_it(tmp_path):
         assert " ".join(b.text for b in pages[2].blocks).split() == texts[2].split()
 
 
+@pytest.mark.parametrize("entries", [
+    "/Length 9/Filter/FlateDecode", "/Filter[/AHx /Fl]/Length 5", "/Filter INDIRECT_FILTER/Length 7",
+    "/Length INDIRECT_LENGTH/Filter/FlateDecode", "/Length -5/Filter/FlateDecode", "/Filter null/Length 10",
+    "/Filter/LZWDecode/Length 10", "/Length1 5/Length 99/Filter/FlateDecode", "/Filter[/Fl /Fl]/Length 120",
+    "/Filter/FlateDecode/DecodeParms<</Predictor 12>>/Length 3", "/Length 5/Foo(/Length 9 /Filter/Fl)",
+    "/S/Filter/Filter[/Fl /Fl]/Length 9", "/XLength 5/Length 6", "/Filter/Fl#61te/Length 4", "",
+])
+def test_a_stream_dictionary_read_in_one_lookup_agrees_with_mupdf(entries):
+    """The bomb check reads a content stream's /Filter and /Length from one printed dictionary
+    (the fast path); whatever the dictionary holds (indirect entries, nested dictionaries, strings
+    or name values that look like keys) it must read what MuPDF's own key lookups read, or a
+    nested-deflate bomb could pass as a stream with one filter."""
+    import pymupdf
+
+    from pagerouter.page_limits import _filters, _stream_keys
+
+    doc = pymupdf.open()
+    doc.new_page()
+    length, filters = doc.get_new_xref(), doc.get_new_xref()
+    doc.update_object(length, "77")
+    doc.update_object(filters, "[/FlateDecode /FlateDecode]")
+    xref = doc.get_new_xref()
+    doc.update_object(xref, "<<" + entries.replace("INDIRECT_FILTER", f"{filters} 0 R")
+                      .replace("INDIRECT_LENGTH", f"{length} 0 R") + ">>")
+    kind, value = doc.xref_get_key(xref, "Length")
+    assert _stream_keys(doc, xref) == (_filters(doc, xref), int(value) if kind == "int" else None)
+
+
 def test_a_retried_stage_call_gets_a_fresh_page_clock_and_a_timeout_names_the_crash():
     """A layout call whose replica dies after 0.4 s of a 0.5 s page budget is retried through
     `stage_call`; the retry (0.4 s) gets its own budget. A retry that also runs out of time fails
