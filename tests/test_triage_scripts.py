@@ -107,3 +107,30 @@ def test_hebrew_prose_from_a_small_vocabulary_stays_on_the_text_layer():
     text = " ".join(rng.choice(bank) for _ in range(120))
     d = triage(_script_pdf(text, "Hebrew"))
     assert d.route == "text_layer", reasons(d)
+
+
+def test_normalised_words_fast_path_matches_the_per_character_reading():
+    """normalise_words reads marks-free text with a regex and ASCII Latin tokens without the
+    per-character path; on mixed scripts, marks, digits, underscores, ligatures and case it must
+    give exactly the words the per-character definition gives."""
+    import random
+
+    from pagerouter.triage import char_model as cm
+
+    def by_character(text: str, script: str) -> list[str]:
+        words = []
+        for tok in cm._tokens(text):
+            if cm._prose_token(tok, script):
+                w = "".join(cm._norm_char(c, script) for c in tok)
+                if len(w) >= 2:
+                    words.append(w)
+        return words
+
+    rng = random.Random(7)
+    pool = "abcXYZéÉñßΑβγДжзعربיתहिंदीไทย\u0301\u0308\u064e123_-–’“ǉǄﬁＡ    "
+    texts = ["The Quick brown FOX, iPhone ADDR10 naïve café ﬁle", "Ярлык ǉубовь and Ωmega"]
+    texts += ["".join(rng.choice(pool) for _ in range(rng.randint(1, 60))) for _ in range(2000)]
+    for text in texts:
+        for script in cm._NGRAM_SCRIPTS:
+            assert cm.normalise_words(text, script) == by_character(text, script), (script, text)
+    assert cm.normalise_words("The Quick brown FOX iPhone x", "Latin") == ["the", "quick", "brown"]
