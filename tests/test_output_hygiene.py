@@ -59,6 +59,22 @@ def test_a_lone_surrogate_is_dropped_so_the_json_encodes():
     page.model_dump_json().encode("utf-8")  # raised UnicodeEncodeError before
 
 
+@pytest.mark.parametrize("bad", [chr(i) for i in [*range(0x20), *range(0x7F, 0xA0)] if chr(i) not in "\n\t"]
+                         + ["\ufffd\ufffd", "\ud800"])
+def test_every_character_clean_text_changes_is_caught_deep_in_a_page(bad):
+    """clean_model skips pages whose JSON shows nothing to clean; that shortcut must never miss a
+    character the walk would change, in a nested block, a dict value or a dict key."""
+    from pagerouter.model import Block, Page
+    from pagerouter.output import clean_model
+
+    block = Block(role="paragraph", text=f"a{bad}b", bbox=(0, 0, 10, 10), page=1, engine="pymupdf",
+                  route="text_layer", confidence=1.0)
+    page = Page(number=1, status="ok", route="text_layer", blocks=[block], timings={f"k{bad}": 1.0})
+    clean_model(page)
+    assert page.blocks[0].text == clean_text(f"a{bad}b") != f"a{bad}b"
+    assert list(page.timings) == [clean_text(f"k{bad}")]
+
+
 def test_text_layer_page_loses_its_control_characters(tmp_path):
     path = tmp_path / "ctrl\x07name.pdf"
     doc = pymupdf.open()
