@@ -35,8 +35,10 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import re
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -149,15 +151,17 @@ class _Ngram:
         Word breaks are not modelled (text layers often lose their spaces). A page repeats
         its trigrams many times: each one's bits are worked out once per model (memo)."""
         memo = self._memo.setdefault(order, {})
+        if order == 1:  # a letter's bits do not depend on the letters before it
+            counts = Counter(stream)
+        else:  # every trigram of the stream, counted in C (map and Counter), each scored once
+            padded = "  " + stream
+            counts = Counter(map(operator.add, map(operator.add, padded, padded[1:]), padded[2:]))
         total = 0.0
-        window = "  "
-        for c in stream:
-            key = window + c
+        for key, k in counts.items():
             b = memo.get(key)
             if b is None:
-                b = memo[key] = self._bits_of(window[0], window[1], c, order)
-            total += b
-            window = window[1] + c
+                b = memo[key] = self._bits_of(" ", " ", key, 1) if order == 1 else self._bits_of(*key, order)
+            total += b * k
         return total, len(stream)
 
     def _bits_of(self, p2c: str, p1c: str, c: str, order: int) -> float:
