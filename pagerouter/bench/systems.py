@@ -254,11 +254,12 @@ class Pymupdf4llmSystem:
         self.mod = None
 
     def unavailable(self) -> str | None:
+        from pagerouter import import_pymupdf4llm  # its layout mode, as a user gets it
+
         try:
-            import pymupdf4llm
+            self.mod = import_pymupdf4llm()
         except ImportError as exc:
             return f"pymupdf4llm is not installed ({exc})"
-        self.mod = pymupdf4llm
         return None
 
     def warm(self, pdf: bytes) -> None:
