@@ -53,12 +53,21 @@ class DocumentTriage:
         self.ocr = ocr  # the request's `ocr` option (request_options.OcrMode)
 
     def iter_pages(
-        self, src: SourceDocument, numbers: list[int], walk: list[int] | None = None
+        self, src: SourceDocument, numbers: list[int], walk: list[int] | None = None, furniture_cache: dict | None = None
     ) -> Iterator[TriageOutcome]:
         """Triage `walk` (default: all of `numbers`); header/footer roles always come from a
         sample of `numbers`, so a walk resumed part-way (an isolation worker replaced after a
-        crash) reads its pages exactly as one walk over all of them would."""
+        crash, or one of several workers reading a long document a part each) reads its pages
+        exactly as one walk over all of them would. `furniture_cache` (a dict the caller keeps
+        per open document) holds the models learned, so a second walk of the same `numbers`
+        does not pre-scan again."""
         from .textlayer import FurnitureModel
+
+        cache_key = ("furniture", tuple(numbers))
+        if furniture_cache is not None and cache_key in furniture_cache:
+            for n in numbers if walk is None else walk:
+                yield self.triage_one(src, n, furniture_cache[cache_key])
+            return
 
         # The pre-scan's text dicts (a bounded sample) are kept, with the MuPDF warnings their
         # extraction raised, so no page is extracted twice and damage is still reported.
@@ -77,6 +86,8 @@ class DocumentTriage:
                 furniture = FurnitureModel.from_document(src.doc, numbers, self.cfg.text_layer, textdict_for=keep)
         except Exception:  # noqa: BLE001 - furniture is an optimisation of roles, never fatal
             furniture = None
+        if furniture_cache is not None:
+            furniture_cache[cache_key] = furniture
         for n in numbers if walk is None else walk:
             yield self.triage_one(src, n, furniture, sampled.pop(n, None))
 

@@ -220,3 +220,26 @@ def test_workers_started_beside_other_threads_come_from_the_fork_server(referenc
         monkeypatch.delenv(FAULT_ENV)
         assert _strip(c.convert(pdf_bytes, name="doc.pdf")) == _strip(reference)
         assert c.pages._all and not any(isinstance(w.proc, _Process) for w in c.pages._all)
+
+
+def test_a_long_document_read_in_parts_on_several_workers_reads_as_one_walk(reference, pdf_bytes, monkeypatch):
+    # parts of 2 pages: 3 parts, two workers reading at once; pages come out in order and read
+    # exactly as one walk over the document (the header/footer model is the same in each part)
+    monkeypatch.delenv(FAULT_ENV, raising=False)
+    with Converter(_cfg(parallel_part_pages=2, pages_per_task=1)) as c:
+        assert _strip(c.convert(pdf_bytes, name="doc.pdf")) == _strip(reference)
+        assert c.pages.started == 2
+        # a fault in a later part fails its page alone, in its place
+        monkeypatch.setenv(FAULT_ENV, "segv@3,abort@6")
+        doc = c.convert(pdf_bytes, name="doc.pdf")
+        assert [p.number for p in doc.pages] == list(range(1, PAGES + 1))
+        assert [p.status for p in doc.pages] == ["ok", "ok", "failed", "ok", "ok", "failed"]
+        for p, ref in zip(doc.pages, reference.pages):
+            if p.status == "ok":
+                assert p.model_dump(exclude={"timings"}) == ref.model_dump(exclude={"timings"})
+        # a stream closed part-way frees both workers: the next request is read in full
+        monkeypatch.delenv(FAULT_ENV)
+        it = c.iter_pages(pdf_bytes, name="doc.pdf")
+        assert next(it).number == 1
+        it.close()
+        assert _strip(c.convert(pdf_bytes, name="doc.pdf")) == _strip(reference)

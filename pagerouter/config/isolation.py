@@ -27,6 +27,12 @@ class IsolationConfig(StrictModel):
         description="Pages one worker triages per task at most (a task also ends after 50 ms of work or at a page "
         "that needs OCR); the worker is handed back between tasks, so documents share the pool.",
     )
+    parallel_part_pages: int = Field(
+        default=32,
+        ge=0,
+        description="A document of at least twice this many pages is read in parts of this many pages, by up to "
+        "`workers` workers at once (pages still come out in order); 0 reads every document on one worker at a time.",
+    )
     page_timeout_s: float = Field(
         default=30.0,
         gt=0,

@@ -277,17 +277,65 @@ class IsolatedPages:
             async for outcome in triage_outcomes(src, numbers, self.cfg, ocr, walk=walk_only):
                 yield outcome
             return
-        walk = _DocumentWalk(self, src, numbers, ocr, span)
+        start, stop = span if span else (0, len(numbers))
+        part = self.icfg.parallel_part_pages
+        if self.icfg.workers < 2 or part == 0 or stop - start < 2 * part:
+            walk = _DocumentWalk(self, src, numbers, ocr, span)
+            loop = asyncio.get_running_loop()
+            try:
+                while True:
+                    batch = await loop.run_in_executor(None, walk.next_batch)
+                    if not batch:
+                        return
+                    for outcome in batch:
+                        yield outcome
+            finally:  # the consumer went away: a task in flight ends, no further task starts
+                walk.close()
+            return
+        async for outcome in self._parallel_outcomes(src, numbers, ocr, start, stop, part):
+            yield outcome
+
+    async def _parallel_outcomes(
+        self, src: SourceDocument, numbers: list[int], ocr: str, start: int, stop: int, part: int
+    ) -> AsyncIterator[TriageOutcome]:
+        """A long document in parts of `part` pages, up to `workers` parts read at once, each by
+        its own walk (a worker keeps the header/footer model, so a part does not pre-scan
+        again); pages come out in order. A part ahead of the consumer holds at most a few
+        batches (`_AHEAD_BATCHES`), so a scan's renders do not pile up while earlier pages are
+        read; it holds no worker while it waits."""
         loop = asyncio.get_running_loop()
+        spans = [(s, min(s + part, stop)) for s in range(start, stop, part)]
+        walks = [_DocumentWalk(self, src, numbers, ocr, sp) for sp in spans]
+        queues: list[asyncio.Queue] = [asyncio.Queue(maxsize=_AHEAD_BATCHES) for _ in spans]
+        tasks: list[asyncio.Task] = []
+
+        async def produce(i: int) -> None:
+            try:
+                while True:
+                    batch = await loop.run_in_executor(None, walks[i].next_batch)
+                    await queues[i].put(batch)
+                    if not batch:
+                        return
+            except BaseException as exc:  # noqa: BLE001 - handed to the consumer, in page order
+                await queues[i].put(exc)
+
         try:
-            while True:
-                batch = await loop.run_in_executor(None, walk.next_batch)
-                if not batch:
-                    return
-                for outcome in batch:
-                    yield outcome
-        finally:  # the consumer went away: a task in flight ends, no further task starts
-            walk.close()
+            for i in range(len(spans)):
+                while len(tasks) < min(len(spans), i + self.icfg.workers):
+                    tasks.append(asyncio.ensure_future(produce(len(tasks))))
+                while True:
+                    batch = await queues[i].get()
+                    if isinstance(batch, BaseException):
+                        raise batch
+                    if not batch:
+                        break
+                    for outcome in batch:
+                        yield outcome
+        finally:  # the consumer went away: tasks in flight end, no further task starts
+            for w in walks:
+                w.close()
+            for t in tasks:
+                t.cancel()
 
     def figure_pngs(self, src: SourceDocument, number: int, clips: list, dpi: int) -> list[bytes | None]:
         if src.doc is not None:
@@ -312,6 +360,11 @@ class IsolatedPages:
         if reply[0] != "figures":
             raise RuntimeError(f"cannot render the figures of page {number}: {reply[-1]}")
         return reply[1]
+
+
+_AHEAD_BATCHES = 4
+"""Batches a part of a document read ahead of the consumer may hold (a batch of a scan is one
+page and its render)."""
 
 
 def _fault() -> str:

@@ -66,11 +66,11 @@ class _MarkedTriage(DocumentTriage):
         super().__init__(cfg, ocr)
         self.marker, self.furniture, self.fault = marker, furniture, ""
 
-    def iter_pages(self, src, numbers, walk=None):
+    def iter_pages(self, src, numbers, walk=None, furniture_cache=None):
         self.marker.value = MARK_PRESCAN
         if self.furniture:
             inject_fault(self.fault, "prescan")
-            yield from super().iter_pages(src, numbers, walk)
+            yield from super().iter_pages(src, numbers, walk, furniture_cache)
             return
         # The pre-scan crashed or hung before: walk without header/footer roles.
         for n in numbers if walk is None else walk:
@@ -180,7 +180,9 @@ def _walk(conn, cfg: PagerouterConfig, doc: _Doc, msg: dict, marker) -> None:
     w = doc.walk
     if w is None or w.key != key or w.next != start:
         t = _MarkedTriage(cfg, marker, msg["furniture"], ocr)
-        w = doc.walk = _Walk(key, t, t.iter_pages(doc.src, numbers, walk=numbers[start:]), start)
+        # doc.extra keeps the header/footer model: a walk that starts elsewhere in the same
+        # pages (the pool reads a long document in parts on several workers) does not pre-scan again
+        w = doc.walk = _Walk(key, t, t.iter_pages(doc.src, numbers, walk=numbers[start:], furniture_cache=doc.extra), start)
     w.triage.fault = msg.get("fault", "")
     t0 = time.perf_counter()
     for _ in range(count):
