@@ -51,7 +51,7 @@ def content_size_problem(page: pymupdf.Page, max_mb: float) -> str:
     MuPDF, which reports the damage."""
     cap = int(max_mb * 1024 * 1024)
     doc = page.parent
-    xrefs = list(page.get_contents()) + _form_xrefs(doc, page.xref)
+    xrefs = _content_xrefs(doc, page) + _form_xrefs(doc, page.xref)
     streams = [(xref, *_stream_keys(doc, xref)) for xref in dict.fromkeys(xrefs)]
     # Deflate expands at most ~1032:1: when one Flate layer (or none) over every stream cannot
     # reach the cap, nothing needs inflating (most pages). Nested Flate has no useful bound.
@@ -137,6 +137,25 @@ def _plan(filters: list[str] | None):
     if flate or len(filters) > 1:
         return _REFUSE  # LZW, RunLength or an unknown filter nested with another compression
     return None
+
+
+def _content_xrefs(doc: pymupdf.Document, page: pymupdf.Page) -> list[int]:
+    """`page.get_contents()`, from the /Contents entry as MuPDF prints it when that is a direct
+    array or one reference (half the cost on a page with many content streams: one call, not a
+    Python call per element); an indirect array or anything else takes `get_contents()`."""
+    kind, value = doc.xref_get_key(page.xref, "Contents")
+    if kind == "array":
+        refs = _REF_NUM.findall(value)
+        if len(refs) == value.count("R"):
+            return [int(x) for x in refs]
+    elif kind == "xref" and doc.xref_is_stream(int(value.split()[0])):
+        return [int(value.split()[0])]
+    elif kind == "null":
+        return []
+    return list(page.get_contents())
+
+
+_REF_NUM = re.compile(r"(\d+)\s+\d+\s+R")
 
 
 def _form_xrefs(doc: pymupdf.Document, page_xref: int) -> list[int]:

@@ -423,3 +423,24 @@ def test_a_retried_stage_call_gets_a_fresh_page_clock_and_a_timeout_names_the_cr
     with pytest.raises(TimeoutError) as late:
         asyncio.run(_timed_flow(None, OcrCalls(layout=layout_dying_once(1.2), read=read, reports_start=True), cfg))
     assert "its replica died (ActorDiedError) and the call was retried" in str(late.value)
+
+
+@pytest.mark.parametrize("shape", ["array", "one_stream", "indirect_array", "none"])
+def test_the_content_streams_measured_are_the_pages_own(shape):
+    # content_size_problem reads the /Contents entry itself (one lookup, not one per stream):
+    # it must name exactly the streams MuPDF's get_contents() names, whatever shape it has
+    from pagerouter.page_limits import _content_xrefs
+
+    doc = pymupdf.open()
+    page = doc.new_page()
+    for i in range(3 if shape != "one_stream" else 1):
+        page.insert_text((72, 72 + 20 * i), f"line {i}")  # each call adds a content stream
+    kind, value = doc.xref_get_key(page.xref, "Contents")
+    if shape == "indirect_array":
+        arr = doc.get_new_xref()
+        doc.update_object(arr, value if kind == "array" else f"[{value}]")
+        doc.xref_set_key(page.xref, "Contents", f"{arr} 0 R")
+    elif shape == "none":
+        doc.xref_set_key(page.xref, "Contents", "null")
+    assert _content_xrefs(doc, page) == page.get_contents()
+    assert len(page.get_contents()) == {"array": 3, "one_stream": 1, "indirect_array": 3, "none": 0}[shape]
