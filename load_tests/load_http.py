@@ -5,7 +5,9 @@
 
 Stops at whichever comes first: --requests sent or --duration seconds. Hard caps keep it a
 test tool: at most 5000 requests, 600 s, 64 concurrent requests, loopback addresses only.
-Prints throughput, latency percentiles and errors by status.
+Prints throughput, latency percentiles and errors by status. Sends the API key from
+PAGEROUTER_API_KEY (or the first line of PAGEROUTER_API_KEY_FILE) as `Authorization: Bearer KEY`;
+401s are errors (an UNAUTHORIZED line first), never latency or throughput figures.
 """
 
 from __future__ import annotations
@@ -20,6 +22,11 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from load_tests.access import auth_headers, parse_source_addresses  # noqa: E402
+from load_tests.records import is_unauthorized  # noqa: E402
 
 MAX_REQUESTS, MAX_DURATION_S, MAX_CONCURRENCY = 5000, 600.0, 64
 
@@ -43,6 +50,8 @@ async def run(a) -> int:
     statuses: Counter[str] = Counter()
     sent = 0
     lock = asyncio.Lock()
+    headers = {"content-type": "application/octet-stream", **auth_headers()}  # the environment's API key
+    sources = parse_source_addresses(a.source_addresses)
 
     async def worker(client: httpx.AsyncClient) -> None:
         nonlocal sent
@@ -53,23 +62,35 @@ async def run(a) -> int:
                 sent += 1
             t = time.perf_counter()
             try:
-                r = await client.post(path, content=data, params={"filename": a.file.name},
-                                      headers={"content-type": "application/octet-stream"})
+                r = await client.post(path, content=data, params={"filename": a.file.name}, headers=headers)
                 statuses[str(r.status_code)] += 1
             except httpx.HTTPError as exc:
                 statuses[type(exc).__name__] += 1
                 continue
-            latencies.append((time.perf_counter() - t) * 1000)
+            if r.status_code == 200:  # only conversions make the latency and throughput figures
+                latencies.append((time.perf_counter() - t) * 1000)
 
     t0 = time.perf_counter()
-    async with httpx.AsyncClient(base_url=a.url, timeout=a.timeout,
-                                 limits=httpx.Limits(max_connections=a.concurrency)) as client:
-        await asyncio.gather(*(worker(client) for _ in range(a.concurrency)))
+    clients = []
+    for i in range(len(sources) or 1):  # one client (a pool of its own) per source address
+        transport = httpx.AsyncHTTPTransport(local_address=sources[i]) if sources else None
+        clients.append(httpx.AsyncClient(base_url=a.url, timeout=a.timeout, transport=transport,
+                                         limits=httpx.Limits(max_connections=a.concurrency)))
+    try:
+        await asyncio.gather(*(worker(clients[i % len(clients)]) for i in range(a.concurrency)))
+    finally:
+        for c in clients:
+            await c.aclose()
     wall = time.perf_counter() - t0
     lat = sorted(latencies)
     q = lambda p: lat[min(len(lat) - 1, int(p * (len(lat) - 1)))] if lat else float("nan")  # noqa: E731
-    print(f"requests {sent} in {wall:.1f} s = {len(lat) / wall:.1f} req/s  (concurrency {a.concurrency})")
-    print(f"latency ms: p50 {q(0.5):.1f}  p95 {q(0.95):.1f}  p99 {q(0.99):.1f}  max {q(1.0):.1f}")
+    refused = sum(v for k, v in statuses.items() if is_unauthorized(k))
+    if refused:
+        print(f"UNAUTHORIZED: {refused} of {sent} requests got 401 (missing or wrong API key): set "
+              "PAGEROUTER_API_KEY or PAGEROUTER_API_KEY_FILE to the server's key; they are errors, not figures")
+    print(f"requests {sent} in {wall:.1f} s: {len(lat)} converted = {len(lat) / wall:.1f} req/s  "
+          f"(concurrency {a.concurrency}" + (f", {len(sources)} source addresses" if sources else "") + ")")
+    print(f"latency ms (200s): p50 {q(0.5):.1f}  p95 {q(0.95):.1f}  p99 {q(0.99):.1f}  max {q(1.0):.1f}")
     print("statuses: " + ", ".join(f"{k}: {v}" for k, v in sorted(statuses.items())))
     return 0 if set(statuses) <= {"200"} else 1
 
@@ -83,6 +104,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--requests", type=int, default=200)
     ap.add_argument("--duration", type=float, default=60.0, help="seconds")
     ap.add_argument("--timeout", type=float, default=120.0, help="per-request timeout, seconds")
+    ap.add_argument("--source-addresses", metavar="ADDRS",
+                    help="loopback source addresses (127.0.0.2-127.0.0.9 or a,b,...): worker i connects "
+                         "from address i mod n, so per-client limits apply per address")
     a = ap.parse_args(argv)
     a.url = loopback_only(a.url)
     a.requests = max(1, min(a.requests, MAX_REQUESTS))

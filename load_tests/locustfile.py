@@ -10,11 +10,16 @@ carry the routes its input must take (a scanned page: `ocr`), or it is a `wrong_
 Bounds: loopback hosts only (env PAGEROUTER_LOAD_ALLOW_REMOTE=1 lifts it), and with
 PAGEROUTER_LOAD_PROFILE set (the runner does) its shape, duration and request cap
 (load_tests/profiles.py); PAGEROUTER_LOAD_RECORDS names the JSONL file of per-request records.
+The API key (PAGEROUTER_API_KEY, or the first line of PAGEROUTER_API_KEY_FILE) goes in every
+request as `Authorization: Bearer KEY`; a 401 is an `unauthorized` error. With
+PAGEROUTER_LOAD_SOURCE_ADDRESSES (e.g. 127.0.0.2-127.0.0.9; the runner's --source-addresses)
+user i connects from address i mod n, so the server's per-client limit applies per address.
 """
 
 from __future__ import annotations
 
 import os
+import socket
 import sys
 import time
 from itertools import count
@@ -23,9 +28,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo: pagerouter, load_tests
 
 import gevent  # noqa: E402 - comes with locust
+import gevent.local  # noqa: E402
 from locust import LoadTestShape, constant, events, task  # noqa: E402
 from locust.contrib.fasthttp import FastHttpUser  # noqa: E402
 
+from load_tests.access import auth_headers, source_for, sources_from_env  # noqa: E402
 from load_tests.inputs import Picker, default_mix, parse_weights  # noqa: E402
 from load_tests.profiles import MAX_REQUESTS, RECORDS_ENV, Profile, is_loopback_host  # noqa: E402
 from load_tests.records import RecordWriter, judge  # noqa: E402
@@ -38,6 +45,31 @@ _sent = count(1)
 PICKER = Picker(MIX, seed=PROFILE.seed if PROFILE else 12)  # shared: every round of the mix is sent whole
 SENT = {"n": 0, "in_flight": 0}
 MAX_BACKOFF_S = 5.0
+HEADERS = {"content-type": "application/octet-stream", **auth_headers()}
+SOURCES = sources_from_env(os.environ.get("PAGEROUTER_LOAD_ALLOW_REMOTE") == "1")
+_users = count(0)
+_SOURCE = gevent.local.local()  # per user greenlet: the address its connections are bound to
+
+
+def _bind_sources() -> None:
+    """Binds each new connection of a user to that user's source address (geventhttpclient, which
+    FastHttpUser uses, has no option for it): a connection is made in its user's greenlet."""
+    from geventhttpclient.connectionpool import ConnectionPool
+
+    plain = ConnectionPool._create_tcp_socket
+
+    def bound(self, family, socktype, protocol):
+        sock = plain(self, family, socktype, protocol)
+        source = getattr(_SOURCE, "address", None)
+        if source and family == (socket.AF_INET6 if ":" in source else socket.AF_INET):
+            sock.bind((source, 0))
+        return sock
+
+    ConnectionPool._create_tcp_socket = bound
+
+
+if SOURCES:
+    _bind_sources()
 
 
 @events.init.add_listener
@@ -79,6 +111,10 @@ class PagerouterUser(FastHttpUser):
     network_timeout = 300.0
     connection_timeout = 10.0
 
+    def on_start(self) -> None:
+        self.source = source_for(next(_users), SOURCES)
+        _SOURCE.address = self.source
+
     @task
     def convert(self) -> None:
         n = next(_sent)
@@ -98,7 +134,7 @@ class PagerouterUser(FastHttpUser):
         params = f"?filename={item.filename}" + (f"&page={item.page}" if item.endpoint == "pages" else "")
         t0 = time.perf_counter()
         with self.client.post(path + params, data=item.data, name=f"{item.endpoint}:{item.name}",
-                              headers={"content-type": "application/octet-stream"},
+                              headers=HEADERS,
                               catch_response=True) as r:
             latency = (time.perf_counter() - t0) * 1000
             status = int(r.status_code or 0)
@@ -120,7 +156,8 @@ class PagerouterUser(FastHttpUser):
             else:
                 r.success()
             RECORDS.write(client="http", input=item.name, op=item.endpoint, latency_ms=round(latency, 2),
-                          outcome=outcome, kind=kind, pages=len(routes), routes=routes)
+                          outcome=outcome, kind=kind, pages=len(routes), routes=routes,
+                          source=self.source or "")
             retry = r.headers.get("retry-after") if status in (429, 503) else None
         if retry:  # refused (per-client limit, full queue): back off as told, as a polite client does
             gevent.sleep(min(float(retry) if retry.isdecimal() else 1.0, MAX_BACKOFF_S))

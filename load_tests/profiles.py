@@ -82,6 +82,9 @@ def add_profile_args(ap) -> None:
     ap.add_argument("--requests", type=int, default=500, help="at most this many requests per client")
     ap.add_argument("--weights", help="input weights, e.g. scanned_page=4,bad_page=0 (load_tests/inputs.py)")
     ap.add_argument("--stream-share", type=float, default=0.5, help="gRPC: share of documents sent as StreamDocument")
+    ap.add_argument("--source-addresses", metavar="ADDRS",
+                    help="loopback source addresses, e.g. 127.0.0.2-127.0.0.9 or 127.0.0.2,127.0.0.3: user i "
+                         "connects from address i mod n, so per-client limits apply per address (README)")
 
 
 def is_loopback_host(host: str) -> bool:

@@ -45,6 +45,11 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def is_unauthorized(kind: str) -> bool:
+    """A request the server refused for its API key: HTTP 401, gRPC UNAUTHENTICATED."""
+    return kind.split(":", 1)[0] in ("401", "UNAUTHENTICATED")
+
+
 def judge(expect_status: int, expect_code: str, status: int, code: str,
           routes: list[str], want_routes: tuple[str, ...]) -> tuple[str, str]:
     """(outcome, kind) of one HTTP answer against what its input must get."""

@@ -3,8 +3,11 @@
 Requests/s and pages/s over the run's wall time; p50/p95/p99 per operation and per page route
 (a request counts once under each route its pages took, so a per-page request gives that route's
 latency exactly, a document request its whole latency); errors by kind; replica counts per
-deployment over time (Serve's view through /healthz); batch sizes seen (the replicas'
-`pagerouter_batch_size` histogram); RSS of each replica process over time.
+deployment over time (Serve's view through /healthz); batch sizes of this run (the replicas'
+`pagerouter_batch_size` histogram at the end less at the start); RSS of each replica process over
+time. Requests the server refused for the API key (401, UNAUTHENTICATED) are `unauthorized`
+errors, announced first in the Markdown. Charts (PNG, matplotlib; left out with a note when it is
+not installed): throughput and p50/p95 latency per time bucket of the run, batch-size histogram.
 """
 
 from __future__ import annotations
@@ -14,6 +17,11 @@ import math
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
+
+from load_tests.records import is_unauthorized
+
+BATCH_BOUNDS = (1, 2, 3, 4, 6, 8, 12, 16, 32)  # pagerouter_batch_size's buckets (deployments/observe.py)
+CHARTS = {"throughput": "throughput.png", "latency": "latency.png", "batch_sizes": "batch_sizes.png"}
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -58,6 +66,7 @@ def summarize(records: list[dict], sent: int, wall_s: float) -> dict[str, Any]:
         "wall_s": round(wall_s, 3), "latency_by_op": {k: _pcts(v) for k, v in sorted(by_op.items())},
         "latency_by_route": {k: _pcts(v) for k, v in sorted(by_route.items())},
         "pages_by_route": dict(route_pages),
+        "unauthorized": sum(v for k, v in errors.items() if is_unauthorized(k)),
     }
 
 
@@ -105,11 +114,38 @@ def phases(profile: dict, start: float, records: list[dict], samples: list[dict]
     return out
 
 
+def timeline(records: list[dict], start: float | None = None, buckets: int = 30) -> dict[str, Any]:
+    """Per client, the run cut into time buckets by answer time (about `buckets` of them, at least
+    1 s wide): answered requests/s, errors, p50 and p95 latency of the answered (ok or expected)."""
+    if not records:
+        return {"bucket_s": 0, "clients": {}}
+    t0 = start if start else min(r["t"] for r in records)
+    span = max(r["t"] for r in records) - t0
+    width = max(1.0, math.ceil(span / buckets)) if span > 0 else 1.0
+    out: dict[str, list] = {}
+    for client in sorted({r.get("client", "?") for r in records}):
+        rows: dict[int, list[dict]] = defaultdict(list)
+        for r in records:
+            if r.get("client", "?") == client:
+                rows[max(0, int((r["t"] - t0) // width))].append(r)
+        series = []
+        for i in range(max(rows) + 1 if rows else 0):
+            recs = rows.get(i, [])
+            lat = [r["latency_ms"] for r in recs if r["outcome"] != "error"]
+            series.append({"t_s": round(i * width, 3), "requests_per_s": round(len(lat) / width, 3),
+                           "errors": sum(r["outcome"] == "error" for r in recs),
+                           "p50_ms": percentile(lat, 50), "p95_ms": percentile(lat, 95)})
+        out[client] = series
+    return {"bucket_s": width, "clients": out}
+
+
 def build_report(meta: dict, clients: dict[str, dict], samples: list[dict], batch_sizes: dict,
                  records: list[dict] | None = None) -> dict:
     return {"meta": meta, "clients": clients, "replicas": replica_summary(samples),
             "phases": phases(meta.get("profile") or {}, meta.get("start_t", 0.0), records or [], samples),
-            "memory": memory_summary(samples), "batch_sizes": batch_sizes, "samples": samples}
+            "memory": memory_summary(samples), "batch_sizes": batch_sizes, "samples": samples,
+            "unauthorized": sum(c.get("unauthorized", 0) for c in clients.values()),
+            "timeline": timeline(records or [], meta.get("start_t"))}
 
 
 def _fmt(v: Any) -> str:
@@ -121,6 +157,17 @@ def to_markdown(rep: dict) -> str:
     lines = [f"# Load report: {m.get('profile', {}).get('kind', '?')} profile", "",
              f"Target {m.get('url')} (gRPC {m.get('grpc')}); started {m.get('started')}; {m.get('note', '')}", "",
              "```", json.dumps(m.get("profile", {})), "```", ""]
+    refused = rep.get("unauthorized", 0)
+    if refused:
+        sent = sum(c["sent"] for c in rep["clients"].values())
+        lines += [f"**UNAUTHORIZED: {refused} of {sent} requests were refused for the API key (HTTP 401, gRPC "
+                  "UNAUTHENTICATED). Set PAGEROUTER_API_KEY or PAGEROUTER_API_KEY_FILE to the server's key: "
+                  "these requests are errors and measure nothing.**", ""]
+    charts = rep.get("charts") or {}
+    if charts.get("files"):
+        lines += ["## Charts", ""] + [f"![{name}]({f})" for name, f in charts["files"].items()] + [""]
+    elif charts.get("note"):
+        lines += ["## Charts", "", charts["note"], ""]
     for name, c in rep["clients"].items():
         lines += [f"## {name}", "",
                   f"sent {c['sent']} = answered {c['answered']} (ok {c['ok']}, expected 4xx "
@@ -156,18 +203,88 @@ def to_markdown(rep: dict) -> str:
     lines += ["", "## Memory (RSS of replica processes, MB)", "", "| deployment | max one replica | max all replicas |",
               "|---|---|---|"]
     lines += [f"| {k} | {v['max_replica_mb']:.0f} | {v['max_total_mb']:.0f} |" for k, v in rep["memory"].items()]
-    lines += ["", "## Batch sizes seen (engine calls per batch size bucket, from pagerouter_batch_size)", ""]
+    lines += ["", "## Batch sizes of this run (engine calls per batch size, from pagerouter_batch_size: "
+              "the server's histogram at the end less at the start)", ""]
     if rep["batch_sizes"]:
-        for stage, buckets in rep["batch_sizes"].items():
-            lines.append(f"- {stage}: " + ", ".join(f"{k}: {v:g}" for k, v in buckets.items()))
+        for stage, row in rep["batch_sizes"].items():
+            sizes = ", ".join(f"{k}: {v:g}" for k, v in row.items() if k.startswith("<="))
+            lines.append(f"- {stage}: {sizes or 'none'}; {_fmt(row.get('calls'))} calls, "
+                         f"mean batch size {_fmt(row.get('mean'))}")
     else:
         lines.append("- not available (no metrics endpoint given, or no OCR page ran)")
     return "\n".join(lines) + "\n"
 
 
+def write_charts(rep: dict, out_dir: Path) -> dict[str, Any]:
+    """The charts as PNG files in `out_dir`: {"files": {name: file name}} or {"note": why none}."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return {"note": "no charts: matplotlib is not installed (pip install -e \".[load]\")"}
+    files: dict[str, str] = {}
+    tl = (rep.get("timeline") or {}).get("clients") or {}
+    width = (rep.get("timeline") or {}).get("bucket_s") or 1
+    if tl:
+        fig, ax = plt.subplots(figsize=(8, 3.5))
+        for client, series in tl.items():
+            ax.plot([r["t_s"] for r in series], [r["requests_per_s"] for r in series], marker="o",
+                    label=f"{client} answered")
+            if any(r["errors"] for r in series):
+                ax.plot([r["t_s"] for r in series], [r["errors"] / width for r in series], linestyle=":",
+                        label=f"{client} errors")
+        ax.set(xlabel=f"s since the load started ({width:g} s buckets)", ylabel="requests/s", title="Throughput")
+        ax.legend(fontsize="small")
+        ax.grid(alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(out_dir / CHARTS["throughput"], dpi=90)
+        plt.close(fig)
+        files["throughput"] = CHARTS["throughput"]
+
+        fig, ax = plt.subplots(figsize=(8, 3.5))
+        for client, series in tl.items():
+            for q, style in (("p50_ms", "-"), ("p95_ms", "--")):
+                pts = [(r["t_s"], r[q]) for r in series if r[q] is not None]
+                if pts:
+                    ax.plot(*zip(*pts), linestyle=style, marker=".", label=f"{client} {q[:3]}")
+        ax.set(xlabel=f"s since the load started ({width:g} s buckets)", ylabel="ms", title="Latency (answered)")
+        ax.legend(fontsize="small")
+        ax.grid(alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(out_dir / CHARTS["latency"], dpi=90)
+        plt.close(fig)
+        files["latency"] = CHARTS["latency"]
+    stages = {k: {b: n for b, n in v.items() if b.startswith("<=")} for k, v in (rep.get("batch_sizes") or {}).items()}
+    stages = {k: v for k, v in stages.items() if v}
+    if stages:
+        seen = {b for v in stages.values() for b in v}
+        top = max(float(b[2:]) for b in seen)
+        # every bucket up to the largest seen, empty ones too (deployments/observe.py's boundaries)
+        labels = sorted(seen | {f"<={b:g}" for b in BATCH_BOUNDS if b <= top}, key=lambda b: float(b[2:]))
+        fig, ax = plt.subplots(figsize=(8, 3.5))
+        bar = 0.8 / len(stages)
+        for i, (stage, row) in enumerate(sorted(stages.items())):
+            ax.bar([x + i * bar for x in range(len(labels))], [row.get(b, 0) for b in labels], bar, label=stage)
+        ax.set_xticks([x + bar * (len(stages) - 1) / 2 for x in range(len(labels))], labels)
+        ax.set(xlabel="batch size (bucket upper bound)", ylabel="engine calls",
+               title="Batch sizes of this run (mean " + ", ".join(
+                   f"{k} {_fmt((rep['batch_sizes'][k] or {}).get('mean'))}" for k in sorted(stages)) + ")")
+        ax.legend(fontsize="small")
+        fig.tight_layout()
+        fig.savefig(out_dir / CHARTS["batch_sizes"], dpi=90)
+        plt.close(fig)
+        files["batch_sizes"] = CHARTS["batch_sizes"]
+    return {"files": files}
+
+
 def write_report(rep: dict, out_dir: Path) -> tuple[Path, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     j, md = out_dir / "report.json", out_dir / "report.md"
+    for stale in CHARTS.values():
+        (out_dir / stale).unlink(missing_ok=True)
+    rep["charts"] = write_charts(rep, out_dir)
     j.write_text(json.dumps(rep, indent=1))
     md.write_text(to_markdown(rep))
     return j, md

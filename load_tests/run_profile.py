@@ -13,7 +13,12 @@ with HEAD logical CPUs and a worker node with WORKER, both processes of this run
 dir of its own), serves the graph on it with `pagerouter serve --address`, and shuts down only
 that cluster. Clients: Locust headless (load_tests/locustfile.py) for HTTP, load_tests/load_grpc.py
 for gRPC, or both at once. While they run, a sampler reads running replicas per deployment
-(/healthz), RSS of every replica process (psutil) and, at the end, batch sizes (metrics).
+(/healthz), RSS of every replica process (psutil) and, at the start and the end, the batch-size
+histogram (metrics): the report's batch sizes are the difference, this run's only.
+
+The API key (PAGEROUTER_API_KEY or PAGEROUTER_API_KEY_FILE) in this runner's environment is
+passed on to both generators (and to the server it starts); with --source-addresses each user
+connects from one of several loopback addresses (README: per-client limits).
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ sys.path.insert(0, str(REPO))
 
 import httpx  # noqa: E402
 
+from load_tests.access import SOURCES_ENV, auth_headers, parse_source_addresses  # noqa: E402
 from load_tests.profiles import PROFILE_ENV, RECORDS_ENV, Profile, add_profile_args, check_target  # noqa: E402
 from load_tests.records import read_records  # noqa: E402
 from load_tests.report import build_report, summarize, write_report  # noqa: E402
@@ -176,6 +182,10 @@ def _locust(a, profile: Profile, url: str, out: Path, env: dict) -> subprocess.P
            "--stop-timeout", str(int(a.timeout)),
            "--only-summary", "--loglevel", "WARNING", "--run-time", f"{int(profile.duration_s + a.timeout)}s"]
     env = {**env, PROFILE_ENV: profile.to_env(), RECORDS_ENV: str(out / "http.jsonl")}
+    if a.source_addresses:
+        env[SOURCES_ENV] = a.source_addresses
+    if a.allow_remote:
+        env["PAGEROUTER_LOAD_ALLOW_REMOTE"] = "1"
     if a.weights:
         env["PAGEROUTER_LOAD_WEIGHTS"] = a.weights
     return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=(out / "locust.out").open("w"), stderr=subprocess.STDOUT)
@@ -189,6 +199,10 @@ def _grpc(a, profile: Profile, target: str, out: Path, env: dict) -> subprocess.
            "--stream-share", str(a.stream_share), "--records", str(out / "grpc.jsonl"), "--timeout", str(a.timeout)]
     if a.weights:
         cmd += ["--weights", a.weights]
+    if a.source_addresses:
+        cmd += ["--source-addresses", a.source_addresses]
+    if a.allow_remote:
+        cmd += ["--allow-remote"]
     return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=(out / "grpc.out").open("w"), stderr=subprocess.STDOUT)
 
 
@@ -233,13 +247,19 @@ def run(a) -> dict:
             else:
                 roots = lambda: [pid]  # noqa: E731 - its local Ray is the server's child
         env = {**os.environ, "PYTHONPATH": str(REPO)}
+        headers = auth_headers()
         sampler = Sampler(url, roots, a.sample_interval, a.app)
         meta = {"profile": profile.__dict__, "url": url, "grpc": target, "client": a.client,
                 "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                 "replicas_mode": a.replicas, "cluster": a.cluster, "cores": os.cpu_count(),
                 "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
                 "note": "figures on a shared machine are noisy; rerun the command on a quiet one",
-                "command": " ".join(sys.argv), "deployments_at_start": server_view.applied_deployments(url)}
+                "command": " ".join(sys.argv),
+                "deployments_at_start": server_view.applied_deployments(url, headers=headers),
+                "api_key_sent": bool(headers),
+                "source_addresses": parse_source_addresses(a.source_addresses, a.allow_remote)}
+        # the server's counters before the load: the report's batch sizes are end minus start
+        batch_before = server_view.read_histogram(metrics) if metrics else {}
         sampler.start()
         t0 = time.monotonic()
         meta["start_t"] = round(time.time(), 3)
@@ -269,10 +289,13 @@ def run(a) -> dict:
             recs = read_records(out / "grpc.jsonl")
             clients["grpc"] = {**summarize(recs, int(own.get("sent", len(recs))), walls["grpc"]), "generator": own}
             all_records += recs
-        meta["deployments_at_end"] = server_view.applied_deployments(url)
-        rep = build_report(meta, clients, sampler.samples, server_view.batch_sizes(metrics), all_records)
+        meta["deployments_at_end"] = server_view.applied_deployments(url, headers=headers)
+        rep = build_report(meta, clients, sampler.samples, server_view.batch_sizes(metrics, batch_before), all_records)
     j, md = write_report(rep, out)
     print(f"run_profile: report {md} and {j}", file=sys.stderr)
+    if rep.get("unauthorized"):
+        print(f"run_profile: UNAUTHORIZED: {rep['unauthorized']} requests were refused for the API key; set "
+              "PAGEROUTER_API_KEY or PAGEROUTER_API_KEY_FILE to the server's key", file=sys.stderr)
     return rep
 
 
@@ -302,6 +325,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.url and (a.cluster or a.replicas or a.config or a.address):
         raise SystemExit("run_profile: --cluster/--address/--replicas/--config start a server; "
                          "--url uses a running one")
+    parse_source_addresses(a.source_addresses, a.allow_remote)  # a bad list stops here, before any server starts
+    auth_headers()  # so does an unreadable key file
     if a.cluster and a.address:
         raise SystemExit("run_profile: --cluster starts its own Ray cluster; --address joins one: pick one")
     rep = run(a)

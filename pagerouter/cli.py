@@ -258,26 +258,61 @@ def cmd_triage(args) -> int:
 
 
 def _print_decisions(src, numbers, cfg, as_json: bool) -> int:
+    """Each page's route decision. A page `convert` could not read (its object lost from a
+    truncated file, a page box, content stream or text past the limits, a triage error) is
+    `failed` here too, never a route such as `blank`; a page whose PDF objects MuPDF reported
+    damaged is `flagged` with `damaged_page`, as `convert` flags it (pagerouter/pipeline.py runs
+    the same checks, from page_status.py and page_limits.py, before and after triage)."""
     import json
 
+    import pymupdf
+
+    from pagerouter.page_limits import content_size_problem, page_box_problem, page_text_problem
+    from pagerouter.page_status import _damage_report, _lost_contents, _lost_page
     from pagerouter.pagetext import extract_textdict
     from pagerouter.triage import triage_page
 
     code = EXIT_OK
+    limits = cfg.limits
     for n in numbers:
+        stage = "reading"
+        problem, damaged = "", ""
         try:
+            pymupdf.TOOLS.reset_mupdf_warnings()
             page = src.doc.load_page(n - 1)
-            d = triage_page(page, extract_textdict(page), cfg.triage, cfg.ocr)
+            problem = _lost_page(page) or page_box_problem(page.rect.width, page.rect.height, limits.max_page_side_pt) \
+                or content_size_problem(page, limits.max_content_stream_mb)
+            if not problem:
+                textdict = extract_textdict(page)
+                problem = page_text_problem(textdict, limits.max_page_chars)
+            if not problem:
+                stage = "triage"
+                d = triage_page(page, textdict, cfg.triage, cfg.ocr)
+                damaged = _damage_report(src.open_warnings + "\n" + pymupdf.TOOLS.mupdf_warnings())
+                if not damaged and getattr(page.parent, "is_repaired", True):
+                    damaged = _lost_contents(page)
         except Exception as exc:  # noqa: BLE001
-            print(f"pagerouter: error: {src.name}: page {n}: triage failed: {exc}", file=sys.stderr)
+            problem = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if problem:
+            error = f"{src.name}: page {n}: {stage} failed: {problem[:300]}"
+            print(f"pagerouter: error: {error}", file=sys.stderr)
             code = EXIT_PAGES_FAILED
+            if as_json:
+                print(json.dumps({"page": n, "status": "failed", "route": None, "error": error}))
+            else:
+                print(f"page {n}: failed ({stage} failed: {problem[:300]})")
             continue
+        status = "flagged" if damaged else "ok"
         if as_json:
-            print(json.dumps({"page": n, **d.model_dump()}))
+            extra = {"flags": ["damaged_page"], "damage": f"{src.name}: page {n}: {damaged}"} if damaged else {}
+            print(json.dumps({"page": n, "status": status, **d.model_dump(), **extra}))
             continue
         scores = " ".join(f"{k}={v:.3g}" for k, v in d.scores.items())
-        print(f"page {n}: {d.route}" + (f" (script {d.script})" if d.script else ""))
+        print(f"page {n}: {d.route}" + (f" (script {d.script})" if d.script else "")
+              + (" [flagged: damaged_page]" if damaged else ""))
         print(f"  scores: {scores}")
+        if damaged:
+            print(f"  - damaged_page: {damaged}")
         for r in d.reasons:
             print(f"  - {r}")
     return code

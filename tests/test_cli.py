@@ -158,3 +158,59 @@ def test_damaged_page_is_flagged_not_silently_blank(tmp_path, capsys):
     assert [pg["status"] for pg in pages] == ["ok", "flagged", "ok"]
     assert "damaged_page" in pages[1]["flags"]
     assert any("damaged.pdf: page 2" in c["reason"] for c in pages[1]["checks"])
+
+
+def _cut_before_last_page(tmp_path):
+    """A 3-page born-digital PDF cut off just before page 3's own object: MuPDF repairs it and
+    hands out page 3 as an empty page of default size (which triage alone sees as blank)."""
+    doc = pymupdf.open()
+    for i in range(3):
+        add_text_page(doc, [f"Page {i + 1} says: the quick brown fox jumps over the lazy dog again."])
+    data = doc.tobytes(garbage=0, deflate=False)
+    xref, page2_contents = doc[2].xref, doc[1].get_contents()[-1]
+    doc.close()
+    cut = data.index(f"\n{xref} 0 obj".encode())
+    assert cut > data.index(f"\n{page2_contents} 0 obj".encode())  # pages 1 and 2 survive the cut
+    p = tmp_path / "cut.pdf"
+    p.write_bytes(data[:cut])
+    return p
+
+
+def test_triage_agrees_with_convert_on_a_page_that_cannot_be_read(tmp_path, capsys):
+    """Where `convert` says a page `failed` (its object lost from a truncated file), `triage`
+    says `failed` with the same reason (exit 1), never `blank`; the readable pages keep their route."""
+    p = _cut_before_last_page(tmp_path)
+    code = main(["convert", str(p), "--format", "json", "-q", "--config", str(_no_ocr_config(tmp_path))])
+    converted = json.loads(capsys.readouterr().out)["pages"]
+    assert code == 1 and converted[2]["status"] == "failed", converted[2]
+
+    assert main(["triage", str(p), "--config", str(_no_ocr_config(tmp_path))]) == 1
+    out, err = capsys.readouterr()
+    assert "page 3: failed" in out and "page 3: blank" not in out, out
+    assert "object is missing" in out and "cut.pdf: page 3" in err
+    assert "page 1: text_layer" in out
+
+    assert main(["triage", str(p), "--json", "--config", str(_no_ocr_config(tmp_path))]) == 1
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    by_page = {r["page"]: r for r in rows}
+    assert sorted(by_page) == [1, 2, 3]
+    for pg in converted:  # the same status on every page, and the same route where one was taken
+        row = by_page[pg["number"]]
+        assert row["status"] == pg["status"], (pg["number"], row, pg["status"])
+        if pg["status"] != "failed":
+            assert row["route"] == pg["route"]
+    assert by_page[3]["route"] is None and "object is missing" in by_page[3]["error"]
+
+
+def test_triage_flags_a_damaged_page_as_convert_does(tmp_path, capsys):
+    doc = pymupdf.open()
+    for i in range(3):
+        add_text_page(doc, [f"Page {i + 1}: the quick brown fox jumps over the lazy dog again and again."])
+    xref = doc[1].get_contents()[0]
+    doc.update_stream(xref, b"BT /F1 12 Tf 72 72 Td (unterminated string Tj ET q q q /Im1 Do")
+    p = tmp_path / "damaged.pdf"
+    doc.save(p)
+    assert main(["triage", str(p), "--json", "--config", str(_no_ocr_config(tmp_path))]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["status"] for r in rows] == ["ok", "flagged", "ok"]
+    assert rows[1]["flags"] == ["damaged_page"] and "damaged.pdf: page 2" in rows[1]["damage"]
