@@ -154,6 +154,28 @@ class SmallReaderConfig(StrictModel):
         description="Lines overlapping horizontally and closer than this many line heights form one block "
         "(a column); blocks are then put in reading order.",
     )
+    gutter_min_rows: int = Field(
+        default=5, ge=2,
+        description="A column gutter is a white x band in at least this many consecutive visual rows of the page; "
+        "a line the detector drew across one is cut there (regions.py, lines.split_at_gutters). 0 words read = no cut.",
+    )
+    gutter_min_width: float = Field(
+        default=0.3, ge=0,
+        description="...at least this many line heights wide inside the cut line's gap between two words (an 8 pt "
+        "gutter beside 10 pt text measures ~0.5; one row's word space can be as wide, so the rows decide).",
+    )
+    script_raise_min: float = Field(
+        default=0.25, ge=0,
+        description="A digit inside a word whose ink ends this many body heights (baseline to median character top) above "
+        "the line's baseline is a superscript (`<sup>`, lines.mark_scripts)...",
+    )
+    script_drop_min: float = Field(
+        default=0.12, ge=0, description="...one reaching this many body heights below the baseline (top in the body's lower half) a subscript..."
+    )
+    script_max_height: float = Field(
+        default=1.0, gt=0,
+        description="...and either is at most this many body heights tall (a small glyph: a full-size digit is ~1.4).",
+    )
     region_assign_min_overlap: float = Field(
         default=0.5, ge=0, le=1, description="Share of a line's box inside a layout region needed to assign it there."
     )

@@ -138,7 +138,7 @@ class RapidOcrReader:
         mask (line crops of every image sorted by width together, `rec_batch_num` per run).
         Returns the lines of each image and the characters suppressed in each."""
         det = [self._detect(image) for image, _script in requests]
-        rec: list[list[tuple[str, float, int]]] = [[] for _ in requests]
+        rec: list[list[tuple[str, float, int, list[float] | None]]] = [[] for _ in requests]
         groups: dict[tuple[str, ...], list[int]] = {}
         for i, (_image, script) in enumerate(requests):
             if det[i] is not None:
@@ -155,13 +155,18 @@ class RapidOcrReader:
             lines = []
             if d is not None:
                 ori, op, crops, det_res = d
-                for poly, (text, score, _n) in zip(self._boxes_on_original(ori, op, det_res), r):
+                for poly, (text, score, _n, spikes) in zip(self._boxes_on_original(ori, op, det_res), r):
                     if text.strip() and score >= self.cfg.small_reader.text_score:
                         poly = np.asarray(poly, dtype=float)
                         bbox = (float(poly[:, 0].min()), float(poly[:, 1].min()),
                                 float(poly[:, 0].max()), float(poly[:, 1].max()))
-                        lines.append(OcrLine(bbox, text.strip(), float(score)))
-            suppressed = sum(n for _t, _s, n in r)
+                        ln = OcrLine(bbox, text.strip(), float(score))
+                        words = word_spans(text, spikes, bbox) if spikes is not None else None
+                        if words:  # where each word and character sits (lines.py cuts and marks by them)
+                            ln.extra["word_x"] = words
+                            ln.extra["char_x"] = [bbox[0] + s * (bbox[2] - bbox[0]) for s in spikes]
+                        lines.append(ln)
+            suppressed = sum(n for _t, _s, n, _w in r)
             if script is None and self.cfg.scripts.auto_mask and lines:
                 before = getattr(self._local, "suppressed", 0)
                 self._remask_foreign_lines(image, lines)
@@ -205,8 +210,11 @@ class RapidOcrReader:
 
         return list(map_boxes_to_original(det_res.boxes, op, ori.shape[0], ori.shape[1]))
 
-    def _recognise(self, crops: list[np.ndarray], allowed: tuple[str, ...]) -> list[tuple[str, float, int]]:
-        """(text, score, suppressed characters) per crop, in crop order, from one recogniser call."""
+    def _recognise(self, crops: list[np.ndarray], allowed: tuple[str, ...]) -> list[tuple[str, float, int, list[float] | None]]:
+        """(text, score, suppressed characters, character positions) per crop, in crop order, from
+        one recogniser call. Positions: each non-space character's CTC frame centre as a share
+        of the crop's width (None for a crop turned upright from a tall box): where the words
+        sit, so a line the detector drew across a column gutter can be cut there (`lines.py`)."""
         from rapidocr.ch_ppocr_rec.typings import TextRecInput
 
         if not crops:
@@ -221,14 +229,15 @@ class RapidOcrReader:
             self._decoder.mask = mask
             self._decoder.per_line = []
             try:
-                res = rec(TextRecInput(img=crops, return_word_box=False))
+                res = rec(TextRecInput(img=crops, return_word_box=True))
             finally:
                 self._decoder.mask = None
                 per_line, self._decoder.per_line = self._decoder.per_line, None
         counts = [0] * len(crops)
         for k, n in enumerate(per_line or []):
             counts[int(order[k])] = int(n)
-        return [(str(t), float(sc), n) for t, sc, n in zip(res.txts, res.scores, counts)]
+        shares = [_frame_shares(info) if c.shape[1] >= c.shape[0] else None for info, c in zip(res.word_results, crops)]
+        return [(str(t), float(sc), n, sh) for t, sc, n, sh in zip(res.txts, res.scores, counts, shares)]
 
     def _remask_foreign_lines(self, image: np.ndarray, lines: list[OcrLine]) -> None:
         """No script was given: if the lines are dominated by one script that has an allowed
@@ -251,7 +260,9 @@ class RapidOcrReader:
                 todo.append(ln)
                 crops.append(crop)
         # every foreign line of the page in ONE recognition run (it was one run per line)
-        for ln, (text, score, n) in zip(todo, self._recognise(crops, tuple(opts.rapidocr_allowed))):
+        for ln, (text, score, n, _spikes) in zip(todo, self._recognise(crops, tuple(opts.rapidocr_allowed))):
+            ln.extra.pop("word_x", None)  # positions of the text replaced
+            ln.extra.pop("char_x", None)
             if text.strip():
                 before = ln.text
                 ln.text, ln.confidence = text.strip(), score
@@ -375,6 +386,34 @@ class RapidOcrReader:
                 logging.getLogger(__name__).warning("Tesseract reader unavailable (%s)", exc)
                 self._fallback = False
         return self._fallback or None
+
+
+def _frame_shares(info) -> list[float] | None:
+    """Each decoded non-space character's CTC frame centre as a share of its crop's width
+    (RapidOCR's `WordInfo`: frame columns per word, `line_txt_len` frames over the crop)."""
+    n = getattr(info, "line_txt_len", 0.0) or 0.0
+    cols = [c for wc in (getattr(info, "word_cols", None) or []) for c in wc]
+    if n <= 0 or not cols:
+        return None
+    return [(c + 0.5) / n for c in cols]
+
+
+def word_spans(text: str, shares: list[float], bbox) -> list[tuple[float, float]] | None:
+    """(x0, x1) in image pixels of each whitespace-separated word of `text`, from its
+    characters' frame shares across the line box; None when the counts disagree. A word
+    reaches half a character pitch beyond its first and last character centres."""
+    words = text.split()
+    if sum(len(w) for w in words) != len(shares):
+        return None
+    x0, x1 = bbox[0], bbox[2]
+    width = max(1.0, x1 - x0)
+    half = 0.5 * width / max(1, len(text.strip()))
+    out, k = [], 0
+    for w in words:
+        a, b = shares[k], shares[k + len(w) - 1]
+        out.append((max(x0, x0 + a * width - half), min(x1, x0 + b * width + half)))
+        k += len(w)
+    return out
 
 
 def osd_script(image: np.ndarray, min_conf: float) -> tuple[str | None, str]:

@@ -18,7 +18,9 @@ from ..model import Block, CheckResult
 from ..reading_order import OrderParams, median_height, order_boxes
 from ..stages import LayoutResult, OcrTask, Reading, Region
 from ..table_markdown import cells_to_markdown
-from .lines import OcrLine, join_text, mean_confidence, merge_rows, sort_lines, split_paragraphs
+from .lines import (
+    OcrLine, join_text, mark_scripts, mean_confidence, merge_rows, sort_lines, split_at_gutters, split_paragraphs,
+)
 from .script_options import reading_script
 from .tables import looks_like_grid, looks_like_prose
 
@@ -203,6 +205,9 @@ def read_task_with_lines(
             lines.extend(crop_lines)
     else:
         lines = _read_lines(reader, image, script, task)
+        # before anything groups them: a line bridging two columns would tie them into one block
+        lines = split_at_gutters(lines, sr.gutter_min_rows, sr.gutter_min_width)
+        mark_scripts(lines, image, sr.script_raise_min, sr.script_drop_min, sr.script_max_height)
         assigned, rest = assign_lines(lines, layout.regions, sr.region_assign_min_overlap)
         for region, rlines in zip(layout.regions, assigned):
             kind = region.kind
@@ -214,6 +219,11 @@ def read_task_with_lines(
                     len(rlines) >= sr.figure_text_min_lines and chars >= sr.figure_text_min_chars
                 ):
                     kind = "text"  # a "figure" that is mostly prose: read it rather than lose it
+                elif tables is not None and looks_like_grid(
+                        [l for l in rlines if len(l.text) <= cfg.tables.max_cell_chars * cfg.tables.prose_factor], cfg.tables):
+                    # a borderless table (maybe with its caption and prose) the layout model took
+                    # for a picture: read it (the grid test below) rather than drop its cells
+                    kind = "text"
                 else:
                     pieces.append(("figure", region.bbox, []))
                     continue
