@@ -11,7 +11,10 @@ A check is a small, machine-checkable fact about one generated page (see `qualit
 - `near`: `after` starts at most `max_gap` characters after `before` ends (caption by its table);
 - `sup` / `sub`: `base` followed by a raised/lowered `mark` written as `<sup>m</sup>`, `^m`, `^{m}`
   (or `<sub>m</sub>`, `_m`, `_{m}`), never flattened into `basem`;
-- `heading`: the text is on a Markdown heading line (`# ...`) or in an `<hN>` element.
+- `heading`: the text is on a Markdown heading line (`# ...`) or in an `<hN>` element; with
+  `level` set, on one of exactly that level (`##` or `<h2>` for 2);
+- `present` with `max_count`: found, and at most that many times (text drawn twice to fake bold
+  must come out once).
 
 Normalisation follows olmOCR-bench (whitespace collapsed, Markdown emphasis dropped, fancy
 quotes and dashes to ASCII) but with NFKC, so ligatures and full-width forms compare equal;
@@ -230,6 +233,8 @@ class Check:
     mark: str = ""
     max_diffs: int = 0
     max_gap: int = 80
+    level: int = 0  # heading: the level it must have (0: any)
+    max_count: int = 0  # present: found at most this many times (0: any number)
     nfc: bool = False
     note: str = ""
     extra: dict = field(default_factory=dict)
@@ -253,8 +258,10 @@ def run_check(chk: Check, md: str) -> tuple[bool, str]:
     """(passed, why not) for one check on one page's Markdown."""
     t = chk.type
     if t in ("present", "absent"):
-        hit = bool(_in(chk.text, md, chk.max_diffs, chk.nfc))
-        ok = hit if t == "present" else not hit
+        hits = _in(chk.text, md, chk.max_diffs, chk.nfc)
+        if t == "present" and chk.max_count and len(hits) > chk.max_count:
+            return False, f"present: {chk.text[:50]!r} found {len(hits)} times, at most {chk.max_count} wanted"
+        ok = bool(hits) if t == "present" else not hits
         return ok, "" if ok else f"{t}: {chk.text[:50]!r} {'not found' if t == 'present' else 'found'}"
     if t in ("order", "near"):
         norm = normalize(md, chk.nfc)
@@ -287,10 +294,13 @@ def run_check(chk: Check, md: str) -> tuple[bool, str]:
         return ok, "" if ok else f"{t}: {chk.base}+{chk.mark} not marked"
     if t == "heading":
         want = normalize(chk.text)
-        heads = re.findall(r"^\s*#{1,6}\s+(.+?)\s*#*\s*$", md, re.M)
-        heads += re.findall(r"<h[1-6][^>]*>(.*?)</h[1-6]>", md, re.I | re.S)
-        ok = any(find_near(want, normalize(h), chk.max_diffs) for h in heads)
-        return ok, "" if ok else f"heading: {chk.text[:40]!r} not a heading"
+        heads = [(len(m[0]), m[1]) for m in re.findall(r"^\s*(#{1,6})\s+(.+?)\s*#*\s*$", md, re.M)]
+        heads += [(int(m[0]), m[1]) for m in re.findall(r"<h([1-6])[^>]*>(.*?)</h\1>", md, re.I | re.S)]
+        found = [lv for lv, h in heads if find_near(want, normalize(h), chk.max_diffs)]
+        if not found:
+            return False, f"heading: {chk.text[:40]!r} not a heading"
+        ok = not chk.level or chk.level in found
+        return ok, "" if ok else f"heading: {chk.text[:40]!r} at level {found}, not {chk.level}"
     if t == "table":
         tables = parse_markdown_tables(md) + parse_html_tables(md)
         if not tables:

@@ -82,6 +82,19 @@ def test_marks_and_headings():
     assert not ok(Check("present", text=word, nfc=True), forms)
 
 
+def test_heading_level_and_count():
+    md = "# Annual report\n\nBody text.\n\n## Harbour works\n\n<h3>Dune ridges</h3>"
+    assert ok(Check("heading", text="Annual report", level=1), md)
+    assert ok(Check("heading", text="Harbour works", level=2), md)
+    assert ok(Check("heading", text="Dune ridges", level=3), md)
+    assert not ok(Check("heading", text="Harbour works", level=1), md)
+    assert not ok(Check("heading", text="Body text", level=2), md)
+    # fake bold read twice: present, but more often than drawn
+    once = Check("present", text="Harbour works", max_count=1)
+    assert ok(once, md)
+    assert not ok(once, md + "\n\n## Harbour works")
+
+
 def test_table_relations():
     assert len(parse_markdown_tables(TRUTH_TABLE)) == 1
     truth = [Check("table", cell="1,204", left_heading="Net sales", top_heading="Mar 3, 2024"),

@@ -90,6 +90,36 @@ class TextLayerConfig(StrictModel):
     heading_max_chars: int = Field(default=160, description="Headings are at most this many characters.")
     bold_heading: bool = Field(default=True, description="Short all-bold lines at body size are (lowest-level) headings.")
     max_heading_level: int = Field(default=6, description="Deepest heading level emitted.")
+    heading_size_tolerance_pt: float = Field(
+        default=0.6, ge=0,
+        description="Heading sizes closer than this are one level of the document's size ladder (the same style "
+        "measured 14.5 and 15 pt is one level, not two).",
+    )
+    letter_spacing: bool = Field(
+        default=True,
+        description="Join letter-spaced text (`A N N U A L   R E P O R T`: one glyph per word, wide tracking) into "
+        "its words (`ANNUAL REPORT`); word breaks come from the glyphs' gaps.",
+    )
+    letter_spacing_word_gap_em: float = Field(
+        default=0.15, ge=0,
+        description="In letter-spaced text, a gap between glyphs wider than the run's letter gap by this (em) is "
+        "a word break (a space advance is 0.25-0.6 em).",
+    )
+    letter_spacing_max_track_em: float = Field(
+        default=0.8, ge=0,
+        description="Letter gaps wider than this (em) are not tracking (single-letter table cells, a spaced-out "
+        "scale): such text is left as it is.",
+    )
+    letter_spacing_join_pitches: float = Field(
+        default=2.5, ge=0,
+        description="Two letter-spaced fragments on one baseline join (one word gap apart) when the gap between "
+        "them is at most this many letter pitches (advance plus tracking) of the fragments.",
+    )
+    overprint_max_offset_pt: float = Field(
+        default=1.2, ge=0,
+        description="The same text drawn again within this offset (pt, and at most 0.15 em) is one text printed "
+        "several times to look bold: kept once, marked bold.",
+    )
     footnote_size_ratio: float = Field(
         default=0.88, description="Text at most this times the body size in the bottom zone may be a footnote."
     )
@@ -218,10 +248,57 @@ class TextLayerConfig(StrictModel):
     furniture_max_page_numbers: int = Field(
         default=2, description="More number-only lines than this in one band are a scale or a table row, not page numbers."
     )
+    furniture_head_max_size_ratio: float = Field(
+        default=0.92, gt=0, description="A running head recognised on its page alone (no cue, no repetition) is set "
+        "in type at most this times the body size: a title, a greeting or a first line is not smaller than the body."
+    )
+    furniture_head_min_position: float = Field(
+        default=0.45, ge=0, le=1, description="...lies at least this far out in the top band (1 = at the page edge)..."
+    )
+    furniture_head_min_gap_em: float = Field(
+        default=0.8, ge=0, description="...is set apart from the text below by at least this many body sizes..."
+    )
+    furniture_head_max_words: int = Field(
+        default=10, ge=1, description="...and has at most this many words (author names or a short title)."
+    )
     furniture_context_pages: int = Field(
         default=5, ge=0,
         description="When fewer pages than this are converted from a longer document, neighbouring pages are "
         "sampled too, so a page converted alone still gets repetition evidence.",
+    )
+
+    # --- forms: AcroForm widgets and printed label/value pairs (forms.py) -------------------
+    read_form_fields: bool = Field(
+        default=True,
+        description="Read interactive form fields (AcroForm widgets): each value, with its field name, goes onto its "
+        "label's line as one `form_field` block; the text its appearance drew is not written twice. Only pages with "
+        "widgets pay for it.",
+    )
+    form_label_max_gap_em: float = Field(
+        default=25.0, ge=0,
+        description="Widest gap (em) between a field and the text left of it on its row that is still its label.",
+    )
+    form_box_label_max_gap_em: float = Field(
+        default=3.0, ge=0, description="Widest gap (em) between a checkbox or radio button and its label beside it."
+    )
+    form_label_above_gap: float = Field(
+        default=0.8, ge=0,
+        description="A field without a label on its row takes the line just above it as its label when the gap "
+        "between them is at most this many label line heights.",
+    )
+    pair_printed_labels: bool = Field(
+        default=True,
+        description="Join a printed 'Label:' fragment with the value beside it on its row (rows made only of such "
+        "pairs, whose value does not run on to the next line) into one `form_field` block.",
+    )
+    form_label_max_chars: int = Field(default=40, ge=1, description="Longer text ending in ':' is no printed label.")
+    form_label_max_words: int = Field(default=5, ge=1, description="...nor is text of more words than this.")
+    form_value_max_words: int = Field(
+        default=10, ge=1, description="A printed value beside its label has at most this many words (longer is prose)."
+    )
+    form_pair_max_gap_share: float = Field(
+        default=0.5, ge=0, le=1,
+        description="Widest gap between a printed label and its value, as a share of the page width.",
     )
 
     # --- tables ----------------------------------------------------------------------

@@ -23,6 +23,7 @@ import pymupdf
 
 from ..config.textlayer import TextLayerConfig
 from ..geometry import BBox, center_inside
+from .glyph_runs import GlyphSource, drop_overprints, join_spaced, respace, spaced_letters
 
 # MuPDF per-character flags (span["char_flags"], PyMuPDF >= 1.25): glyph is filled/stroked
 # (render modes 3 and 7 are neither) or lies entirely outside the clip path.
@@ -282,7 +283,7 @@ def is_marker_only(text: str) -> bool:
     return (len(t) == 1 and (t in BULLETS or t in "\uf0b7\uf0a7\uf076\uf0d8")) or bool(_NUMBER_MARKER.match(t))
 
 
-def merge_fragments(lines: list[Line], cfg: TextLayerConfig) -> list[Line]:
+def merge_fragments(lines: list[Line], cfg: TextLayerConfig, glyphs: GlyphSource | None = None) -> list[Line]:
     """Merge horizontal fragments on one baseline that belong to one line of text.
 
     Whether the gap between two fragments of a row is inside a line is judged by the rows
@@ -297,11 +298,15 @@ def merge_fragments(lines: list[Line], cfg: TextLayerConfig) -> list[Line]:
       if both sides have one style (a bold run-in heading before its text stays apart).
     - otherwise the gap alone decides: up to `merge_gap_em`, as before.
     A lone list marker joins the text after it within `bullet_merge_gap_em`, context or not.
+
+    Before that, overprinted copies on a row are dropped (fake bold); letter-spaced fragments
+    one word gap apart join, and letter-spaced lines are rebuilt into words (glyph_runs.py;
+    `glyphs` gives their glyph positions, only ever asked about such lines).
     """
     horiz = [ln for ln in lines if ln.horizontal]
     others = [ln for ln in lines if not ln.horizontal]
     if len(horiz) < 2:
-        return horiz + others
+        return _respaced(horiz, glyphs, cfg) + others
     # bucket by baseline so each fragment only looks at its neighbours on the same row
     horiz.sort(key=lambda ln: (ln.y1, ln.x0))
     rows: list[list[Line]] = []
@@ -312,8 +317,10 @@ def merge_fragments(lines: list[Line], cfg: TextLayerConfig) -> list[Line]:
                 rows[-1].append(ln)
                 continue
         rows.append([ln])
-    for row in rows:
+    for i, row in enumerate(rows):
         row.sort(key=lambda ln: ln.x0)
+        if len(row) > 1:
+            rows[i] = drop_overprints(row, glyphs, cfg)
     ycs = [row[0].yc for row in rows]
     merged: list[Line] = []
     for r, row in enumerate(rows):
@@ -325,21 +332,37 @@ def merge_fragments(lines: list[Line], cfg: TextLayerConfig) -> list[Line]:
             marker = is_marker_only(cur.text)
             tight = cfg.bullet_merge_gap_em * em if marker else cfg.merge_gap_em * em
             join = -0.5 * em <= gap <= tight
+            gutter = False
             # a lone marker keeps its own rule: a list's markers and texts are gapped alike on every row
             if not marker and 0.15 * em < gap <= max(tight, cfg.merge_justified_gap_em * em):
                 # a gap wider than letter spacing: ask the neighbouring rows (cheap: only such gaps)
                 crossed, gapped = _gap_context(rows, ycs, r, row[k - 1].x1, nxt.x0, cur.height, cfg)
                 if crossed == 0 and gapped >= 2:
-                    join = False  # a gutter other rows show: never bridged
+                    join, gutter = False, True  # a gutter other rows show: never bridged
                 elif crossed >= 2 and crossed > gapped and _same_style(row[k - 1], nxt):
                     join = True  # text flows through: a (justified) word gap
-            if join:
+            if not gutter and gap > 0.15 * em and join_spaced(cur, nxt, gap, cfg):
+                # two letter-spaced words MuPDF cut at their word gap: the wide break marks the word
+                cur = _join(cur, nxt, False, sep="   ")
+            elif join:
                 cur = _join(cur, nxt, gap > 0.15 * em)
             else:
                 merged.append(cur)
                 cur = nxt
         merged.append(cur)
-    return merged + others
+    return _respaced(merged, glyphs, cfg) + others
+
+
+def _respaced(lines: list[Line], glyphs: GlyphSource | None, cfg: TextLayerConfig) -> list[Line]:
+    """`lines` with letter-spaced ones rebuilt into their words (`A N N U A L` -> `ANNUAL`)."""
+    if not cfg.letter_spacing:
+        return lines
+    for ln in lines:
+        if spaced_letters(ln.text):
+            words = respace(ln, glyphs, cfg)
+            if words:
+                ln.text = words
+    return lines
 
 
 def _gap_context(
@@ -387,8 +410,9 @@ def _similar(a: Line, b: Line) -> bool:
     return 0.6 <= (a.height / b.height if b.height else 1.0) <= 1.67
 
 
-def _join(a: Line, b: Line, space: bool) -> Line:
-    sep = " " if space and not a.text.endswith(" ") and not b.text.startswith(" ") else ""
+def _join(a: Line, b: Line, space: bool, sep: str | None = None) -> Line:
+    if sep is None:
+        sep = " " if space and not a.text.endswith(" ") and not b.text.startswith(" ") else ""
     bigger = a if a.chars >= b.chars else b
     return Line(
         min(a.x0, b.x0), min(a.y0, b.y0), max(a.x1, b.x1), max(a.y1, b.y1),

@@ -20,6 +20,7 @@ import statistics
 
 from ..config.textlayer import TextLayerConfig
 from ..geometry import BBox
+from .heading_levels import heading_level
 from .hyphen import join_lines
 from .lines import BULLETS, Line
 
@@ -241,11 +242,10 @@ def assign_roles(
         bold_all = all(ln.bold for ln in p.lines)
         if size >= cfg.heading_size_ratio * body:
             p.role = "heading"
-            bigger = [s for s in ladder if s > size + 0.25]
-            p.level = min(cfg.max_heading_level, len(bigger) + 1)
+            p.level = heading_level(size, ladder, cfg)
         elif cfg.bold_heading and bold_all and size >= 0.95 * body and len(p.lines) <= 2 and not text.endswith("."):
             p.role = "heading"
-            p.level = min(cfg.max_heading_level, len([s for s in ladder if s > size + 0.25]) + 1)
+            p.level = heading_level(size, ladder, cfg)
 
 
 def attach_captions(items: list, em: float, cfg: TextLayerConfig) -> list:
