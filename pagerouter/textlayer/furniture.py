@@ -24,6 +24,15 @@ size and length), so a one-page input, a page converted alone and a journal whos
 head changes every page keep their furniture out of the body too. Repetition stays the
 stronger signal: a repeated band line is furniture with no cue at all.
 
+A running head on a page with no neighbours (a one-page input, page 1) often has no cue either
+("Okafor et al.", "THE SALT ROADS"): a top-band line is one by its page alone when it reads as
+one (short, no digits, no sentence end: furniture_cues.running_head_form), is set in smaller type
+than the body, lies in the outer part of the band, stands alone (no line of its type stacked on
+it: a sender's block, an affiliation) and is set apart from the text. A title (heading type), a
+greeting or a first paragraph (body size), a letterhead address (digits) never are. In a band
+holding a letter's greeting, closing or signature, only small type set apart from that block (a
+company's registration line) can be furniture.
+
 Each furniture line gets a `Decision` (score and reasons) that the pipeline puts on its block.
 
 Furniture is never dropped: it keeps its role (header/footer/page_number) in the JSON and
@@ -42,7 +51,8 @@ from ..config.textlayer import TextLayerConfig
 from ..pagetext import TEXT_FLAGS
 from ..model import Decision
 from .frame import reading_frame
-from .furniture_cues import STRONG_CUES, Box, band_depth, content_cues, gap_to_body, score_item, side_stamp
+from .furniture_cues import (FOOTNOTE_MARK, STRONG_CUES, Box, band_depth, content_cues, gap_to_body, running_head, score_item,
+                              side_stamp)
 from .lines import Line, extract_lines, merge_fragments
 
 # page numbers are small roman numerals (i..xxxix); "L", "C", "D", "M" alone are map and
@@ -204,7 +214,10 @@ class FurnitureModel:
                     )
                 elif self._running_slot(ln, is_top, page_height, body_size, cfg) and not _table_row(ln, horiz) \
                         and not gap_to_body(ln, horiz, is_top, band, page_height, cfg)[1] \
-                        and not _LETTER_PHRASE.match(ln.text.strip()):
+                        and not _LETTER_PHRASE.match(ln.text.strip()) and _alone(ln, horiz, cfg) \
+                        and (is_top or not FOOTNOTE_MARK.match(ln.text.strip())):
+                    # (a running title is one line; footnotes in small type at the foot of several pages
+                    # share its place and type, but start with their mark or run on over lines)
                     ln.role = "header" if is_top else "footer"
                     out[id(ln)] = Decision(
                         scores={"furniture": 1.0, "running_slot": 1.0},
@@ -214,9 +227,11 @@ class FurnitureModel:
                     )
             if len(group) > cfg.furniture_max_band_lines:
                 continue  # a map, an axis, a table reaching the band: only repetition decides there
-            # a letter's greeting, closing or signature in the band: nothing there is furniture by its page alone
-            letter_band = any(_LETTER_PHRASE.match(ln.text.strip()) for ln in group)
-            for ln in group:
+            # a letter's greeting, closing or signature block in the band: nothing in it is furniture by its
+            # page alone (small type set well apart from it, a company's registration line, still can be)
+            letter = _letter_block(group, body_size)
+            free = [ln for ln in group if id(ln) not in letter]
+            for ln in free:
                 if ln.role is not None or sum(ch.isalnum() for ch in ln.text) < 2:
                     continue
                 row = [m for m in group if m is not ln and abs(m.yc - ln.yc) < 0.5 * max(m.height, ln.height)]
@@ -224,11 +239,15 @@ class FurnitureModel:
                 mates = sum(1 for m in row if m.role is None and not content_cues(m.text))
                 d = score_item(ln, horiz, is_top, band, page_height, body_size, cfg, beside_page_number=beside,
                                row_mates=mates)
-                if d.scores["furniture"] >= cfg.furniture_min_score and has_evidence(d) and not letter_band:
+                if d.scores["furniture"] >= cfg.furniture_min_score and has_evidence(d):
                     ln.role = "header" if is_top else "footer"
                     out[id(ln)] = d
-            if not letter_band:
-                _join_rows(group, is_top, body_size, out)
+                elif is_top and not mates and not letter and _alone(ln, horiz, cfg):
+                    head = running_head(ln, horiz, band, page_height, body_size, cfg)
+                    if head is not None:
+                        ln.role = "header"
+                        out[id(ln)] = head
+            _join_rows(free, is_top, body_size, out)
             if is_top:  # (at the bottom, small type stacked on a footer line is as often a footnote)
                 _join_stacks(group, is_top, body_size, out)
         if page_width:
@@ -307,6 +326,41 @@ _LETTER_PHRASE = re.compile(
 )
 """A letter's greeting or closing: the band holding one is the letter's own text (its signature
 block, its salutation), never a running header or footer."""
+
+
+def _alone(ln: Line, lines: list[Line], cfg: TextLayerConfig) -> bool:
+    """No unclassified line in the same type stacked on this one (closer than `furniture_chain_gap`
+    line heights above or below): a running head is one line; a stack of small lines (a sender's
+    name over the address, an affiliation block) is text. (Larger type close below is the body,
+    whose distance `running_head` judges.)"""
+    for m in lines:
+        if m is ln or m.role is not None or abs(m.yc - ln.yc) < 0.5 * max(m.height, ln.height):
+            continue
+        if abs(m.size - ln.size) > 0.15 * ln.size:
+            continue
+        if max(m.y0 - ln.y1, ln.y0 - m.y1) < cfg.furniture_chain_gap * max(m.height, ln.height):
+            return False
+    return True
+
+
+def _letter_block(group: list[Line], body_size: float) -> set[int]:
+    """ids of the band lines that belong to a letter's greeting, closing or signature block: the
+    lines starting with a letter phrase, the lines set tight on them (the signer's name, role,
+    email in small type), and every band line in body-size type."""
+    block = {id(ln) for ln in group if _LETTER_PHRASE.match(ln.text.strip())}
+    if not block:
+        return block
+    block |= {id(ln) for ln in group if ln.size >= 0.95 * body_size}
+    grown = True
+    while grown:
+        grown = False
+        for ln in group:
+            if id(ln) in block:
+                continue
+            if any(id(m) in block and max(m.y0 - ln.y1, ln.y0 - m.y1) < 0.6 * max(m.height, ln.height) for m in group):
+                block.add(id(ln))
+                grown = True
+    return block
 
 
 def has_evidence(d: Decision) -> bool:

@@ -31,6 +31,7 @@ from typing import Protocol, Sequence
 from ..config.textlayer import TextLayerConfig
 from ..model import Decision
 
+_ROMAN = r"(?=[ivx])x{0,3}(?:ix|iv|v?i{0,3})"  # small roman page numbers, as furniture.py
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 # (name, strength, pattern): strength 1.0 = a cue body text almost never has in a page band
 _CUES: list[tuple[str, float, re.Pattern[str]]] = [
@@ -39,7 +40,7 @@ _CUES: list[tuple[str, float, re.Pattern[str]]] = [
         ("download_stamp", 1.0, r"\bdownloaded\b|\baccessed\s+(?:on|at)\b|\bretrieved\s+(?:from|on)\b|\bprinted\s+on\b"),
         ("published", 1.0, r"\bpublished\s+(?:by|online|in|on)\b|\bfirst\s+published\b|\bonline\s+first\b|"
          r"\badvance\s+access\b|\bahead\s+of\s+print\b|\bpreprint\b|\bunder\s+review\b|\baccepted\s+manuscript\b|"
-         r"\bpublishing\b|\bpublishers?\b"),
+         r"\bpublishing\b|\bpublishers?\b|\barxiv\s*:\s*\d{4}\.\d{4,5}"),
         ("copyright", 1.0, r"©|\(c\)\s*\d{4}|\bcopyright\b|\ball\s+rights\s+reserved\b|\blicen[cs]ed\s+under\b|"
          r"\bcreative\s+commons\b|\bcc[- ]by\b"),
         ("doi", 1.0, r"\bdoi\s*:|\bdoi\b|\b10\.\d{4,9}/\S+"),
@@ -51,12 +52,16 @@ _CUES: list[tuple[str, float, re.Pattern[str]]] = [
          r"\(\d{4}\)\s*\d{1,4}\s*[,:]\s*\d+|\b\d{1,4}\s*,\s*\d{1,6}\s*[-–]\s*\d{1,6}\b"),
         ("document_number", 1.0, r"\brev(?:ision)?\.?\s*(?:[A-Z]\b|\d+(?:\.\d+)*\b)|"
          r"\b(?:doc(?:ument)?|part|drawing|dwg|ref|report|catalog|order|model|serial)\.?\s*"
-         r"(?:no\.?|nr\.?|number|#|id)\s*[:#]?\s*\S*\d|\bp/n\b|\bform\s+[A-Z]{0,4}[-\s]?\d[\w./-]*"),
+         r"(?:no\.?|nr\.?|number|#|id)\s*[:#]?\s*\S*\d|\bp/n\b|\bform\s+[A-Z]{0,4}[-\s]?\d[\w./-]*|"
+         r"\b(?:our|your)?\s*ref\.?\s*[:#]?\s*[A-Z]{0,4}\d+[/.-]\w+"),
         ("confidential", 1.0, r"\bconfidential\b|\bproprietary\b|\binternal\s+use\b|\bdo\s+not\s+(?:copy|distribute)\b|"
          r"\bdraft\b"),
         ("page_of", 1.0, r"\bpage\s+\d+\s*(?:of|/)\s*\d+\b|\bp\.\s*\d+\b"),
         ("timestamp", 1.0, r"\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4},?\s+\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?m\.?)?\b|"
          r"\b\d{4}-\d{2}-\d{2}[ T]\d{1,2}:\d{2}\b|\b" + _MONTH + r"\s+\d{1,2},?\s+\d{4},?\s+(?:at\s+)?\d{1,2}:\d{2}\b"),
+        # a folio run into a running head: "12 | Short Title", "Journal Name | xiv"
+        ("folio_run", 1.0, r"^[-–—(\[]?\s*(?:\d{1,4}|" + _ROMAN + r")\s*[-–—)\]]?\s*[|•·]\s*\S|"
+         r"\S\s*[|•·]\s*[-–—(\[]?\s*(?:\d{1,4}|" + _ROMAN + r")\s*[-–—)\]]?$"),
         ("date", 0.6, r"\b" + _MONTH + r"\s+(?:\d{1,2}(?:st|nd|rd|th)?,?\s+)?\d{4}\b|\b\d{1,2}\.?\s+" + _MONTH
          + r"\s+\d{4}\b|\b\d{1,2}[/.-]\d{1,2}[/.-](?:\d{4}|\d{2})\b|\b\d{4}-\d{2}-\d{2}\b"),
         ("banner", 0.6, r"\S\s*[|•·]\s*\S"),
@@ -67,15 +72,16 @@ _CUES: list[tuple[str, float, re.Pattern[str]]] = [
 ]
 _STAMPS = frozenset({"download_stamp", "published", "copyright", "doi", "issn"})
 STRONG_CUES = frozenset({"download_stamp", "published", "copyright", "doi", "url", "email", "issn", "volume_issue",
-                         "document_number", "confidential", "page_of", "timestamp"})
+                         "document_number", "confidential", "page_of", "timestamp", "folio_run"})
 """Content cues that make a band line furniture by its own page (furniture.has_evidence): what a
 running head, a journal line or a stamp carries (a date with a time is a printer's or browser's
 stamp) and a title, a greeting or a dated line does not. Dates, banners with `|`, publication
 words and edge numbers only add to the score."""
 """Cues that stay strong inside a sentence; dates, volume numbers, URLs also occur in prose."""
-_FOOTNOTE_MARK = re.compile(r"^(?:[*†‡§¶]|\d{1,2}(?=[A-Za-z])|[¹²³⁴⁵⁶⁷⁸⁹⁰]+|<sup>[^<]{1,4}</sup>)")
-"""A footnote's leading marker: a symbol, a number run into the text, a superscript (Unicode
-or tagged `<sup>` by the text-layer reader)."""
+FOOTNOTE_MARK = re.compile(r"^(?:[*†‡§¶]|\d{1,2}(?=[A-Za-z])|\d{1,2}\s+(?=[A-Z][a-z])|[¹²³⁴⁵⁶⁷⁸⁹⁰]+|<sup>[^<]{1,4}</sup>)")
+"""A footnote's leading marker: a symbol, a number run into the text or set before a capitalised
+word (a raised mark whose raise the text layer lost: "1 Corresponding author: ..."), a
+superscript (Unicode or tagged `<sup>` by the text-layer reader)."""
 
 
 class Item(Protocol):
@@ -198,7 +204,7 @@ def score_item(
     else:
         content = max(cues.values(), default=0.0)
     heading = item.size >= cfg.furniture_heading_ratio * body
-    footnote = not top and bool(_FOOTNOTE_MARK.match(item.text.strip()))
+    footnote = not top and bool(FOOTNOTE_MARK.match(item.text.strip()))
     # without any cue only the geometry speaks, and it cannot tell a footnote from a footer,
     # nor a running head from one cell of a table or formula row reaching the band
     cued = bool(cues) or layout
@@ -257,4 +263,58 @@ def side_stamp(item: Item, page_w: float, page_h: float, cfg: TextLayerConfig) -
     return Decision(
         scores={"furniture": 1.0, "content": 1.0, "side": 1.0, **{f"cue_{k}": v for k, v in cues.items()}},
         reasons=[f"vertical line in the side margin with stamp cues: {', '.join(sorted(cues))}"],
+    )
+
+
+_SENTENCE_END = re.compile(r"[.,;:!?]$")
+_PART_PREFIX = re.compile(r"^(?:chapter|part|section|book|appendix|lecture)\s+(?:\d{1,3}|[ivxlc]{1,6}|[a-z])[.:]?\s+",
+                          re.IGNORECASE)
+_ET_AL = re.compile(r"\bet\s+al\.?$", re.IGNORECASE)
+
+
+def running_head_form(text: str, max_words: int) -> str | None:
+    """'author' or 'title' when a line reads like a running head ("Okafor et al.", "A. Okafor and
+    B. Mendes", "TIDAL BASINS AND THE DUNE", "Northern islands and the frozen kiln"), else None.
+
+    A running head is a short phrase with no digits that does not end like a sentence, a
+    greeting or a closing ("Dear Dr Voss,", "Yours sincerely,"); a single word only in
+    capitals ("PREFACE"): one ordinary word is a label or a heading."""
+    t = _PART_PREFIX.sub("", text.strip())  # "Chapter 3. Short Title": the number names the chapter
+    words = t.split()
+    if not words or len(words) > max_words or len(t) > 90 or any(ch.isdigit() for ch in t):
+        return None
+    if sum(ch.isalpha() for ch in t) < 4:
+        return None
+    if _ET_AL.search(t) or re.search(r"\s(?:and|&)\s", t) and all(w[:1].isupper() or w in ("and", "&") for w in words):
+        return "author"
+    if _SENTENCE_END.search(t) or not words[0][:1].isalpha():
+        return None
+    if len(words) == 1 and not t.isupper():
+        return None
+    return "title"
+
+
+def running_head(item: Item, items: Sequence[Item], band: float, page_h: float, body_size: float,
+                 cfg: TextLayerConfig) -> Decision | None:
+    """A top-band line that is furniture by its page alone without any content cue: a running
+    head (author names or a short title) in type smaller than the body, in the outer part of
+    the band, set apart from the text below. Each condition is what a title (heading-size), a
+    greeting or a first paragraph (body size, running on), a letterhead address (digits) or a
+    figure label (deep in the band) fails."""
+    body = max(body_size, 0.5)
+    form = running_head_form(item.text, cfg.furniture_head_max_words)
+    if form is None or item.size > cfg.furniture_head_max_size_ratio * body:
+        return None
+    position = 1.0 - max(0.0, item.y0) / max(band, 1.0)
+    if position < cfg.furniture_head_min_position:
+        return None
+    gap, runs_on = gap_to_body(item, items, True, band, page_h, cfg)
+    if runs_on or gap is None or gap < cfg.furniture_head_min_gap_em * body:
+        return None
+    return Decision(
+        scores={"furniture": 1.0, "running_head": 1.0, "position": round(position, 3), "gap": round(gap / body, 3),
+                "size": round(item.size / body, 3)},
+        reasons=[f"top band line that reads as a running head ({form}: short, no digits, no sentence end), "
+                 f"{item.size:g} pt type under the {body:g} pt body, {item.y0:.0f} pt from the page edge, "
+                 f"{gap / body:.1f} x body size above the text"],
     )

@@ -1,0 +1,205 @@
+"""Furniture on a page that has no neighbours to repeat it (issue 22): a one-page document, the
+first page of a short one. Running heads (author names, a short title), folios run into a head
+("12 | Short Title"), reference numbers and preprint stamps leave the Markdown but stay in the
+JSON with their role and the reason; every body line stays, including what looks like furniture
+and is not: a title, a letter's sender block, greeting and signature, a dated last line, footnotes
+with an email or a link, a short last line deep in the bottom band."""
+
+from __future__ import annotations
+
+import random
+import sys
+import zlib
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+
+from quality_cases_furniture import furniture1_case  # noqa: E402
+from quality_checks import run_check  # noqa: E402
+
+from pagerouter.config import PagerouterConfig  # noqa: E402
+from pagerouter.converter import Converter  # noqa: E402
+from pagerouter.output import to_markdown  # noqa: E402
+
+FURN = ("header", "footer", "page_number")
+BODY = [
+    "Salt was carried inland along the old drove roads every autumn.",
+    "The carters rested at the ford, where the river widened over gravel.",
+    "Tolls collected at the bridge paid for the new stone arches in spring.",
+    "Merchants from the coast sold dried fish and bought wool and hides.",
+    "By the end of the century the railway had taken most of the trade.",
+    "Only the inn at the ford still keeps the ledgers of those journeys.",
+]
+
+
+@pytest.fixture(scope="module")
+def conv():
+    return Converter(PagerouterConfig())
+
+
+def _read(conv, doc: pymupdf.Document):
+    out = conv.convert(doc.tobytes(), name="page.pdf")
+    return out, to_markdown(out)
+
+
+def _body(page, y: float, lines: list[str], size: float = 10, font: str = "tiro", x: float = 60) -> float:
+    for t in lines:
+        page.insert_text((x, y), t, fontsize=size, fontname=font)
+        y += size * 1.3
+    return y
+
+
+def _furniture_block(out, text: str):
+    hits = [b for p in out.pages for b in p.blocks if b.text == text]
+    assert len(hits) == 1, (text, [(b.text, b.role) for p in out.pages for b in p.blocks])
+    return hits[0]
+
+
+def _assert_body_kept(md: str, lines: list[str]) -> None:
+    missing = [t for t in lines if t not in md]
+    assert not missing, (missing, md)
+    pos = [md.index(t) for t in lines]
+    assert pos == sorted(pos), md
+
+
+@pytest.mark.parametrize("head,font", [("Okafor et al.", "tiit"), ("A. Mendes and R. Lindqvist", "helv"),
+                                       ("THE SALT ROADS OF THE NORTH", "tiro")])
+def test_running_head_alone_on_a_single_page_is_furniture(conv, head, font):
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    w = pymupdf.get_text_length(head, fontname=font, fontsize=8)
+    page.insert_text(((595 - w) / 2, 38), head, fontsize=8, fontname=font)
+    _body(page, 76, BODY * 4)
+    page.insert_text((290, 806), "- 47 -", fontsize=9, fontname="tiro")
+    out, md = _read(conv, doc)
+    block = _furniture_block(out, head)
+    assert block.role == "header" and "running head" in " ".join(block.furniture.reasons)
+    assert _furniture_block(out, "- 47 -").role == "page_number"
+    assert head not in md and "47" not in md
+    _assert_body_kept(md, BODY)
+
+
+def test_folio_run_into_a_short_title_and_reference_number(conv):
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    page.insert_text((60, 36), "112 | Northern Trade Studies", fontsize=8, fontname="helv")
+    page.insert_text((420, 36), "Ref. D309/89", fontsize=8, fontname="helv")
+    _body(page, 74, BODY * 3, font="helv")
+    page.insert_text((60, 770), "Northern Trade Studies | 113", fontsize=8, fontname="helv")
+    out, md = _read(conv, doc)
+    reasons = {}
+    for text in ("112 | Northern Trade Studies", "Ref. D309/89", "Northern Trade Studies | 113"):
+        block = _furniture_block(out, text)
+        assert block.role in ("header", "footer") and block.furniture.reasons, (text, block.role)
+        reasons[text] = " ".join(block.furniture.reasons)
+        assert text not in md
+    assert "folio_run" in reasons["112 | Northern Trade Studies"]
+    assert "document_number" in reasons["Ref. D309/89"]
+    _assert_body_kept(md, BODY)
+
+
+def test_preprint_stamp_up_the_margin(conv):
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    stamp = "arXiv:2103.04567v2 [physics.geo-ph] 12 Mar 2021"
+    page.insert_text((24, 600), stamp, fontsize=10, rotate=90, fontname="helv")
+    page.insert_text((60, 90), "The Salt Roads of the North", fontsize=18, fontname="tibo")
+    _body(page, 130, BODY * 3)
+    out, md = _read(conv, doc)
+    block = _furniture_block(out, stamp)
+    assert block.role in ("header", "footer") and "published" in " ".join(block.furniture.reasons)
+    assert "arXiv" not in md and "The Salt Roads of the North" in md
+    _assert_body_kept(md, BODY)
+
+
+@pytest.mark.parametrize("small", [7.5, 8.5])
+def test_letter_keeps_sender_greeting_and_signature_and_drops_its_footer(conv, small):
+    """A letter's bottom band holds its closing and signature (text) and, well apart in small type,
+    the company's registration line (furniture); its top holds the sender's block in small type."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    sender = ["R. Lindqvist", "Ferry House", "Harbour Road, Bergen"]
+    page.insert_text((60, 52), "Bergen Survey Ltd", fontsize=16, fontname="hebo")
+    for k, t in enumerate(sender):
+        page.insert_text((420, 34 + k * small * 1.25), t, fontsize=small, fontname="helv")
+    page.insert_text((460, 110), "4 May 2024", fontsize=10.5, fontname="helv")
+    greeting = "Dear Dr Okafor,"
+    page.insert_text((60, 140), greeting, fontsize=10.5, fontname="helv")
+    _body(page, 166, BODY * 2, size=10.5, font="helv")
+    closing = ["Yours sincerely,", "A. Brandt", "Chief Surveyor"]
+    for k, t in enumerate(closing):
+        page.insert_text((60, 768 + k * 13), t, fontsize=10.5, fontname="helv")  # all in the bottom band
+    footer = "Registered in England and Wales No. 04512345 · VAT 123 4567 89"
+    page.insert_text((60, 818), footer, fontsize=small, fontname="helv")
+    out, md = _read(conv, doc)
+    for t in ["Bergen Survey Ltd", *sender, "4 May 2024", greeting, *closing]:
+        assert t in md, (t, md)
+    block = _furniture_block(out, footer)
+    assert block.role == "footer" and "content cues" in " ".join(block.furniture.reasons)
+    assert "Registered in England" not in md
+    _assert_body_kept(md, BODY)
+
+
+def test_footnotes_with_a_link_stay_even_where_they_repeat_their_place(conv):
+    """Footnotes in small type at the same place on every page of a short article, one with an
+    email and a mark the text layer set apart ("1 Corresponding ..."): text, not a running slot."""
+    doc = pymupdf.open()
+    notes = ["1 Corresponding author: okafor@saltroads.example.edu",
+             "2 The ledgers are kept at the inn at the ford and were read in 2019.",
+             "3 See https://archive.saltroads.example.org/ledgers for the scans."]
+    for i, note in enumerate(notes):
+        page = doc.new_page(width=595, height=842)
+        page.insert_text((60, 36), "Okafor et al." if i else "Journal of Northern Trade, Vol. 3, No. 2",
+                         fontsize=8, fontname="tiit")
+        _body(page, 76, [f"{s} ({i + 1})" for s in BODY] * 3)
+        page.draw_line((60, 750), (160, 750), width=0.4)
+        mark, text = note.split(" ", 1)
+        page.insert_text((60, 762), mark, fontsize=5.5, fontname="tiro")
+        page.insert_text((64, 765), text, fontsize=8, fontname="tiro")
+        page.insert_text((290, 812), str(31 + i), fontsize=9, fontname="tiro")
+    out, md = _read(conv, doc)
+    for note in notes:
+        text = note.split(" ", 1)[1]
+        assert text in md, (text, md)
+        roles = [b.role for p in out.pages for b in p.blocks if text in b.text]
+        assert roles and not set(roles) & set(FURN), (text, roles)
+    assert "Okafor et al." not in md and "Journal of Northern Trade" not in md
+
+
+def test_running_head_form():
+    from pagerouter.textlayer.furniture_cues import running_head_form
+
+    assert running_head_form("Okafor et al.", 10) == "author"
+    assert running_head_form("A. Okafor and B. Mendes", 10) == "author"
+    assert running_head_form("Chapter 8. The Salt Roads", 10) == "title"
+    assert running_head_form("PREFACE", 10) == "title"
+    for t in ("Dear Dr Okafor,", "Yours sincerely,", "12 Harbour Road", "Notes", "The results were clear.",
+              "4 May 2024", "Figure 3"):
+        assert running_head_form(t, 10) is None, t
+
+
+@pytest.mark.parametrize("seed", [7, 23])
+def test_generated_single_and_first_pages(conv, seed):
+    """The bench's furniture1 kind (all eight layouts): >= 90% of the furniture lines are out of the
+    Markdown, each one in the JSON with a role and a reason; no body line lost."""
+    absent = passed = 0
+    for v in range(8):
+        case = furniture1_case(random.Random(zlib.crc32(f"{seed}:furniture1:{v}".encode())), v)
+        out = conv.convert(case.pdf, name=f"{case.name}.pdf")
+        md = to_markdown(out)
+        blocks = [b for p in out.pages for b in p.blocks]
+        for chk in case.checks:
+            ok, why = run_check(chk, md)
+            if chk.type == "present":
+                assert ok, (case.name, why)
+                continue
+            absent += 1
+            passed += ok
+            if ok:  # out of the Markdown because it is furniture, not because it was lost
+                hits = [b for b in blocks if chk.text in b.text] or [b for b in blocks if b.text and b.text in chk.text]
+                assert hits and all(b.role in FURN and b.furniture and b.furniture.reasons for b in hits), \
+                    (case.name, chk.text, [(b.text, b.role) for b in hits])
+    assert absent >= 12 and passed >= 0.9 * absent, (passed, absent)
