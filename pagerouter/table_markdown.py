@@ -3,7 +3,12 @@
 Both routes that recover table cells (the text layer's `textlayer.tables`, the OCR route's
 `ocr.tables`) write a table block's text here, so the same cells give the same Markdown
 whichever route read the page. Pure stdlib.
-"""
+
+Spanning cells: a grid of cells repeats a spanning cell's text in every column it covers (a
+group label "Fiscal 2024" over "Q1 Q2" stands in both columns). The GFM writer keeps that
+repetition (a GFM table has no spans: each column still names its group); the HTML writer,
+used for tables with several header rows, writes the cell once with `colspan`, and the JSON
+block lists it in `spans` (`header_spans`)."""
 
 from __future__ import annotations
 
@@ -40,24 +45,40 @@ def _html(text: str | None) -> str:
     return (text or "").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\n", " ").strip()
 
 
+def header_spans(cells: Sequence[Sequence[str | None]], header_rows: int = 1) -> list[tuple[int, int, int, int]]:
+    """Spanning header cells as (row, col, rowspan, colspan): in header rows above the last, a
+    run of equal non-empty cells is one cell spanning those columns (the group label a grid
+    repeats in every column it heads). The one rule both the JSON `spans` and the HTML use."""
+    out = []
+    for i, row in enumerate(cells[: max(0, header_rows - 1)]):
+        j = 0
+        while j < len(row):
+            k = j + 1
+            if row[j]:
+                while k < len(row) and row[k] == row[j]:
+                    k += 1
+            if k - j > 1:
+                out.append((i, j, 1, k - j))
+            j = k
+    return out
+
+
 def cells_to_html(cells: Sequence[Sequence[str | None]], header_rows: int = 1) -> str:
     """An HTML table for a grid whose first `header_rows` rows are headers.
 
-    In header rows above the last, a run of equal non-empty cells is one cell spanning those
-    columns (the group label it stands for); body cells are written one per column."""
+    A spanning header cell (`header_spans`) is written once with its `colspan`; body cells
+    are written one per column."""
     if not cells:
         return ""
     ncols = max(len(r) for r in cells)
     rows = [[*r, *[""] * (ncols - len(r))] for r in cells]
+    spans = {(i, j): cs for i, j, _rs, cs in header_spans(rows, header_rows)}
     out = ["<table>", "<thead>"]
     for i, row in enumerate(rows[:header_rows]):
         tds: list[str] = []
         j = 0
         while j < ncols:
-            k = j + 1
-            if i < header_rows - 1 and row[j]:
-                while k < ncols and row[k] == row[j]:
-                    k += 1
+            k = j + spans.get((i, j), 1)
             span = f' colspan="{k - j}"' if k - j > 1 else ""
             tds.append(f"<th{span}>{_html(row[j])}</th>")
             j = k

@@ -36,9 +36,9 @@ import pymupdf
 from ..config.textlayer import TextLayerConfig
 from ..geometry import BBox
 from ..pagetext import words_in
-from ..table_markdown import cells_to_html, cells_to_markdown
+from ..table_markdown import cells_to_html, cells_to_markdown, header_spans
 from .lines import Line
-from .tables_text import _UNIT, build_text_table, column_cuts, rows_of
+from .tables_text import _UNIT, build_text_table, column_cuts, phrases, rows_of, word_space
 
 
 _CAPTION = re.compile(r"^(?:Table|Tab\.|Tabelle|Tableau|Tabla|Figure|Fig\.|Exhibit|Schedule)\s*[A-Z]?[\dIVX]", re.I)
@@ -53,6 +53,11 @@ class Table:
     reasons: list[str] = field(default_factory=list)
     header_rows: int = 1  # leading rows of `cells` that are column headers
     html_header: bool = False  # write a table with several header rows as HTML (GFM has one)
+
+    @property
+    def spans(self) -> list[tuple[int, int, int, int]] | None:
+        """Spanning header cells (row, col, rowspan, colspan); `cells` repeats their text."""
+        return header_spans(self.cells, self.header_rows) or None
 
     def markdown(self) -> str:
         if self.header_rows > 1 and self.html_header:
@@ -110,19 +115,33 @@ def text_candidates(lines: list[Line], cfg: TextLayerConfig, em: float) -> list[
     aligned row follows; and it takes in up to `table_header_max_lines` lines right above it
     that sit over its value columns (a label spanning a group of columns, the upper lines of
     stacked header cells), so that a statement's header and body stay one table."""
-    rows = _text_rows([ln for ln in lines if ln.horizontal and ln.role is None])
+    # lines flagged as furniture may be given too: a table continued at the top of a page has
+    # its repeated header and first rows in the running-header band
+    rows = _text_rows([ln for ln in lines if ln.horizontal and ln.role in (None, "header", "footer", "page_number")])
     out: list[BBox] = []
     run: list[list[Line]] = []
     weak: list[list[Line]] = []  # rows passed over, waiting for the next aligned row
     start = 0  # index in `rows` of the run's first row
+    conts: set[int] = set()  # ids of rows that continue wrapped cells of the row band above
 
     def flush() -> None:
-        strong = [r for r in run if len(r) >= cfg.table_min_cols]
+        # a continuation line holds the lower lines of wrapped cells: not a row of its own
+        strong = [r for r in run if len(r) >= cfg.table_min_cols and id(r) not in conts]
+        # column gaps from the fullest rows: a label spanning a group of columns crosses them
+        full = statistics.median([len(r) for r in strong]) if strong else 0
         if len(strong) >= cfg.table_min_rows:
             sfrags = [f for r in strong for f in r]
-            cols = column_cuts([(f.x0, f.x1) for f in sfrags], len(strong), max(4.0, 0.8 * em))
-            if len(cols) + 1 >= cfg.table_min_cols and not _prose_columns(sfrags, cols):
-                frags = [f for r in run for f in r] + _header_lines(rows[:start], run, cols[0], cfg, em)
+            cut_rows = [r for r in strong if len(r) >= full]
+            cols = column_cuts([(f.x0, f.x1) for r in cut_rows for f in r], len(cut_rows), max(4.0, 0.8 * em))
+            # row bands (cells that wrap under a row of aligned cell starts) are a table's shape,
+            # however full its wrapped first lines look: prose columns have no such bands
+            banded = _banded(run, conts)
+            if len(cols) + 1 >= cfg.table_min_cols and (banded or not _prose_columns(sfrags, cols)):
+                firsts = [r for r in run if id(r) not in conts]
+                gaps = [b[0].y0 - max(f.y1 for f in a) for a, b in zip(firsts, firsts[1:])]
+                # a header line may stand as far above the rows as the rows stand apart
+                reach = max(1.2 * em, 1.15 * statistics.median(gaps)) if gaps else 1.2 * em
+                frags = [f for r in run for f in r] + _header_lines(rows[:start], run, cols[0], cfg, reach)
                 out.append(
                     (min(f.x0 for f in frags), min(f.y0 for f in frags), max(f.x1 for f in frags), max(f.y1 for f in frags))
                 )
@@ -134,7 +153,18 @@ def text_candidates(lines: list[Line], cfg: TextLayerConfig, em: float) -> list[
         last = (weak or run)[-1] if (weak or run) else None
         if last is not None and row[0].y0 - max(f.y1 for f in last) > 2.5 * em:
             flush()
-        if len(cells) >= cfg.table_min_cols and statistics.median([f.words() for f in cells]) <= cfg.table_max_cell_words:
+        if run and not weak and _continues_cells(row, run):
+            conts.add(id(row))
+            run.append(row)
+            continue
+        words = statistics.median([f.words() for f in cells]) if cells else 0
+        # a row of longer cells counts when its cells wrap onto the line below (or the run's
+        # did already): the first line of a wrapped cell is as long as the column allows
+        wrapping = bool(conts) and any(id(r) in conts for r in run) or (
+            i + 1 < len(rows) and len(cells) == len(row) and _continues_cells(rows[i + 1], [row]))
+        if len(cells) >= cfg.table_min_cols and (
+            words <= cfg.table_max_cell_words or (wrapping and words <= 2 * cfg.table_max_cell_words)
+        ):
             if not run:
                 start = i
             run.extend(weak)
@@ -170,12 +200,70 @@ def column_candidates(lines: list[Line], cfg: TextLayerConfig, em: float, page_w
     return out
 
 
+def side_by_side_candidates(lines: list[Line], cfg: TextLayerConfig, em: float) -> list[BBox]:
+    """Tables set next to each other under captions on one line ("Table 3. ..." beside
+    "Table 4. ..."): below such a row each caption's side is searched on its own, from its
+    caption's left edge to the next caption's, down to the first line crossing into another
+    side. Their rows often share baselines, and read across the page they would make one
+    table of both; a side table may have two columns (its caption vouches for it)."""
+    rows = _text_rows([ln for ln in lines if ln.horizontal and ln.role is None])
+    out: list[BBox] = []
+    side_cfg = cfg.model_copy(update={"table_min_cols": min(2, cfg.table_min_cols)})
+    for i, row in enumerate(rows):
+        caps = [f for f in row if _CAPTION.match(f.text.strip())]
+        if len(caps) < 2:
+            continue
+        edges = [f.x0 - 2 for f in caps] + [1e9]
+        below: list[list[Line]] = [[] for _ in caps]
+        for r in rows[i + 1 :]:
+            sides = [max(k for k in range(len(caps)) if f.x0 >= edges[k]) if f.x0 >= edges[0] else -1 for f in r]
+            if any(s < 0 or f.x1 > edges[s + 1] for f, s in zip(r, sides)):
+                break  # a line crossing a side's edge (the text after the tables) ends them
+            for f, s_ in zip(r, sides):
+                below[s_].append(f)
+        for side in below:
+            if len(side) >= side_cfg.table_min_rows * side_cfg.table_min_cols:
+                out += text_candidates(side, side_cfg, em)
+    return out
+
+
 def _shares_rows(col: list[Line], cfg: TextLayerConfig) -> bool:
     """Enough fragments beside another on its baseline for a table (a prose column has one line
     per baseline and skips the table search)."""
     ys = sorted(round(ln.y1) for ln in col)
     beside = sum(1 for a, b in zip(ys, ys[1:]) if a == b)
     return beside >= cfg.table_min_rows * (cfg.table_min_cols - 1)
+
+
+def _banded(run: list[list[Line]], conts: set[int]) -> bool:
+    """Rows in bands: at least two continuation lines, and the rows that start a band stand
+    clearly further from the line above than the continuation lines do (the leading inside
+    a cell against the gap between rows). Prose columns, where a paragraph ending in one
+    column leaves a shorter line, are evenly spaced and have no such bands."""
+    gaps = [(id(b) in conts, b[0].y0 - max(f.y1 for f in a), b[0].height) for a, b in zip(run, run[1:])]
+    inner = [g for c, g, _ in gaps if c]
+    starts = [(g, h) for c, g, h in gaps if not c]
+    if len(inner) < 2 or not starts:
+        return False
+    lead = max(inner)
+    return sum(1 for g, h in starts if g >= lead + 0.35 * h) >= 0.67 * len(starts)
+
+
+def _continues_cells(row: list[Line], run: list[list[Line]]) -> bool:
+    """`row` holds the next lines of cells that wrapped in the row band above: set tight under
+    it (leading, not a row gap), fewer fragments than the band's first line, and each one
+    starting where a cell of that line starts (left-aligned wrapped text)."""
+    prev = run[-1]
+    h = min(max(f.height for f in row), max(f.height for f in prev))
+    if row[0].y0 - max(f.y1 for f in prev) > 0.3 * h:
+        return False
+    k = len(run) - 1
+    while k > 0 and abs(run[k][0].y0 - max(f.y1 for f in run[k - 1])) <= 0.3 * h and len(run[k]) < len(run[k - 1]):
+        k -= 1  # back to the band's first line
+    head = run[k]
+    if len(row) >= len(head) or len(head) < 2:
+        return False
+    return all(any(abs(f.x0 - g.x0) <= 2.0 for g in head) for f in row)
 
 
 def _inside(row: list[Line], run: list[list[Line]]) -> bool:
@@ -187,13 +275,14 @@ def _inside(row: list[Line], run: list[list[Line]]) -> bool:
     return all(f.x1 <= x1 + 2 and f.x0 >= x0 - 2 for f in row)
 
 
-def _header_lines(above: list[list[Line]], run: list[list[Line]], first_cut: float, cfg: TextLayerConfig, em: float) -> list[Line]:
-    """Lines right above a table that stand over its value columns (right of the first gap)."""
+def _header_lines(above: list[list[Line]], run: list[list[Line]], first_cut: float, cfg: TextLayerConfig, reach: float) -> list[Line]:
+    """Lines right above a table (at most `reach` above the next) that stand over its value
+    columns (right of the first gap)."""
     out: list[Line] = []
     top = min(f.y0 for f in run[0])
     x1 = max(f.x1 for r in run for f in r)
     for row in reversed(above[-(cfg.table_header_max_lines + 1) :]):
-        if top - max(f.y1 for f in row) > 1.2 * em:
+        if top - max(f.y1 for f in row) > reach:
             break
         if not all(first_cut <= f.x0 and f.x1 <= x1 + 2 for f in row):
             # a unit line ("(In millions)") between the header and the body sits in the label
@@ -266,6 +355,12 @@ def build_table(
     else:
         cuts = []
     if not cuts:
+        # rules across the page only (booktabs): the columns are whitespace as in an unruled
+        # table, with its header levels (group labels spanning columns) and wrapped cells
+        got = build_text_table(words, cfg, em)
+        if got is not None:
+            cells, header_rows, why = got
+            return Table(region, cells, cfg.ruled_table_confidence, True, reasons + why, header_rows, cfg.table_html_header)
         nrows = len(rows_of(words))
         cuts = column_cuts([(w[0], w[2]) for w in words], nrows, max(4.0, 0.8 * em))
         reasons.append(f"{len(cuts) + 1} columns from whitespace between words")
@@ -277,22 +372,36 @@ def build_table(
     rows: list[list[str]] = []
     prev_bottom: float | None = None
     prev_band = -1
-    for trow in rows_of(words):
+    spanned: list[int] = []  # rows holding a cell that spans columns
+    # rules between the rows (more than a header rule): lines between the same two rules are
+    # one row, whatever columns they fill
+    row_rules = len(bands) >= 2
+    text_rows = rows_of(words)
+    space = word_space(text_rows, max(4.0, 0.8 * em))
+    joins = max(0.35 * em, 1.3 * space) if space else 0.35 * em  # a word space, not a cell's padding
+    for trow in text_rows:
         yc = (min(w[1] for w in trow) + max(w[3] for w in trow)) / 2
         band = bisect.bisect_left(bands, yc)
         cells = [""] * ncols
-        for w in sorted(trow, key=lambda w: w[0]):
-            c = bisect.bisect_left(cuts, (w[0] + w[2]) / 2)
-            cells[c] = f"{cells[c]} {w[4]}".strip()
+        span_here = False
+        for a, b, text in phrases(trow, joins):
+            # a phrase set with word spaces across a column rule crosses no rule: one cell
+            # spanning those columns (a group label); its text stands in each (see Table.spans)
+            ca, cb = bisect.bisect_left(cuts, a + 0.1 * em), bisect.bisect_left(cuts, b - 0.1 * em)
+            for c in range(ca, cb + 1):
+                cells[c] = f"{cells[c]} {text}".strip()
+            span_here |= cb > ca
         top = min(w[1] for w in trow)
         h = max(w[3] for w in trow) - top
         continues = (
             rows
             and band == prev_band
-            and not cells[0]
+            and (not cells[0] or row_rules)
             and prev_bottom is not None
             and top - prev_bottom < 0.45 * h
         )
+        if span_here and not continues:
+            spanned.append(len(rows))
         if continues:
             rows[-1] = [f"{a} {b}".strip() for a, b in zip(rows[-1], cells)]
         else:
@@ -307,7 +416,12 @@ def build_table(
     keep = [j for j in range(ncols) if any(r[j] for r in rows)]
     rows = [[r[j] for j in keep] for r in rows]
     conf = cfg.ruled_table_confidence if ruled else cfg.text_table_confidence
-    return Table(region, rows, conf, ruled, reasons)
+    # spanning cells in the top rows are group labels: the header runs down to the row under them
+    top_spans = [i for i in spanned if i <= cfg.table_header_max_lines]
+    header_rows = top_spans[-1] + 2 if top_spans and top_spans[-1] + 2 < len(rows) else 1
+    if header_rows > 1:
+        reasons.append(f"{header_rows} header rows (a label spanning a group of columns)")
+    return Table(region, rows, conf, ruled, reasons, header_rows, cfg.table_html_header)
 
 
 # --------------------------------------------------------------------------- helpers

@@ -98,6 +98,15 @@ def phrases(row: list[Word], gap: float, cuts: list[float] = (), split_gap: floa
     return [(a, b, t) for a, b, t in out]
 
 
+def word_space(rows: list[list[Word]], gap: float) -> float | None:
+    """The table's own word space: the median space between two words of text closer than
+    `gap` (close value columns are no word spaces); None with fewer than 3 such spaces. A
+    monospace font's space (0.6 em) is twice a proportional one's."""
+    spaces = [b[0] - a[2] for r in rows for a, b in zip(r, r[1:])
+              if 0 < b[0] - a[2] < gap and str(a[4])[:1].isalpha() and str(b[4])[:1].isalpha()]
+    return float(np.median(spaces)) if len(spaces) >= 3 else None
+
+
 def column_cuts(intervals: list[tuple[float, float]], nrows: int, min_gap: float) -> list[float]:
     """x positions of column gaps: whitespace crossed by at most ~10% of the rows."""
     if not intervals:
@@ -194,7 +203,11 @@ def build_text_table(
     if not cuts:
         return None
     ncols = len(cuts) + 1
-    phr[:first] = [phrases(r, gap, cuts, 0.45 * em) for r in rows[:first]]
+    # a space wider than the table's own word spaces (wide in a monospace font) parts two
+    # header cells set close; a label spanning columns has ordinary word spaces
+    space = word_space(rows, gap)
+    split_gap = max(0.45 * em, 1.5 * space) if space else 0.45 * em
+    phr[:first] = [phrases(r, gap, cuts, split_gap) for r in rows[:first]]
     # no header lines: the first row, cut like the body, stands as the header row
     header, extra_body = _header(phr[:first], rows[:first], cuts, ncols) if first else ([], [])
     if len(header) > 1:
@@ -268,10 +281,66 @@ def _col_centers(cuts: list[float], ncols: int, rows: list[list[Word]]) -> list[
     return [(bounds[j] + bounds[j + 1]) / 2 for j in range(ncols)]
 
 
+def fold_wrapped(rows: list[list[Word]], cuts: list[float]) -> list[list[Word]]:
+    """Text rows folded into row bands: a row whose cells all continue cells that wrapped in
+    the line above (a row is a band of aligned cell starts, not one text line) joins that
+    band, its words after the band's (cells then read top to bottom).
+
+    A line continues the band when it sits tight under it (the leading inside a cell, clearly
+    less than the gaps between the table's bands: with no such contrast, rows of one line
+    each are never folded), fills only columns the band fills, and in each its first word
+    would not have fit on the line above within the column (the line above wrapped there)."""
+    if len(rows) < 3:
+        return rows
+    tops = [min(w[1] for w in r) for r in rows]
+    bots = [max(w[3] for w in r) for r in rows]
+    hs = sorted(b - t for t, b in zip(tops, bots))
+    h = hs[len(hs) // 2]
+    gaps = [tops[i] - bots[i - 1] for i in range(1, len(rows))]
+    small = min(gaps)
+    if max(gaps) < small + 0.35 * h:
+        return rows  # evenly spaced lines: every line is a row
+    right: dict[int, float] = {}
+    for r in rows:
+        for w in r:
+            c = _col(cuts, (w[0] + w[2]) / 2)
+            right[c] = max(right.get(c, -1e9), w[2])
+    out: list[list[Word]] = [list(rows[0])]
+    head = [_col(cuts, (w[0] + w[2]) / 2) for w in rows[0]]
+    last_x1: dict[int, float] = {}
+    for w in rows[0]:
+        c = _col(cuts, (w[0] + w[2]) / 2)
+        last_x1[c] = max(last_x1.get(c, -1e9), w[2])
+    for i in range(1, len(rows)):
+        row = rows[i]
+        cols = [_col(cuts, (w[0] + w[2]) / 2) for w in row]
+        filled = set(cols)
+        first_words = {}
+        for w, c in zip(row, cols):
+            first_words.setdefault(c, w)
+        folds = (
+            gaps[i - 1] <= small + 0.2 * h
+            and filled <= set(last_x1)
+            and all(last_x1[c] + 0.3 * h + (w[2] - w[0]) > right[c] - 1.0 for c, w in first_words.items())
+            and not any(is_value(w[4]) for w in row)
+        )
+        if folds:
+            out[-1] += row
+            for c in filled:  # the cell's last line is now this one
+                last_x1[c] = max(w[2] for w, cc in zip(row, cols) if cc == c)
+            continue
+        out.append(list(row))
+        head = cols
+        last_x1 = {}
+        for w, c in zip(row, cols):
+            last_x1[c] = max(last_x1.get(c, -1e9), w[2])
+    return out
+
+
 def _body(rows: list[list[Word]], cuts: list[float], ncols: int) -> list[list[str]]:
     out: list[list[str]] = []
     prev: list[Word] | None = None
-    for row in rows:
+    for row in fold_wrapped(rows, cuts):
         cells = _assign(row, cuts)
         top = min(w[1] for w in row)
         h = max(w[3] for w in row) - top
