@@ -38,10 +38,18 @@ import pymupdf  # noqa: E402
 
 from quality_cases import Case, furniture_case, order_case  # noqa: E402
 from quality_cases_more import marks_case, rotated_case, spacing_case, table_case  # noqa: E402
+from quality_cases_scans import scan_columns_case, scan_marks_case, scan_table_case  # noqa: E402
 from quality_checks import run_check  # noqa: E402
+from quality_cases_headings import headings_case  # noqa: E402
+from quality_cases_furniture import furniture1_case  # noqa: E402
+from quality_cases_tables import tablestruct_case  # noqa: E402
+from quality_cases_forms import forms_case  # noqa: E402
 
-BUILDERS = {"order": order_case, "furniture": furniture_case, "table": table_case,
-            "rotated": rotated_case, "spacing": spacing_case, "marks": marks_case}
+BUILDERS = {"order": order_case, "furniture": furniture_case, "furniture1": furniture1_case, "table": table_case,
+            "rotated": rotated_case, "spacing": spacing_case, "marks": marks_case,
+            "scan_columns": scan_columns_case, "scan_table": scan_table_case, "scan_marks": scan_marks_case,
+            "tablestruct": tablestruct_case, "headings": headings_case,
+            "forms": forms_case}
 
 
 def generate(kinds: list[str], variants: int, seed: int) -> list[Case]:
@@ -82,8 +90,10 @@ def sys_get_text():
 
 
 def sys_pymupdf4llm():
+    from pagerouter import import_pymupdf4llm  # its layout mode, as a user gets it
+
     try:
-        import pymupdf4llm
+        pymupdf4llm = import_pymupdf4llm()
     except ImportError:
         return None
     return lambda path: pymupdf4llm.to_markdown(str(path), show_progress=False)
@@ -173,8 +183,9 @@ def main() -> None:
             print(f"{name}: not importable, skipped")
             continue
         results[name] = run_system(name, fn, cases, paths, args.out)
-    if "table" in kinds:
-        results["find_tables (ref)"] = run_system("find_tables (ref)", sys_find_tables(), [c for c in cases if c.kind == "table"], paths, args.out)
+    if {"table", "tablestruct"} & set(kinds):
+        results["find_tables (ref)"] = run_system("find_tables (ref)", sys_find_tables(),
+                                                  [c for c in cases if c.kind in ("table", "tablestruct")], paths, args.out)
     print_table(results, kinds)
     if ROUTES:
         print(f"pagerouter routes: {ROUTES}")

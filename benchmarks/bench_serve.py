@@ -8,6 +8,9 @@ Measures, on loopback:
      Target: under 30 ms p50 added by serving.
   2. pages/s for a born-digital PDF of --pages pages over HTTP vs. in-process.
   3. cold start of the LargeReader from zero replicas (replica start + engine load).
+  4. a trivial Serve app on the same proxy (a FastAPI ingress that reads the upload and answers
+     a small JSON, no handle call), the same page as its body: the floor serving itself costs here.
+     Issue 23's target: served born-digital p50 <= 1.5x the trivial app's p50, same run.
 The in-process figures are taken before Ray starts, in the same process.
 """
 
@@ -76,6 +79,24 @@ def bench_config() -> PagerouterConfig:
     })
 
 
+def trivial_app():
+    """The floor: one FastAPI replica behind the same proxy that reads the body and answers."""
+    from fastapi import FastAPI, Request
+    from ray import serve
+
+    api = FastAPI()
+
+    @serve.deployment(num_replicas=1, ray_actor_options={"num_cpus": 0})
+    @serve.ingress(api)
+    class Trivial:
+        @api.post("/echo")
+        async def echo(self, request: Request) -> dict:
+            body = await request.body()
+            return {"bytes": len(body), "pages": [{"number": 1, "status": "ok"}]}
+
+    return Trivial.bind()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--requests", type=int, default=200, help="single-page requests per protocol")
@@ -113,6 +134,7 @@ def main() -> int:
         serve.start(**serve_start_options(cfg.serve))
         serve.run(build_app(cfg), name=cfg.serve.app_name, route_prefix="/")
         results["startup_s"] = round(time.perf_counter() - t, 1)
+        serve.run(trivial_app(), name="trivial", route_prefix="/trivial")
         url, target = f"http://127.0.0.1:{cfg.serve.http_port}", f"127.0.0.1:{cfg.serve.grpc_port}"
         with PagerouterHttpClient(url, timeout=120) as h, PagerouterGrpcClient(target, timeout=120) as g:
             for _ in range(10):  # warm both paths
@@ -120,6 +142,16 @@ def main() -> int:
                 g.convert_page(one_page, 1, filename="page.pdf")
             results["http_page"] = summary(timed(lambda: h.convert_page(one_page, 1, filename="page.pdf"), a.requests))
             results["grpc_page"] = summary(timed(lambda: g.convert_page(one_page, 1, filename="page.pdf"), a.requests))
+            with httpx.Client(base_url=url, timeout=120) as raw:
+                def trivial() -> None:
+                    raw.post("/trivial/echo", content=one_page, headers={"content-type": "application/pdf"}).raise_for_status()
+                for _ in range(10):
+                    trivial()
+                results["trivial_http_page"] = summary(timed(trivial, a.requests))
+            results["served_vs_trivial_p50"] = {
+                "http": round(results["http_page"]["p50_ms"] / results["trivial_http_page"]["p50_ms"], 2),
+                "grpc": round(results["grpc_page"]["p50_ms"] / results["trivial_http_page"]["p50_ms"], 2),
+            }
             t = time.perf_counter()
             doc = h.convert(many_pages, filename="many.pdf")
             results["http_pages_per_s"] = round(len(doc.pages) / (time.perf_counter() - t), 1)

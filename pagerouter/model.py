@@ -43,6 +43,7 @@ Role = Literal[
     "formula",
     "code",
     "reference",
+    "form_field",
 ]
 
 FURNITURE_ROLES: frozenset[str] = frozenset({"header", "footer", "page_number"})
@@ -110,6 +111,18 @@ class CheckResult(_Model):
     )
 
 
+class FormField(_Model):
+    """One interactive form field (AcroForm widget) whose value a `form_field` block shows."""
+
+    name: str = Field(description="The field's fully qualified name in the PDF's form (/T, parents joined by '.').")
+    type: str = Field(description="Widget type as PyMuPDF names it: Text, CheckBox, RadioButton, ComboBox, ListBox.")
+    value: str = Field(
+        description="The value the file holds (/V): text as typed (line breaks kept), a box's on-state name or "
+        "`Off`, the chosen option(s). The block's text writes a ticked box `[x]`, an empty one `[ ]`."
+    )
+    bbox: tuple[float, float, float, float] = Field(description="The widget's box (displayed page points, top-left origin).")
+
+
 class Block(_Model):
     """One piece of page content with full provenance."""
 
@@ -126,6 +139,12 @@ class Block(_Model):
     order: int = Field(default=0, description="Position in the page's reading order (0-based).")
     level: int | None = Field(default=None, description="Heading level (1 = top) for headings.")
     cells: list[list[str]] | None = Field(default=None, description="Table cells, row-major, for tables.")
+    spans: list[tuple[int, int, int, int]] | None = Field(
+        default=None,
+        description="For tables: cells covering more than one grid position, as (row, col, rowspan, colspan) of the "
+        "top-left position (0-based, in `cells`). `cells` repeats a spanning cell's text in every position it covers "
+        "(the Markdown's GFM table does too; its HTML table writes one cell with `colspan`/`rowspan`).",
+    )
     image: str | None = Field(default=None, description="Saved image file for figures (with --images).")
     image_png_base64: str | None = Field(
         default=None,
@@ -134,6 +153,11 @@ class Block(_Model):
     )
     witnesses: list[str] = Field(
         default_factory=list, description="Engines whose readings were voted on (engine `vote`)."
+    )
+    fields: list[FormField] | None = Field(
+        default=None,
+        description="For `form_field` blocks (a label with its value on one line): the AcroForm fields whose values "
+        "the text shows, with their names; absent for a printed label/value pair.",
     )
     furniture: Decision | None = Field(
         default=None,

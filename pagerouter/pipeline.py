@@ -101,6 +101,7 @@ class DocumentTriage:
         self, src: SourceDocument, number: int, furniture=None, extracted: tuple[dict, str] | None = None
     ) -> TriageOutcome:
         from .textlayer import read_text_layer
+        from .textlayer.forms import keep_layer_for_fields
         from .triage import triage_page
 
         timings: dict[str, float] = {}
@@ -121,7 +122,10 @@ class DocumentTriage:
             if too_much:  # before its text is laid out, triaged or read
                 return TriageOutcome(failed_page(src.name, number, "reading", ValueError(too_much)))
             early_warnings += "\n" + src.open_warnings
-            decision = ocr_mode_decision(triage_page(page, textdict, self.cfg.triage, self.cfg.ocr), self.ocr)
+            decision = triage_page(page, textdict, self.cfg.triage, self.cfg.ocr)
+            # a sparse page whose content is its filled form fields is read from the file (forms.py)
+            decision = ocr_mode_decision(keep_layer_for_fields(page, decision, self.cfg.triage.min_chars_for_text_layer),
+                                         self.ocr)
         except Exception as exc:  # noqa: BLE001 - one bad page must not lose the others
             return TriageOutcome(failed_page(src.name, number, "triage", exc))
         timings["triage"] = time.perf_counter() - t0

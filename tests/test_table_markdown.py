@@ -84,3 +84,18 @@ def test_backslash_and_pipe_round_trip():
 def test_short_rows_are_padded_and_no_rows_is_empty():
     assert cells_to_markdown([["a", "b"], ["c"]]) == "| a | b |\n| --- | --- |\n| c |  |"
     assert cells_to_markdown([]) == ""
+
+
+def test_spans_and_form_fields_cross_the_wire_unchanged():
+    # gRPC clients get what the JSON holds: a table's spanning cells and a form line's fields
+    from pagerouter.model import Block, FormField
+    from pagerouter.wire.proto_model import block_from_proto, block_to_proto
+
+    common = dict(bbox=(1.0, 2.0, 3.0, 4.0), page=1, engine="pymupdf", route="text_layer", confidence=1.0, order=0)
+    table = Block(text="t", role="table", cells=[["2024", "2024"], ["Q1", "Q2"]], spans=[(0, 0, 1, 2)], **common)
+    form = Block(text="Name: Ada", role="form_field",
+                 fields=[FormField(name="applicant.name", type="Text", value="Ada", bbox=(5.0, 6.0, 7.0, 8.0))], **common)
+    plain = Block(text="p", role="paragraph", **common)
+    for b in (table, form, plain):
+        assert block_from_proto(block_to_proto(b)) == b
+    assert block_from_proto(block_to_proto(plain)).spans is None

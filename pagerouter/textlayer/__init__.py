@@ -41,13 +41,16 @@ from ..model import Block
 from ..reading_order import OrderParams, order_with_keys
 from ..triage.layer import hidden_text_boxes
 from .frame import reading_frame
+from .forms import FormReader
 from .furniture import FurnitureModel, is_page_number, normalise
+from .glyph_runs import page_glyphs
 from .graphics import read_graphics, vector_figures
+from .heading_levels import heading_ladder
 from .hyphen import join_lines, page_vocabulary
 from .lines import Line, extract_lines, merge_fragments
 from .native import prefer_native
 from .roles import Para, assign_roles, attach_captions, group_paragraphs, list_marker
-from .tables import Table, build_table, column_candidates, rule_candidates, text_candidates
+from .tables import Table, build_table, column_candidates, rule_candidates, side_by_side_candidates, text_candidates
 
 __all__ = [
     "FurnitureModel",
@@ -110,7 +113,11 @@ def read_text_layer(
     hidden: list = []
     if cfg.drop_text_under_images and not invisible_too:
         hidden, _total = hidden_text_boxes(page, cfg.hidden_text_min_image_share)
-    lines = merge_fragments(extract_lines(textdict, cfg, rot, hidden, invisible_too), cfg)
+    lines = merge_fragments(extract_lines(textdict, cfg, rot, hidden, invisible_too), cfg, page_glyphs(page, rot, derot))
+    # form fields: each widget's value onto its label's line (pages with widgets only), and printed
+    # "Label:  value" fragments on one row joined (forms.py)
+    form = FormReader()
+    lines = form.pair_printed(form.place(page, lines, frame, cfg), W, cfg)
     em = _body_size(lines)
     g = read_graphics(page, rot, cfg, textdict, size=(W, H))
     # ruled tables first: their rows may reach into the header/footer bands
@@ -124,15 +131,21 @@ def read_text_layer(
     rest = [ln for ln in lines if not any(center_inside(ln.bbox, t.bbox, _TOL) for t in found)]
     fm = furniture if furniture is not None else FurnitureModel()
     decisions = fm.classify(rest, H, em, cfg, page_width=W)
+    form.keep_in_body(rest, decisions)  # a filled field near the page edge is content, never furniture
     body_size = fm.body_size or em
-    ladder = fm.heading_sizes if fm.sampled_pages >= 3 and fm.body_size else _page_ladder(lines, em, cfg)
+    ladder = heading_ladder(fm.heading_sizes, fm.sampled_pages, fm.body_size, (ln.size for ln in lines), em, cfg)
     body = [ln for ln in rest if ln.role is None]
     furn = [ln for ln in rest if ln.role is not None]
     if cfg.detect_tables:
         # the whole page first (a table may span columns), then each text column on its own: a
         # small table in one column of a two-column page has the other column's prose on its rows
         in_columns = column_candidates(body, cfg, em, W)
-        for region in [*_without_prose_rows(text_candidates(body, cfg, em), in_columns, body, cfg), *in_columns]:
+        # tables side by side under their own captions: each side alone, never rows across both
+        beside = side_by_side_candidates(body, cfg, em)
+        # furniture lines take part: a table continued at the top of a page starts in the
+        # header band (its repeated header row, its first rows); a table keeps them as cells
+        whole = [r for r in text_candidates([*body, *furn], cfg, em) if not any(overlap_share(b, r) > 0.5 for b in beside)]
+        for region in [*beside, *_without_prose_rows(whole, in_columns, body, cfg), *in_columns]:
             if any(overlap_share(region, t.bbox) > 0.3 or overlap_share(t.bbox, region) > 0.3 for t in found):
                 continue
             tab = build_table(page, region, [], [], cfg, em, derot, rot, ruled=False)
@@ -142,6 +155,7 @@ def read_text_layer(
     table_boxes = [t.bbox for t in found]
     if table_boxes:
         body = [ln for ln in body if not any(center_inside(ln.bbox, tb, _TOL) for tb in table_boxes)]
+        furn = [ln for ln in furn if not any(center_inside(ln.bbox, tb, _TOL) for tb in table_boxes)]
     del in_table
 
     figure_boxes: list[BBox] = []
@@ -190,8 +204,10 @@ def read_text_layer(
         else:
             run.append((it, key))
     items += group_paragraphs(run, em, cfg)
+    items = form.split(items, Para)  # each form line its own block
     paras = [p for p in items if isinstance(p, Para)]
     assign_roles(paras, body_size, ladder, H, vocab, cfg)
+    form.set_roles(paras)
     items = attach_captions(items, em, cfg)
 
     common = dict(page=number, engine="pymupdf", engine_version=pymupdf.VersionBind, route="text_layer")
@@ -211,12 +227,12 @@ def read_text_layer(
             if it.kind == "table" and it.table is not None:
                 add(
                     text=it.table.markdown(), role="table", bbox=it.table.bbox,
-                    confidence=it.table.confidence, cells=it.table.cells,
+                    confidence=it.table.confidence, cells=it.table.cells, spans=it.table.spans,
                 )  # fmt: skip
             else:
                 add(text="", role="figure", bbox=(it.x0, it.y0, it.x1, it.y1), confidence=1.0)
         elif it.text:
-            add(text=it.text, role=it.role, bbox=it.bbox, confidence=1.0, level=it.level)
+            add(text=it.text, role=it.role, bbox=it.bbox, confidence=1.0, level=it.level, fields=it.extra.get("fields"))
     for ln in sorted(vertical, key=lambda ln: (ln.x0, ln.y0)):
         add(text=ln.text.strip(), role="paragraph", bbox=ln.bbox, confidence=1.0)
     for ln in bottom:
@@ -247,7 +263,3 @@ def _without_prose_rows(regions: list[BBox], in_columns: list[BBox], body: list[
         if not spoilt:
             out.append(r)
     return out
-
-
-def _page_ladder(lines: list[Line], em: float, cfg: TextLayerConfig) -> tuple[float, ...]:
-    return tuple(sorted({ln.size for ln in lines if ln.size >= cfg.heading_size_ratio * em}, reverse=True))

@@ -7,7 +7,7 @@ for JSON nulls. Doubles carry floats exactly, so a round trip gives an equal mod
 
 from __future__ import annotations
 
-from ..model import Block, CheckResult, Decision, Document, HiddenText, Page, TriageDecision
+from ..model import Block, CheckResult, Decision, Document, FormField, HiddenText, Page, TriageDecision
 
 from .protos import pagerouter_pb2 as pb
 
@@ -60,6 +60,10 @@ def block_to_proto(b: Block) -> pb.Block:
         cells=[pb.Row(cells=row) for row in (b.cells or [])],
         has_cells=b.cells is not None,
         witnesses=b.witnesses,
+        spans=[pb.CellSpan(row=r, col=c, rowspan=rs, colspan=cs) for r, c, rs, cs in (b.spans or [])],
+        has_spans=b.spans is not None,
+        fields=[pb.FormField(name=f.name, type=f.type, value=f.value, bbox=_bbox(f.bbox)) for f in (b.fields or [])],
+        has_fields=b.fields is not None,
         **_kw_opt(level=b.level, image=b.image, image_png_base64=b.image_png_base64),
         **({"furniture": pb.Decision(scores=b.furniture.scores, reasons=b.furniture.reasons)} if b.furniture else {}),
     )
@@ -125,6 +129,9 @@ def block_from_proto(m: pb.Block) -> Block:
         order=m.order,
         level=_opt(m, "level"),
         cells=[list(r.cells) for r in m.cells] if m.has_cells else None,
+        spans=[(s.row, s.col, s.rowspan, s.colspan) for s in m.spans] if m.has_spans else None,
+        fields=[FormField(name=f.name, type=f.type, value=f.value, bbox=_tuple(f.bbox)) for f in m.fields]
+        if m.has_fields else None,
         image=_opt(m, "image"),
         image_png_base64=_opt(m, "image_png_base64"),
         witnesses=list(m.witnesses),

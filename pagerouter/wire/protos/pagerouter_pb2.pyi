@@ -146,7 +146,7 @@ class CheckResult(_message.Message):
     def __init__(self, name: _Optional[str] = ..., passed: _Optional[bool] = ..., score: _Optional[float] = ..., threshold: _Optional[float] = ..., reason: _Optional[str] = ..., regions: _Optional[_Iterable[_Union[BBox, _Mapping]]] = ...) -> None: ...
 
 class Block(_message.Message):
-    __slots__ = ("text", "role", "bbox", "page", "engine", "engine_version", "route", "confidence", "order", "level", "cells", "has_cells", "image", "witnesses", "furniture", "image_png_base64")
+    __slots__ = ("text", "role", "bbox", "page", "engine", "engine_version", "route", "confidence", "order", "level", "cells", "has_cells", "image", "witnesses", "furniture", "image_png_base64", "spans", "has_spans", "fields", "has_fields")
     TEXT_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     BBOX_FIELD_NUMBER: _ClassVar[int]
@@ -163,6 +163,10 @@ class Block(_message.Message):
     WITNESSES_FIELD_NUMBER: _ClassVar[int]
     FURNITURE_FIELD_NUMBER: _ClassVar[int]
     IMAGE_PNG_BASE64_FIELD_NUMBER: _ClassVar[int]
+    SPANS_FIELD_NUMBER: _ClassVar[int]
+    HAS_SPANS_FIELD_NUMBER: _ClassVar[int]
+    FIELDS_FIELD_NUMBER: _ClassVar[int]
+    HAS_FIELDS_FIELD_NUMBER: _ClassVar[int]
     text: str
     role: str
     bbox: BBox
@@ -179,7 +183,35 @@ class Block(_message.Message):
     witnesses: _containers.RepeatedScalarFieldContainer[str]
     furniture: Decision
     image_png_base64: str
-    def __init__(self, text: _Optional[str] = ..., role: _Optional[str] = ..., bbox: _Optional[_Union[BBox, _Mapping]] = ..., page: _Optional[int] = ..., engine: _Optional[str] = ..., engine_version: _Optional[str] = ..., route: _Optional[str] = ..., confidence: _Optional[float] = ..., order: _Optional[int] = ..., level: _Optional[int] = ..., cells: _Optional[_Iterable[_Union[Row, _Mapping]]] = ..., has_cells: _Optional[bool] = ..., image: _Optional[str] = ..., witnesses: _Optional[_Iterable[str]] = ..., furniture: _Optional[_Union[Decision, _Mapping]] = ..., image_png_base64: _Optional[str] = ...) -> None: ...
+    spans: _containers.RepeatedCompositeFieldContainer[CellSpan]
+    has_spans: bool
+    fields: _containers.RepeatedCompositeFieldContainer[FormField]
+    has_fields: bool
+    def __init__(self, text: _Optional[str] = ..., role: _Optional[str] = ..., bbox: _Optional[_Union[BBox, _Mapping]] = ..., page: _Optional[int] = ..., engine: _Optional[str] = ..., engine_version: _Optional[str] = ..., route: _Optional[str] = ..., confidence: _Optional[float] = ..., order: _Optional[int] = ..., level: _Optional[int] = ..., cells: _Optional[_Iterable[_Union[Row, _Mapping]]] = ..., has_cells: _Optional[bool] = ..., image: _Optional[str] = ..., witnesses: _Optional[_Iterable[str]] = ..., furniture: _Optional[_Union[Decision, _Mapping]] = ..., image_png_base64: _Optional[str] = ..., spans: _Optional[_Iterable[_Union[CellSpan, _Mapping]]] = ..., has_spans: _Optional[bool] = ..., fields: _Optional[_Iterable[_Union[FormField, _Mapping]]] = ..., has_fields: _Optional[bool] = ...) -> None: ...
+
+class CellSpan(_message.Message):
+    __slots__ = ("row", "col", "rowspan", "colspan")
+    ROW_FIELD_NUMBER: _ClassVar[int]
+    COL_FIELD_NUMBER: _ClassVar[int]
+    ROWSPAN_FIELD_NUMBER: _ClassVar[int]
+    COLSPAN_FIELD_NUMBER: _ClassVar[int]
+    row: int
+    col: int
+    rowspan: int
+    colspan: int
+    def __init__(self, row: _Optional[int] = ..., col: _Optional[int] = ..., rowspan: _Optional[int] = ..., colspan: _Optional[int] = ...) -> None: ...
+
+class FormField(_message.Message):
+    __slots__ = ("name", "type", "value", "bbox")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    BBOX_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    type: str
+    value: str
+    bbox: BBox
+    def __init__(self, name: _Optional[str] = ..., type: _Optional[str] = ..., value: _Optional[str] = ..., bbox: _Optional[_Union[BBox, _Mapping]] = ...) -> None: ...
 
 class Decision(_message.Message):
     __slots__ = ("scores", "reasons")
