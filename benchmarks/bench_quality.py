@@ -202,16 +202,16 @@ def main() -> None:
 
 def print_table(results: dict, kinds: list[str]) -> None:
     w = max(len(n) for n in results) + 2
-    print(f"\n{'system':<{w}}" + "".join(f"{k:>11}" for k in kinds) + f"{'overall':>10}{'pages/s':>10}")
+    print(f"\n{'system':<{w}}" + "".join(f"{k:>{max(11, len(k) + 2)}}" for k in kinds) + f"{'overall':>10}{'pages/s':>10}")
     for name, r in results.items():
         row, rates = f"{name:<{w}}", []
         for k in kinds:
             if k in r["per_kind"]:
                 ok, n = r["per_kind"][k]
                 rates.append(ok / n)
-                row += f"{ok / n:>10.0%} "
+                row += f"{ok / n:>{max(10, len(k) + 1)}.0%} "
             else:
-                row += f"{'-':>10} "
+                row += f"{'-':>{max(10, len(k) + 1)}} "
         row += f"{sum(rates) / len(rates):>9.0%}" if rates else f"{'-':>9}"
         print(row + f"{r['pages_per_s']:>10.1f}")
     n = {k: v[1] for k, v in next(iter(results.values()))["per_kind"].items()}
