@@ -284,7 +284,7 @@ class Pymupdf4llmSystem:
         pass
 
 
-SYSTEM_NAMES = ("router", "text_layer", "rapidocr", "tesseract", "pymupdf4llm")
+from .command import SYSTEM_NAMES  # noqa: E402 - the names live with the CLI, which must not import this module
 
 
 def make_system(name: str, cfg: PagerouterConfig) -> System:

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pymupdf
-from scipy import ndimage
 
 from .. import pagetext
 from ..config.textlayer import TextLayerConfig
@@ -94,6 +93,8 @@ def vector_figures(shapes: list[BBox], page_w: float, page_h: float, cfg: TextLa
     grid = np.zeros((gh, gw), dtype=bool)
     for x0, y0, x1, y1 in shapes:
         grid[int(y0 / cell) : int(y1 / cell) + 2, int(x0 / cell) : int(x1 / cell) + 2] = True
+    from scipy import ndimage  # here: importing scipy.ndimage costs ~0.3 s at every CLI start
+
     labels, n = ndimage.label(grid)
     if n == 0:
         return []
