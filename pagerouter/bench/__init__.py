@@ -5,3 +5,6 @@ corpus.py (generated pages with known text, real PDFs), systems.py (one class pe
 metrics.py (CER, percentiles, CPU time, cost), runner.py (runs and reduces), report.py
 (Markdown, JSON, charts), command.py (the CLI subcommand).
 """
+
+SYSTEM_NAMES = ("router", "text_layer", "rapidocr", "tesseract", "pymupdf4llm")
+"""The systems `pagerouter bench` compares (systems.py builds them)."""

@@ -12,9 +12,7 @@ import shlex
 import sys
 from pathlib import Path
 
-SYSTEM_NAMES = ("router", "text_layer", "rapidocr", "tesseract", "pymupdf4llm")
-"""The systems `pagerouter bench` compares (systems.py builds them; its imports are heavy, and
-every `pagerouter` command builds this parser)."""
+from . import SYSTEM_NAMES  # not from systems.py: its imports are heavy, and every command builds this parser
 
 DEFAULT_PAGES = 20  # a few minutes for all five systems on 2 cores
 REAL_CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "real"

@@ -284,7 +284,7 @@ class Pymupdf4llmSystem:
         pass
 
 
-from .command import SYSTEM_NAMES  # noqa: E402 - the names live with the CLI, which must not import this module
+from . import SYSTEM_NAMES  # noqa: E402, F401 - kept here too: callers import it from this module
 
 
 def make_system(name: str, cfg: PagerouterConfig) -> System:
