@@ -22,9 +22,10 @@ letter-spaced run is rebuilt where its text shows the word breaks (two or more s
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import statistics
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import Callable, Protocol, Sequence
 
 import pymupdf
 
@@ -32,8 +33,27 @@ from ..config.textlayer import TextLayerConfig
 from ..geometry import BBox
 from ..pagetext import TEXT_FLAGS
 
-if TYPE_CHECKING:
-    from .lines import Line
+
+
+class Line(Protocol):
+    """What this module reads of a `lines.Line` (lines.py imports this module, so the class
+    itself is not imported here)."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    text: str
+    size: float
+    bold: bool
+    chars: int
+    seq: tuple[int, int]
+
+    @property
+    def bbox(self) -> BBox: ...
+
+    @property
+    def width(self) -> float: ...
 
 Glyph = tuple[float, float, float, float, str]
 """x0, y0, x1, y1 (reading frame) and the character."""
@@ -103,13 +123,13 @@ def _letters_apart(text: str) -> bool:
     return bool(toks) and (all(len(w) == 1 and w.isalnum() for w in toks) or spaced_letters(text))
 
 
-def letter_pitch(ln: "Line") -> float:
+def letter_pitch(ln: Line) -> float:
     """Advance plus tracking of one letter of a letter-spaced line."""
     n = len(ln.text.replace(" ", ""))
     return ln.width / n if n else ln.width
 
 
-def join_spaced(a: "Line", b: "Line", gap: float, cfg: TextLayerConfig) -> bool:
+def join_spaced(a: Line, b: Line, gap: float, cfg: TextLayerConfig) -> bool:
     """Two letter-spaced fragments on one baseline, one word gap apart (`A N N U A L` and
     `R E P O R T` that MuPDF cut at the wide word gap)."""
     if not (cfg.letter_spacing and a.size == b.size and a.bold == b.bold):
@@ -120,7 +140,7 @@ def join_spaced(a: "Line", b: "Line", gap: float, cfg: TextLayerConfig) -> bool:
     return gap <= cfg.letter_spacing_join_pitches * max(letter_pitch(a), letter_pitch(b))
 
 
-def respace(ln: "Line", glyphs: GlyphSource | None, cfg: TextLayerConfig) -> str | None:
+def respace(ln: Line, glyphs: GlyphSource | None, cfg: TextLayerConfig) -> str | None:
     """The words of a letter-spaced line (`ANNUAL REPORT`), or None to leave it as it is.
 
     From the glyphs: the run's letter gap is the median gap between neighbouring letters (most
@@ -154,11 +174,11 @@ def respace(ln: "Line", glyphs: GlyphSource | None, cfg: TextLayerConfig) -> str
 
 
 # ---------------------------------------------------------------------- overprinting
-def _tol(ln: "Line", cfg: TextLayerConfig) -> float:
+def _tol(ln: Line, cfg: TextLayerConfig) -> float:
     return min(cfg.overprint_max_offset_pt, 0.15 * max(ln.size, 1.0))
 
 
-def drop_overprints(row: list["Line"], glyphs: GlyphSource | None, cfg: TextLayerConfig) -> list["Line"]:
+def drop_overprints(row: list[Line], glyphs: GlyphSource | None, cfg: TextLayerConfig) -> list[Line]:
     """The fragments of one baseline row (sorted by x0) with overprinted copies removed.
 
     A fragment with the same text as an earlier one, within `overprint_max_offset_pt` on both
@@ -199,12 +219,10 @@ def drop_overprints(row: list["Line"], glyphs: GlyphSource | None, cfg: TextLaye
     return out + _rebuilt(cluster, glyphs, cfg)
 
 
-def _rebuilt(cluster: list["Line"], glyphs: GlyphSource, cfg: TextLayerConfig) -> list["Line"]:
+def _rebuilt(cluster: list[Line], glyphs: GlyphSource, cfg: TextLayerConfig) -> list[Line]:
     """Overlapping fragments as one line with each overprinted glyph once, or as they were."""
     if len(cluster) < 2:
         return cluster
-    from .lines import Line  # (lines.py imports this module)
-
     x0 = min(ln.x0 for ln in cluster)
     y0 = min(ln.y0 for ln in cluster)
     x1 = max(ln.x1 for ln in cluster)
@@ -231,5 +249,8 @@ def _rebuilt(cluster: list["Line"], glyphs: GlyphSource, cfg: TextLayerConfig) -
     if not inked or dropped < 0.25 * inked:
         return cluster
     text = " ".join("".join(g[4] for g in kept).split())
-    return [Line(x0, y0, x1, y1, text=text, size=main.size, bold=True, mono=main.mono, horizontal=True,
-                 chars=len(text.replace(" ", "")), seq=min(ln.seq for ln in cluster))]
+    # a copy of the main fragment's Line (its size and monospace flag), not a new Line(): lines.py
+    # imports this module, so naming the class here would be an import cycle
+    return [dataclasses.replace(main, x0=x0, y0=y0, x1=x1, y1=y1, text=text, bold=True, horizontal=True,
+                                chars=len(text.replace(" ", "")), role=None, parts=[],
+                                seq=min(ln.seq for ln in cluster))]
