@@ -52,10 +52,25 @@ def content_size_problem(page: pymupdf.Page, max_mb: float) -> str:
     cap = int(max_mb * 1024 * 1024)
     doc = page.parent
     xrefs = _content_xrefs(doc, page) + _form_xrefs(doc, page.xref)
-    streams = [(xref, *_stream_keys(doc, xref)) for xref in dict.fromkeys(xrefs)]
     # Deflate expands at most ~1032:1: when one Flate layer (or none) over every stream cannot
     # reach the cap, nothing needs inflating (most pages). Nested Flate has no useful bound.
-    if sum(_bound(doc, xref, filters, length) for xref, filters, length in streams) <= cap:
+    bound = 0.0
+    streams = []
+    for xref in dict.fromkeys(xrefs):
+        try:
+            text = doc.xref_object(xref, compressed=True)
+        except Exception:  # noqa: BLE001 - a broken object: the slow path reports what it can
+            text = ""
+        plain = _PLAIN_FLATE.fullmatch(text)
+        if plain is not None:  # most streams: one Flate layer and a direct length, nothing else
+            length = int(plain.group(1) or plain.group(2))
+            streams.append((xref, ["/FlateDecode"], length))
+            bound += (length if length > 0 else len(doc.xref_stream_raw(xref) or b"")) * _FLATE_RATIO + 1024
+            continue
+        filters, length = _stream_keys(doc, xref, text)
+        streams.append((xref, filters, length))
+        bound += _bound(doc, xref, filters, length)
+    if bound <= cap:
         return ""
     total = 0
     for xref, filters, _ in streams:
@@ -87,12 +102,20 @@ _FILTER_KEY = re.compile(r"/Filter(?=[\s/\[])\s*(/[^\s/\[\]<>()]+|\[[^\]]*\]|\d+
 _LENGTH_KEY = re.compile(r"/Length\s+([-+]?\d+)(?!\d)(?!\s+\d+\s+R)")
 
 
-def _stream_keys(doc: pymupdf.Document, xref: int) -> tuple[list[str] | None, int | None]:
-    """(filters, declared length or None) of a stream: `_filters` and /Length in one lookup."""
-    try:
-        text = doc.xref_object(xref, compressed=True)
-    except Exception:  # noqa: BLE001 - a broken object: the slow path reports what it can
-        text = ""
+# The dictionary nearly every content stream has, as MuPDF prints it: one Flate layer and a
+# direct length, in either order. Matched whole, it needs none of `_stream_keys`'s checks (a
+# page of 50 streams: 0.66 -> 0.4 ms).
+_PLAIN_FLATE = re.compile(r"<</Filter/FlateDecode/Length (\d+)>>|<</Length (\d+)/Filter/FlateDecode>>")
+
+
+def _stream_keys(doc: pymupdf.Document, xref: int, text: str | None = None) -> tuple[list[str] | None, int | None]:
+    """(filters, declared length or None) of a stream: `_filters` and /Length in one lookup
+    (`text`: the stream's dictionary as `xref_object(compressed=True)` prints it, if read)."""
+    if text is None:
+        try:
+            text = doc.xref_object(xref, compressed=True)
+        except Exception:  # noqa: BLE001 - a broken object: the slow path reports what it can
+            text = ""
     body = text.strip()
     if (not (body.startswith("<<") and body.endswith(">>")) or body.count("<<") != 1 or "(" in body
             or body.count("/Filter") > 1 or body.count("/Length") > 1):  # a name value could pose as a key

@@ -113,8 +113,9 @@ class DocumentTriage:
             if lost:  # a truncated file: MuPDF hands out an empty page, never say it was read
                 return TriageOutcome(failed_page(src.name, number, "reading", ValueError(lost)))
             limits = self.cfg.limits
+            # a page the pre-scan extracted passed the content-size check there (`keep`)
             too_big = (page_box_problem(page.rect.width, page.rect.height, limits.max_page_side_pt)
-                       or content_size_problem(page, limits.max_content_stream_mb))
+                       or (not extracted and content_size_problem(page, limits.max_content_stream_mb)))
             if too_big:  # before its text is extracted or the page rendered
                 return TriageOutcome(failed_page(src.name, number, "reading", ValueError(too_big)))
             textdict, early_warnings = extracted if extracted else (extract_textdict(page), "")
