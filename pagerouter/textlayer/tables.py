@@ -118,6 +118,10 @@ def text_candidates(lines: list[Line], cfg: TextLayerConfig, em: float) -> list[
     # lines flagged as furniture may be given too: a table continued at the top of a page has
     # its repeated header and first rows in the running-header band
     rows = _text_rows([ln for ln in lines if ln.horizontal and ln.role in (None, "header", "footer", "page_number")])
+    # a table needs `table_min_rows` rows of `table_min_cols` cells (`flush`'s strong rows, whose
+    # cells are a subset of their row's fragments): a page of prose has none and stops here
+    if sum(1 for r in rows if len(r) >= cfg.table_min_cols) < cfg.table_min_rows:
+        return []
     out: list[BBox] = []
     run: list[list[Line]] = []
     weak: list[list[Line]] = []  # rows passed over, waiting for the next aligned row
@@ -206,7 +210,10 @@ def side_by_side_candidates(lines: list[Line], cfg: TextLayerConfig, em: float) 
     caption's left edge to the next caption's, down to the first line crossing into another
     side. Their rows often share baselines, and read across the page they would make one
     table of both; a side table may have two columns (its caption vouches for it)."""
-    rows = _text_rows([ln for ln in lines if ln.horizontal and ln.role is None])
+    body = [ln for ln in lines if ln.horizontal and ln.role is None]
+    if sum(1 for ln in body if _CAPTION.match(ln.text.strip())) < 2:
+        return []  # no two captions, so no row of them (most pages)
+    rows = _text_rows(body)
     out: list[BBox] = []
     side_cfg = cfg.model_copy(update={"table_min_cols": min(2, cfg.table_min_cols)})
     for i, row in enumerate(rows):

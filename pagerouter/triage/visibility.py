@@ -29,6 +29,7 @@ never reads it. Each hidden piece is kept, with its reason, for the page's JSON.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import pymupdf
@@ -67,6 +68,7 @@ def _rgb(c: int) -> tuple[int, int, int]:
     return (c >> 16) & 255, (c >> 8) & 255, c & 255
 
 
+@lru_cache(maxsize=4096)  # a page has a few colours and thousands of spans
 def _contrast(a: int, b: int) -> int:
     return max(abs(x - y) for x, y in zip(_rgb(a), _rgb(b)))
 
