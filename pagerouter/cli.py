@@ -267,8 +267,8 @@ def _print_decisions(src, numbers, cfg, as_json: bool) -> int:
 
     import pymupdf
 
-    from pagerouter.page_limits import content_size_problem, page_box_problem, page_text_problem
-    from pagerouter.page_status import _damage_report, _lost_contents, _lost_page
+    from pagerouter.page_limits import page_text_problem
+    from pagerouter.page_status import damage_found, unreadable_before_text
     from pagerouter.pagetext import extract_textdict
     from pagerouter.triage import triage_page
 
@@ -280,17 +280,14 @@ def _print_decisions(src, numbers, cfg, as_json: bool) -> int:
         try:
             pymupdf.TOOLS.reset_mupdf_warnings()
             page = src.doc.load_page(n - 1)
-            problem = _lost_page(page) or page_box_problem(page.rect.width, page.rect.height, limits.max_page_side_pt) \
-                or content_size_problem(page, limits.max_content_stream_mb)
+            problem = unreadable_before_text(page, limits)
             if not problem:
                 textdict = extract_textdict(page)
                 problem = page_text_problem(textdict, limits.max_page_chars)
             if not problem:
                 stage = "triage"
                 d = triage_page(page, textdict, cfg.triage, cfg.ocr)
-                damaged = _damage_report(src.open_warnings + "\n" + pymupdf.TOOLS.mupdf_warnings())
-                if not damaged and getattr(page.parent, "is_repaired", True):
-                    damaged = _lost_contents(page)
+                damaged = damage_found(page, src.open_warnings + "\n" + pymupdf.TOOLS.mupdf_warnings())
         except Exception as exc:  # noqa: BLE001
             problem = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         if problem:

@@ -34,6 +34,28 @@ def _lost_page(page: pymupdf.Page) -> str:
     return ""
 
 
+def unreadable_before_text(page: pymupdf.Page, limits, *, streams_checked: bool = False) -> str:
+    """Why a page cannot be read, found before its text is extracted or it is rendered, or '':
+    its object lost from a truncated file, a page box or content streams past `limits`
+    (`config.limits`; `streams_checked`: the content-size check already passed, in the
+    pre-scan). `convert` (pipeline.py) and `pagerouter triage` (cli.py) both ask this, so the
+    two say `failed` for the same pages."""
+    from .page_limits import content_size_problem, page_box_problem
+
+    return (_lost_page(page) or page_box_problem(page.rect.width, page.rect.height, limits.max_page_side_pt)
+            or ("" if streams_checked else content_size_problem(page, limits.max_content_stream_mb)))
+
+
+def damage_found(page: pymupdf.Page, warnings: str) -> str:
+    """Why a page read from a damaged file may miss content (`warnings`: MuPDF's, from opening
+    the file and reading the page), or ''; a repaired file's pages are checked for content
+    streams missing from it."""
+    damaged = _damage_report(warnings)
+    if not damaged and getattr(page.parent, "is_repaired", True):
+        damaged = _lost_contents(page)
+    return damaged
+
+
 def _lost_contents(page: pymupdf.Page) -> str:
     """Why part of a PDF page's content is missing from the file (a content stream cut off), or ''."""
     doc = page.parent

@@ -27,8 +27,8 @@ from .memory import release_free_memory
 from .model import Block, CheckResult, Document, Page, TriageDecision
 from .ocr.task import make_ocr_task
 from .output import clean_model
-from .page_limits import content_size_problem, page_box_problem, page_text_problem
-from .page_status import _damage_report, _lost_contents, _lost_page, failed_page, needs_ocr, ocr_mode_decision, ocr_off
+from .page_limits import content_size_problem, page_text_problem
+from .page_status import damage_found, failed_page, needs_ocr, ocr_mode_decision, ocr_off, unreadable_before_text
 from .pagetext import MUPDF_LOCK, extract_textdict
 from .stages import _PAGE_STARTED, LayoutResult, OcrCalls, OcrTask, Reading
 
@@ -109,15 +109,13 @@ class DocumentTriage:
         pymupdf.TOOLS.reset_mupdf_warnings()
         try:
             page = src.doc.load_page(number - 1)
-            lost = _lost_page(page)
-            if lost:  # a truncated file: MuPDF hands out an empty page, never say it was read
-                return TriageOutcome(failed_page(src.name, number, "reading", ValueError(lost)))
             limits = self.cfg.limits
-            # a page the pre-scan extracted passed the content-size check there (`keep`)
-            too_big = (page_box_problem(page.rect.width, page.rect.height, limits.max_page_side_pt)
-                       or (not extracted and content_size_problem(page, limits.max_content_stream_mb)))
-            if too_big:  # before its text is extracted or the page rendered
-                return TriageOutcome(failed_page(src.name, number, "reading", ValueError(too_big)))
+            # a truncated file's lost page (MuPDF hands out an empty page: never say it was read),
+            # a page past the limits: before its text is extracted or the page rendered; a page
+            # the pre-scan extracted passed the content-size check there (`keep`)
+            problem = unreadable_before_text(page, limits, streams_checked=extracted is not None)
+            if problem:
+                return TriageOutcome(failed_page(src.name, number, "reading", ValueError(problem)))
             textdict, early_warnings = extracted if extracted else (extract_textdict(page), "")
             too_much = page_text_problem(textdict, limits.max_page_chars)
             if too_much:  # before its text is laid out, triaged or read
@@ -150,10 +148,7 @@ class DocumentTriage:
                     invisible_too=decision.hidden_layer,
                 )
                 timings["text_layer"] = time.perf_counter() - t1
-            damaged = _damage_report(early_warnings + "\n" + pymupdf.TOOLS.mupdf_warnings())
-            if not damaged and getattr(page.parent, "is_repaired", True):
-                # only a file MuPDF had to repair can point at content streams it does not hold
-                damaged = _lost_contents(page)
+            damaged = damage_found(page, early_warnings + "\n" + pymupdf.TOOLS.mupdf_warnings())
             if damaged:
                 # MuPDF reads around broken content streams silently; a page that parsed with
                 # syntax errors may have lost content, so say so instead of trusting the result.
