@@ -14,7 +14,7 @@ Measures, on loopback:
 The in-process figures are taken before Ray starts, in the same process.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: FastAPI must see real annotations in trivial_app.
 
 import argparse
 import json
@@ -102,10 +102,16 @@ def main() -> int:
     ap.add_argument("--requests", type=int, default=200, help="single-page requests per protocol")
     ap.add_argument("--pages", type=int, default=100, help="pages of the throughput PDF")
     ap.add_argument("--json", type=Path, help="also write the figures here")
+    ap.add_argument("--ingress-triage-max-pages", type=int, default=None,
+                    help="serve.ingress_triage_max_pages for this run (0: every request through the Triage "
+                         "deployment, the path before issue 23; default: the config's)")
     a = ap.parse_args()
     cfg = bench_config()
+    if a.ingress_triage_max_pages is not None:
+        cfg.serve.ingress_triage_max_pages = a.ingress_triage_max_pages
     one_page, many_pages = born_digital_pdf(1), born_digital_pdf(a.pages)
-    results: dict = {"requests": a.requests, "pages": a.pages}
+    results: dict = {"requests": a.requests, "pages": a.pages,
+                     "ingress_triage_max_pages": cfg.serve.ingress_triage_max_pages}
 
     # -- in-process (the Converter the CLI uses), before Ray exists in this process
     from pagerouter.converter import Converter
@@ -155,6 +161,8 @@ def main() -> int:
             t = time.perf_counter()
             doc = h.convert(many_pages, filename="many.pdf")
             results["http_pages_per_s"] = round(len(doc.pages) / (time.perf_counter() - t), 1)
+        ingress = serve.get_deployment_handle("Ingress", app_name=cfg.serve.app_name)
+        results["ingress_triage_paths"] = ingress.stats.remote().result(timeout_s=30)["triage"]
         base = results["in_process_page"]["p50_ms"]
         results["added_p50_ms"] = {
             "http": round(results["http_page"]["p50_ms"] - base, 2),

@@ -13,6 +13,7 @@ import asyncio
 import json
 import time
 import weakref
+from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import aclosing, contextmanager
 
@@ -23,6 +24,7 @@ from ray import serve
 from ray.serve.handle import DeploymentHandle
 
 from pagerouter.escalation_wait import EscalationWait, resolve_escalation_wait
+from pagerouter.isolation import PageWork, page_work
 from pagerouter.memory import release_after
 from pagerouter.model import Document, Page
 from pagerouter.output import to_markdown
@@ -34,6 +36,7 @@ from pagerouter.wire.items import DocumentHead, DocumentTail, InputProblem
 from .auth import ENV_KEY, ENV_KEY_FILE, server_api_key
 from .common import load_cfg
 from .docs import install_docs
+from .fast_path import LocalWalk, triaged_in_ingress
 from .health import Readiness, applied_config, public_config, redact
 from .ingress_grpc import GrpcMethods
 from .jobs import JOB_RESPONSES, JobMethods
@@ -64,6 +67,7 @@ from .limits import (
     until_deadline,
 )
 from .observe import GraphMetrics, current_request_id, stage_span
+from .triage import triage_stream
 
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
@@ -100,6 +104,8 @@ class IngressCore(GrpcMethods, JobMethods):
         self.admission = Admission(self.cfg.limits)
         self.deadline_s = self.cfg.serve.ingress_deadline_s()
         self._versions: dict[str, dict[str, str]] = {}
+        self._local_pages: PageWork | None = None  # deployments/fast_path.py
+        self.triage_paths: Counter[str] = Counter()
         self.health = Readiness(
             {"Triage": triage, "Layout": layout, "SmallReader": small_reader, "LargeReader": large_reader},
             self.cfg.serve.app_name, PAGEROUTER_VERSION,
@@ -131,12 +137,7 @@ class IngressCore(GrpcMethods, JobMethods):
         except ValueError as exc:
             yield InputProblem("bad_request", f"{name}: {exc}", name, None, str(exc))
             return
-        def walk(selection: str | None):
-            return self.triage.outcomes.options(stream=True).remote(
-                data, name, password, selection, opts.ocr, opts.images
-            )
-
-        triage = TriageWalk(walk(pages), walk, name)
+        triage = self._triage_walk(data, name, password, pages, opts)
         try:
             first = await triage.head()
             yield _for_api(first) if isinstance(first, InputProblem) else first
@@ -158,6 +159,34 @@ class IngressCore(GrpcMethods, JobMethods):
             # instead of letting it triage (and render) the rest of the document for nobody.
             triage.cancel()
             release_after(len(data))  # a large upload's buffers back to the OS (pagerouter.memory)
+
+    def _triage_walk(self, data: bytes, name: str, password: str | None, pages: str | None, opts: RequestOptions):
+        """The triage of one request: in this replica for a few pages of a small upload
+        (deployments/fast_path.py), else the Triage deployment's stream."""
+        if triaged_in_ingress(self.cfg.serve, len(data), pages):
+            self.triage_paths["ingress"] += 1
+            self.metrics.triage_path.inc(tags={"where": "ingress"})
+            return LocalWalk(triage_stream(self.cfg, self.local_pages, data, name, password, pages, opts.ocr, opts.images))
+
+        def walk(selection: str | None):
+            return self.triage.outcomes.options(stream=True).remote(
+                data, name, password, selection, opts.ocr, opts.images
+            )
+
+        self.triage_paths["deployment"] += 1
+        self.metrics.triage_path.inc(tags={"where": "deployment"})
+        return TriageWalk(walk(pages), walk, name)
+
+    @property
+    def local_pages(self) -> PageWork:
+        """This replica's own isolation workers (started on first use) for the requests it triages."""
+        if self._local_pages is None:
+            self._local_pages = page_work(self.cfg)
+        return self._local_pages
+
+    def stats(self) -> dict:
+        """Requests triaged here vs. by the Triage deployment (tests and the benchmark read it)."""
+        return {"triage": dict(self.triage_paths)}
 
     def _ocr_calls(self, used: dict[str, str], wait: EscalationWait | None = None) -> OcrCalls | None:
         """The OCR stage calls of one request, as deployment-handle calls with a span each."""

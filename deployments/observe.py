@@ -78,6 +78,7 @@ class GraphMetrics:
 
     def __init__(self, enabled: bool):
         self.pages = self.flags = self.escalations = self.stage_latency = self.batch_size = _NoMetric()
+        self.triage_path = _NoMetric()
         if not enabled:
             return
         try:
@@ -93,6 +94,11 @@ class GraphMetrics:
                 description="Seconds per stage per page.",
                 boundaries=_LATENCY_BOUNDARIES,
                 tag_keys=("stage",),
+            )
+            self.triage_path = Counter(
+                "pagerouter_triage_path",
+                description="Requests triaged by the ingress itself (`ingress`) or the Triage deployment (`deployment`).",
+                tag_keys=("where",),
             )
             self.batch_size = Histogram(
                 "pagerouter_batch_size",

@@ -16,7 +16,8 @@ from ray import serve
 
 from pagerouter.figure_export import figures_of_text_pages
 from pagerouter.inputs import InputError, check_page_count, parse_pages
-from pagerouter.isolation import page_work
+from pagerouter.config import PagerouterConfig
+from pagerouter.isolation import PageWork, page_work
 from pagerouter.memory import release_after
 from pagerouter.pipeline import TriageOutcome, new_document
 from pagerouter.wire.items import DocumentHead, InputProblem
@@ -49,29 +50,43 @@ class Triage:
     ) -> AsyncIterator[DocumentHead | InputProblem | TriageOutcome]:
         """`ocr` and `images` are the request's options (validated by the ingress): the triage
         mode, and whether text-layer pages' figures are rendered here (this replica holds the file)."""
+        async for item in triage_stream(self.cfg, self.pages, data, name, password, pages, ocr, images):
+            yield item
+
+
+async def triage_stream(
+    cfg: PagerouterConfig, work: PageWork, data: bytes, name: str, password: str | None, pages: str | None,
+    ocr: str = "auto", images: bool = False,
+) -> AsyncIterator[DocumentHead | InputProblem | TriageOutcome]:
+    """DocumentHead (or InputProblem and stop), then one TriageOutcome per page in page order.
+
+    The one triage walk of the served graph: the Triage deployment streams it to the ingress,
+    and the ingress runs it itself, in its own isolation workers, for small requests of a few
+    pages (`serve.ingress_triage_max_pages`, deployments/fast_path.py): the same code, so the
+    same pages, problems, fault hooks and spans either way."""
+    try:
+        # Opening may repair a broken PDF (pypdf) for seconds: off the event loop.
+        src = await asyncio.to_thread(work.open, data, name, password)
+    except InputError as exc:
+        yield InputProblem("bad_input", str(exc), exc.source, exc.page, exc.message)
+        return
+    try:
         try:
-            # Opening may repair a broken PDF (pypdf) for seconds: off the replica's event loop.
-            src = await asyncio.to_thread(self.pages.open, data, name, password)
-        except InputError as exc:
-            yield InputProblem("bad_input", str(exc), exc.source, exc.page, exc.message)
+            numbers = parse_pages(pages, src.page_count, src.name)
+            check_page_count(numbers, cfg.limits.max_pages, src.name)
+        except InputError as exc:  # before any page is triaged
+            yield InputProblem(getattr(exc, "code", "bad_pages"), str(exc), exc.source, exc.page, exc.message)
             return
-        try:
-            try:
-                numbers = parse_pages(pages, src.page_count, src.name)
-                check_page_count(numbers, self.cfg.limits.max_pages, src.name)
-            except InputError as exc:  # before any page is triaged
-                yield InputProblem(getattr(exc, "code", "bad_pages"), str(exc), exc.source, exc.page, exc.message)
-                return
-            yield DocumentHead(new_document(src), numbers)
-            walk = self.pages.outcomes(src, numbers, ocr)
-            if images:
-                walk = figures_of_text_pages(walk, src, self.pages)
-            async for outcome in walk:
-                await stage_fault("triage", src.name, outcome.page.number)  # test-only hook, off by default
-                for stage in TRIAGE_STAGES:
-                    if stage in outcome.page.timings:
-                        record_stage_span(stage, outcome.page.number, outcome.page.route, outcome.page.timings[stage])
-                yield outcome
-        finally:
-            src.close()
-            release_after(len(data))  # a large upload's buffers back to the OS (pagerouter.memory)
+        yield DocumentHead(new_document(src), numbers)
+        walk = work.outcomes(src, numbers, ocr)
+        if images:
+            walk = figures_of_text_pages(walk, src, work)
+        async for outcome in walk:
+            await stage_fault("triage", src.name, outcome.page.number)  # test-only hook, off by default
+            for stage in TRIAGE_STAGES:
+                if stage in outcome.page.timings:
+                    record_stage_span(stage, outcome.page.number, outcome.page.route, outcome.page.timings[stage])
+            yield outcome
+    finally:
+        src.close()
+        release_after(len(data))  # a large upload's buffers back to the OS (pagerouter.memory)

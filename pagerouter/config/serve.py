@@ -172,6 +172,20 @@ class ServeConfig(StrictModel):
         "Used for the ingress unless ingress.max_queued_requests is set.",
     )
     max_upload_mb: float = Field(default=200.0, gt=0, description="Largest accepted upload; bigger is a 413 error.")
+    ingress_triage_max_pages: int = Field(
+        default=4,
+        ge=0,
+        description="A request that names at most this many pages (`/v1/pages`, ConvertPage, or a `pages` "
+        "selection like `1-3`) with an upload of at most ingress_triage_max_mb is opened and triaged by the ingress "
+        "itself, in its own isolation workers, instead of through the Triage deployment: one hop fewer, so a "
+        "born-digital page that needs no model tier is answered by the ingress alone (pages that need OCR still go "
+        "to Layout/SmallReader). Whole-document requests always use the Triage deployment. 0 = never.",
+    )
+    ingress_triage_max_mb: float = Field(
+        default=4.0,
+        ge=0,
+        description="Largest upload (MB) the ingress triages itself (see ingress_triage_max_pages).",
+    )
     ray_num_cpus: int | None = Field(
         default=None,
         ge=1,

@@ -1,0 +1,86 @@
+"""The ingress's own triage of small requests: one hop fewer for a page or a few.
+
+A request that names at most `serve.ingress_triage_max_pages` pages (every `/v1/pages` and
+ConvertPage call, or `/v1/convert` with `pages=1-3`), with an upload of at most
+`serve.ingress_triage_max_mb`, is opened and triaged by the ingress replica itself, in its own
+isolation workers (`pagerouter.isolation`: MuPDF still never runs in the replica's process),
+with the very walk the Triage deployment runs (`deployments.triage.triage_stream`). A
+born-digital page then costs the proxy hop and one isolation worker round trip, not a
+streamed handle call to Triage on top. Pages that need OCR go on to Layout and SmallReader
+as always. The decision is taken before the file is opened, from the request alone, so no
+file is ever parsed twice; whole-document requests (any length) stay on the Triage deployment,
+which spreads their work over its replicas.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+from pagerouter.config.serve import ServeConfig
+from pagerouter.inputs import _RANGE as RANGE_SYNTAX  # the syntax parse_pages reads
+
+
+def bounded_page_count(selection: str | None) -> int | None:
+    """The most pages `selection` can name (`3`, `1-3,7`: 1, 4), or None when it is open-ended
+    (`5-`, all pages) or not a selection at all (the real parser then names the mistake)."""
+    if selection is None or not selection.strip():
+        return None
+    total = 0
+    for part in selection.split(","):
+        m = RANGE_SYNTAX.match(part)
+        if not m:
+            return None
+        lo, dash, hi = m.groups()
+        if not dash:
+            if not lo:
+                return None
+            total += 1
+        elif not lo and hi:  # `-3` reads as 1-3
+            total += int(hi)
+        elif lo and hi:
+            total += max(0, int(hi) - int(lo) + 1)
+        else:
+            return None
+    return total
+
+
+def triaged_in_ingress(s: ServeConfig, size: int, selection: str | None) -> bool:
+    """True when this request is small enough for the ingress to triage itself."""
+    if s.ingress_triage_max_pages <= 0 or size > s.ingress_triage_max_mb * 1024 * 1024:
+        return False
+    count = bounded_page_count(selection)
+    return count is not None and count <= s.ingress_triage_max_pages
+
+
+class LocalWalk:
+    """`triage_stream` run in the ingress, with the interface of `limits.TriageWalk`."""
+
+    def __init__(self, stream: AsyncIterator):
+        self.stream = stream
+        self.numbers: list[int] = []
+        self.finished = False
+
+    async def head(self):
+        first = await self.stream.__anext__()
+        self.numbers = list(getattr(first, "numbers", []))
+        self.finished = not hasattr(first, "numbers")  # an InputProblem ends the walk
+        return first
+
+    async def outcomes(self):
+        async for outcome in self.stream:
+            yield outcome
+        self.finished = True
+
+    def cancel(self) -> None:
+        """Stop the walk (its pages still queued in the isolation worker) and close the file."""
+        if self.finished:
+            return
+        self.finished = True
+        try:
+            asyncio.get_running_loop().create_task(self.stream.aclose())  # type: ignore[attr-defined]
+        except RuntimeError:  # no loop (never in the ingress): the generator's finaliser closes it
+            pass
+
+
+__all__ = ["LocalWalk", "bounded_page_count", "triaged_in_ingress"]
