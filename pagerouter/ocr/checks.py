@@ -124,8 +124,9 @@ def unread_ink(rows: list[tuple[float, float, float, float]], blocks: list[Block
     figures = [b.bbox for b in blocks if b.role == "figure"]
     loose: list[tuple[float, float, float, float]] = []
     in_figure: dict[int, list] = {}
-    for r in rows:
-        if _covered(r, text_boxes) >= cfg.unread_ink_min_cover:
+    cover = _covered_rows(rows, text_boxes)
+    for r, c in zip(rows, cover):
+        if c >= cfg.unread_ink_min_cover:
             continue
         fig = next((i for i, f in enumerate(figures) if overlap_share(r, f) >= 0.5), None)
         # a "figure" hardly taller than the row is a picture of that line of text (an address set as an image)
@@ -145,6 +146,31 @@ def unread_ink(rows: list[tuple[float, float, float, float]], blocks: list[Block
         else f"all {len(rows)} rows of letter-like ink on the page lie in blocks of the reading",
         regions=[tuple(round(v, 1) for v in r) for r in bad[:50]],
     )
+
+
+def _covered_rows(rows: list, boxes: list) -> list[float]:
+    """`_covered` of every row, at once: the rows' grid points against all boxes in one array
+    operation (a real page: hundreds of rows and blocks, 0.5 ms a row as a loop over boxes)."""
+    if not rows:
+        return []
+    if not boxes:
+        return [0.0] * len(rows)
+    r = np.asarray(rows, dtype=np.float64).reshape(-1, 4)
+    b = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+    # the same 3 x 9 grid as `_covered`, computed as np.linspace computes it (start + i * step,
+    # the last point the stop itself), one row of points per row box
+    gx = np.arange(9)[None, :] * ((r[:, 2] - r[:, 0]) / 8)[:, None] + r[:, 0:1]  # (rows, 9)
+    gy = np.arange(3)[None, :] * ((r[:, 3] - r[:, 1]) / 2)[:, None] + r[:, 1:2]  # (rows, 3)
+    gx[:, -1], gy[:, -1] = r[:, 2], r[:, 3]
+    out: list[float] = []
+    step = max(1, 2_000_000 // (27 * len(b)))  # bounds the (rows, 3, 9, boxes) array
+    for i in range(0, len(r), step):
+        x, y = gx[i:i + step], gy[i:i + step]
+        in_x = (x[:, :, None] >= b[None, None, :, 0] - 1) & (x[:, :, None] <= b[None, None, :, 2] + 1)  # (n, 9, B)
+        in_y = (y[:, :, None] >= b[None, None, :, 1] - 1) & (y[:, :, None] <= b[None, None, :, 3] + 1)  # (n, 3, B)
+        inside = (in_y[:, :, None, :] & in_x[:, None, :, :]).any(axis=3)  # (n, 3, 9)
+        out += inside.mean(axis=(1, 2)).tolist()
+    return out
 
 
 def _covered(r: tuple[float, float, float, float], boxes: list) -> float:

@@ -218,23 +218,44 @@ def text_likeness(
     x0 = st[idx, 0].astype(np.float64)
     x1 = x0 + cw[idx]
     hh = ch[idx].astype(np.float64)
-    # neighbour in the same row: centres within 35% of the height, heights within 2x,
-    # horizontal gap under 2.5 heights (letters and words of one line)
-    dy = np.abs(cy[:, None] - cy[None, :]) <= 0.35 * np.maximum(hh[:, None], hh[None, :])
-    ratio = hh[:, None] / hh[None, :]
-    sim = (ratio <= 2.0) & (ratio >= 0.5)
-    gap = np.maximum(x0[None, :] - x1[:, None], x0[:, None] - x1[None, :])
-    near = gap <= 2.5 * np.minimum(hh[:, None], hh[None, :])
-    nb = dy & sim & near
-    np.fill_diagonal(nb, False)
+    nb = _row_neighbours(cy, x0, x1, hh)
     total = int(ok.sum())
-    has_nb = nb.sum(axis=1) >= 1
+    has_nb = np.bincount(nb[0], minlength=idx.size) >= 1
     aligned = int(round(has_nb.sum() * total / idx.size))  # scaled up from the sample
     return TextLikeness(total, aligned, ink, (nb, has_nb, hh, x0, x1, cy, min_line_blobs))
 
 
+def _row_neighbours(cy: np.ndarray, x0: np.ndarray, x1: np.ndarray, hh: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Directed pairs (i, j), i != j, of blobs that are row neighbours: centres within 35% of
+    the larger height, heights within 2x (j's to i's), horizontal gap under 2.5 of the smaller
+    height (letters and words of one line). Only pairs whose centres lie within 35% of the
+    tallest blob's height are tested, found by sorting on the centre: the same pairs as a full
+    n x n comparison at a fraction of its cost (a page of text: 1,500 blobs, ~100 per row)."""
+    n = cy.size
+    order = np.argsort(cy, kind="stable")
+    cs = cy[order]
+    reach = 0.35 * float(hh.max())
+    hi = np.searchsorted(cs, cs + reach, side="right")  # first blob past each one's window
+    counts = np.maximum(hi - np.arange(n) - 1, 0)
+    if not counts.sum():
+        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
+    first = np.repeat(np.arange(n), counts)
+    starts = np.cumsum(counts) - counts
+    second = first + 1 + (np.arange(int(counts.sum())) - np.repeat(starts, counts))
+    a, b = order[first], order[second]
+    ha, hb = hh[a], hh[b]
+    dy = np.abs(cy[a] - cy[b]) <= 0.35 * np.maximum(ha, hb)
+    gap = np.maximum(x0[b] - x1[a], x0[a] - x1[b])
+    both = dy & (gap <= 2.5 * np.minimum(ha, hb))
+    r_ab, r_ba = ha / hb, hb / ha  # each direction as the full comparison has it
+    ab = both & (r_ab <= 2.0) & (r_ab >= 0.5)
+    ba = both & (r_ba <= 2.0) & (r_ba >= 0.5)
+    return np.concatenate([a[ab], b[ba]]), np.concatenate([b[ab], a[ba]])
+
+
 def _find_lines(
-    nb: np.ndarray, has_nb: np.ndarray, hh: np.ndarray, x0: np.ndarray, x1: np.ndarray, cy: np.ndarray, min_blobs: int
+    nb: tuple[np.ndarray, np.ndarray], has_nb: np.ndarray, hh: np.ndarray, x0: np.ndarray, x1: np.ndarray,
+    cy: np.ndarray, min_blobs: int,
 ) -> list[tuple[float, float, float, float, int]]:
     """Rows of text among the aligned blobs: connected chains of row neighbours (see
     `text_likeness`) of at least `min_blobs` blobs, of consistent height, at least 4 heights wide,
@@ -245,7 +266,14 @@ def _find_lines(
     from scipy.sparse.csgraph import connected_components
 
     keep = np.nonzero(has_nb)[0]
-    n, lab = connected_components(csr_matrix(nb[np.ix_(keep, keep)]), directed=False)
+    # the neighbour pairs (`_row_neighbours`) as a graph over the blobs that have one
+    pos = np.full(has_nb.size, -1)
+    pos[keep] = np.arange(keep.size)
+    src, dst = pos[nb[0]], pos[nb[1]]
+    inside = (src >= 0) & (dst >= 0)  # a neighbour without one of its own is left out, as before
+    src, dst = src[inside], dst[inside]
+    graph = csr_matrix((np.ones(src.size, dtype=bool), (src, dst)), shape=(keep.size, keep.size))
+    n, lab = connected_components(graph, directed=False)
     sizes = np.bincount(lab, minlength=n)
     lines: list[tuple[float, float, float, float, int]] = []
     for c in np.nonzero(sizes >= min_blobs)[0]:
