@@ -1,7 +1,7 @@
 """Born-digital throughput, peak memory and real-corpus routes.
 
     python benchmarks/bench_textlayer.py [--pages 200] [--mem-pages 100,500] [--corpus ../shared/corpus/real]
-        [--checks-only]
+        [--checks-only] [--stages] [--differenced]
 
 Prints:
 1. pages/s of `page.get_text()` alone (the floor) vs. the in-process convert (triage +
@@ -261,6 +261,114 @@ def bench_differenced(tmp: Path, small: int = 40, large: int = 240, repeats: int
     print(f"  process times (s)   : " + ", ".join(f"{k[0]} {k[1]}p {v:.2f}" for k, v in sorted(best.items())))
 
 
+# Where a born-digital page's CPU goes: (module, attribute, label). Each is wrapped where it is
+# called from (the name the caller looks up), so nested steps are booked to the innermost one.
+_STAGES = [
+    ("pagerouter.pipeline", "extract_textdict", "text dict (MuPDF)"),
+    ("pagerouter.pipeline", "unreadable_before_text", "limits before reading"),
+    ("pagerouter.pipeline", "content_size_problem", "limits before reading"),
+    ("pagerouter.pipeline", "page_text_problem", "limits before reading"),
+    ("pagerouter.pipeline", "damage_found", "damage check"),
+    ("pagerouter.pipeline", "clean_model", "clean model"),
+    ("pagerouter.triage.decide", "measure", "triage: text measures"),
+    ("pagerouter.triage.decide", "hidden_text", "triage: visibility"),
+    ("pagerouter.triage.decide", "triage_page", "triage: other"),
+    ("pagerouter.triage", "triage_page", "triage: other"),
+    ("pagerouter.textlayer.furniture.FurnitureModel", "from_document", "furniture pre-scan"),
+    ("pagerouter.textlayer", "reading_frame", "text: frame"),
+    ("pagerouter.textlayer", "extract_lines", "text: lines"),
+    ("pagerouter.textlayer", "merge_fragments", "text: lines"),
+    ("pagerouter.textlayer", "page_glyphs", "text: lines"),
+    ("pagerouter.textlayer", "read_graphics", "text: graphics"),
+    ("pagerouter.textlayer", "rule_candidates", "text: tables"),
+    ("pagerouter.textlayer", "column_candidates", "text: tables"),
+    ("pagerouter.textlayer", "side_by_side_candidates", "text: tables"),
+    ("pagerouter.textlayer", "text_candidates", "text: tables"),
+    ("pagerouter.textlayer", "build_table", "text: tables"),
+    ("pagerouter.textlayer.furniture.FurnitureModel", "classify", "text: furniture"),
+    ("pagerouter.textlayer", "order_with_keys", "text: reading order"),
+    ("pagerouter.textlayer", "group_paragraphs", "text: paragraphs and roles"),
+    ("pagerouter.textlayer", "assign_roles", "text: paragraphs and roles"),
+    ("pagerouter.textlayer", "page_vocabulary", "text: paragraphs and roles"),
+    ("pagerouter.textlayer", "read_text_layer", "text: other"),
+    ("pagerouter.pipeline.DocumentTriage", "_account_for_ink", "ink accounting"),
+    ("pagerouter.pipeline.DocumentTriage", "_triage_one", "page other"),
+]
+
+
+def bench_stages(path: Path, corpus: Path) -> None:
+    """Exclusive CPU ms per born-digital page of each step (thread CPU time, so a loaded
+    machine disturbs it less than wall time), isolation off, one thread: the synthetic pages,
+    then the real corpus's text-layer pages. Steps missing from the code are skipped, so the
+    same script profiles an older checkout (`PYTHONPATH=old python this --stages`)."""
+    import importlib
+
+    from pagerouter.inputs import open_source
+    from pagerouter.pipeline import DocumentTriage
+
+    totals: Counter[str] = Counter()
+    stack: list[list] = []
+
+    def wrap(fn, label):
+        def timed(*a, **kw):
+            frame = [time.thread_time(), 0.0]
+            stack.append(frame)
+            try:
+                return fn(*a, **kw)
+            finally:
+                stack.pop()
+                spent = time.thread_time() - frame[0]
+                totals[label] += spent - frame[1]
+                if stack:
+                    stack[-1][1] += spent
+        return timed
+
+    for where, attr, label in _STAGES:
+        mod_name, _, cls = where.partition(".FurnitureModel") if ".FurnitureModel" in where else (where, "", "")
+        if where.endswith(".DocumentTriage"):
+            owner = DocumentTriage
+        elif ".FurnitureModel" in where:
+            owner = importlib.import_module(mod_name).FurnitureModel
+        else:
+            owner = importlib.import_module(where)
+        fn = owner.__dict__.get(attr) if isinstance(owner, type) else getattr(owner, attr, None)
+        if fn is None:
+            continue
+        if isinstance(fn, classmethod):
+            setattr(owner, attr, classmethod(wrap(fn.__func__, label)))
+        else:
+            setattr(owner, attr, wrap(fn, label))
+
+    cfg = PagerouterConfig.model_validate({"isolation": {"enabled": False}})
+    sets = [("synthetic", [(path, None)])]
+    real = []
+    for f in sorted(corpus.glob("*.pdf")) if corpus.is_dir() else []:
+        src = open_source(f)
+        outs = DocumentTriage(cfg).iter_pages(src, list(range(1, src.page_count + 1)))
+        pages = [o.page.number for o in outs if o.task is None and o.page.route == "text_layer"]
+        src.close()
+        if pages:
+            real.append((f, pages))
+    if real:
+        sets.append(("real corpus text-layer", real))
+    for name, files in sets:
+        for rep in range(2):  # the first pass warms caches and lazy imports
+            totals.clear()
+            n = 0
+            t0 = time.thread_time()
+            for f, pages in files:
+                src = open_source(f)
+                for _ in DocumentTriage(cfg).iter_pages(src, pages or list(range(1, src.page_count + 1))):
+                    n += 1
+                src.close()
+            whole = time.thread_time() - t0
+        booked = sum(totals.values())
+        print(f"CPU ms per page by step, {name} ({n} pages; {1000 * whole / n:.2f} ms/page in all):")
+        for label, sec in totals.most_common():
+            print(f"  {label:28s} {1000 * sec / n:6.3f}  ({sec / whole:4.0%})")
+        print(f"  {'not in a step (the walk)':28s} {1000 * (whole - booked) / n:6.3f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--pages", type=int, default=200)
@@ -268,9 +376,15 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus" / "real")
     ap.add_argument("--child-rss")
     ap.add_argument("--checks-only", action="store_true", help="only the floor, the throughput and the checks' cost")
+    ap.add_argument("--stages", action="store_true", help="only the CPU ms per page of each step (profile)")
     ap.add_argument("--differenced", action="store_true",
                     help="only issue 23's bar: whole `pagerouter convert` processes on 40 and 240 pages, differenced")
     args = ap.parse_args()
+    if args.stages:
+        with tempfile.TemporaryDirectory() as d:
+            make_born_digital(Path(d) / "bd.pdf", args.pages)
+            bench_stages(Path(d) / "bd.pdf", args.corpus)
+        return
     if args.differenced:
         with tempfile.TemporaryDirectory() as d:
             bench_differenced(Path(d))
