@@ -121,3 +121,54 @@ def test_photo_is_not_lines_of_text():
     gray = np.asarray(__import__("PIL.Image", fromlist=["Image"]).open(__import__("io").BytesIO(fx.photo_png())).convert("L"))
     tl = ink.text_likeness(np.ascontiguousarray(gray), 1.0, 3.0, 40.0)
     assert tl.lines < CFG.triage.min_text_lines
+
+
+def _dense_neighbours(cy, x0, x1, hh):
+    """The row-neighbour test over every pair of blobs (what `_row_neighbours` must equal)."""
+    import numpy as np
+
+    dy = np.abs(cy[:, None] - cy[None, :]) <= 0.35 * np.maximum(hh[:, None], hh[None, :])
+    ratio = hh[:, None] / hh[None, :]
+    gap = np.maximum(x0[None, :] - x1[:, None], x0[:, None] - x1[None, :])
+    nb = dy & (ratio <= 2.0) & (ratio >= 0.5) & (gap <= 2.5 * np.minimum(hh[:, None], hh[None, :]))
+    np.fill_diagonal(nb, False)
+    return nb
+
+
+def test_row_neighbours_are_the_pairs_a_full_comparison_finds():
+    """Blobs in rows (letters of similar height, a tall initial, stray marks): the pairs found
+    among blobs sorted by centre are exactly those of the n x n comparison, both directions."""
+    import numpy as np
+
+    from pagerouter.triage import ink
+
+    rng = np.random.default_rng(7)
+    for trial in range(40):
+        n = int(rng.integers(1, 400))
+        rows = rng.uniform(0, 1000, size=max(1, n // 20))
+        cy = rows[rng.integers(0, rows.size, n)] + rng.normal(0, 2, n)
+        hh = rng.choice([8.0, 9.0, 10.0, 12.0, 16.0, 20.0, 40.0], n)
+        x0 = rng.uniform(0, 800, n)
+        x1 = x0 + rng.uniform(1, 30, n)
+        src, dst = ink._row_neighbours(cy, x0, x1, hh)
+        got = np.zeros((n, n), dtype=bool)
+        got[src, dst] = True
+        assert (got == _dense_neighbours(cy, x0, x1, hh)).all(), trial
+        assert len(set(zip(src.tolist(), dst.tolist()))) == src.size  # no pair twice
+
+
+def test_unread_ink_coverage_of_all_rows_at_once_matches_row_by_row():
+    import numpy as np
+
+    from pagerouter.ocr.checks import _covered, _covered_rows
+
+    rng = np.random.default_rng(3)
+    for _ in range(100):
+        def boxes_of(n, tall):
+            x, y = rng.uniform(0, 500, n), rng.uniform(0, 800, n)
+            return list(zip(x, y, x + rng.uniform(0, 300, n), y + rng.uniform(0, tall, n)))
+
+        rows = boxes_of(int(rng.integers(0, 30)), 20)
+        boxes = boxes_of(int(rng.integers(0, 40)), 120)
+        boxes += [(r[0] + 1, r[1] - 3, r[2] - 1, r[3] + 3) for r in rows[:2]]  # edges on the grid points
+        assert _covered_rows(rows, boxes) == [_covered(r, boxes) for r in rows]
