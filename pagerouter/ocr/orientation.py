@@ -48,16 +48,34 @@ class OrientationDetector:
         self._det = self.engine._load_det_model()
         self._cls = self.engine._load_cls_model()
 
+    def _ink_window(self, small: np.ndarray, f: float) -> tuple[np.ndarray, tuple[int, int]]:
+        """The part of the trial image the detector needs (`orientation.crop_to_ink`: the box
+        around its ink, as the small reader's detection does; the trial detects at the trial
+        image's own scale, so the window is detected at that scale too) and its corner."""
+        from .raster import ink_bbox
+
+        sr = self.cfg.small_reader
+        if not self.cfg.orientation.crop_to_ink:
+            return small, (0, 0)
+        box = ink_bbox(small, sr.det_crop_ink_level, max(1, int(round(sr.det_crop_margin_px / f))), pool=2)
+        h, w = small.shape[:2]
+        if (box is None or (box[2] - box[0]) * (box[3] - box[1]) > (1.0 - sr.det_crop_min_saving) * h * w
+                or min(box[2] - box[0], box[3] - box[1]) < 32):  # the detector's smallest input
+            return small, (0, 0)
+        x0, y0, x1, y1 = box
+        return np.ascontiguousarray(small[y0:y1, x0:x1]), (x0, y0)
+
     def detect(self, image: np.ndarray) -> Orientation:
         oc = self.cfg.orientation
         small = np.ascontiguousarray(_shrink(image, self.cfg.render_target(oc.render_engine).longest_side_px))
         f = image.shape[0] / small.shape[0]  # full-image pixels per trial pixel
-        det = self._det(small)
+        window, (ox, oy) = self._ink_window(small, f)
+        det = self._det(window)
         polys = [] if det.boxes is None else list(det.boxes)
         boxes = []
         for p in polys:
             p = np.asarray(p)
-            x0, y0, x1, y1 = p[:, 0].min(), p[:, 1].min(), p[:, 0].max(), p[:, 1].max()
+            x0, y0, x1, y1 = p[:, 0].min() + ox, p[:, 1].min() + oy, p[:, 0].max() + ox, p[:, 1].max() + oy
             if max(x1 - x0, y1 - y0) >= 8:
                 boxes.append((x0 * f, y0 * f, x1 * f, y1 * f))
         if len(boxes) < oc.min_boxes:

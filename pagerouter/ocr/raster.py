@@ -68,3 +68,32 @@ def ink_share(page: pymupdf.Page, dpi: float = 18.0, threshold: int = 200) -> fl
     if arr.size == 0:
         return 0.0
     return float((arr < threshold).mean())
+
+
+def ink_bbox(image: np.ndarray, level: int, margin: int, pool: int = 4) -> tuple[int, int, int, int] | None:
+    """The box (x0, y0, x1, y1, image pixels) around every mark of an RGB image darker than
+    `level` in any channel, grown by `margin` and clipped to the image; None when there is none.
+
+    Cheap (~5 ms on an A4 page at 170 dpi): each `pool` x `pool` cell keeps its darkest pixel,
+    and a cell counts as ink only inside a 2 x 2 block of such cells, so isolated scanner
+    speckles do not stretch the box while a lone page number (several cells) does."""
+    import cv2
+
+    h, w = image.shape[:2]
+    if h < 2 * pool or w < 2 * pool:
+        return None
+    if image.ndim == 2:
+        image = image[:, :, None]
+    dark = cv2.erode(np.ascontiguousarray(image), np.ones((pool, pool), np.uint8), anchor=(0, 0))
+    cells = np.ascontiguousarray(dark[::pool, ::pool])
+    darkest = cells[:, :, 0]
+    for c in range(1, cells.shape[2]):
+        darkest = cv2.min(darkest, np.ascontiguousarray(cells[:, :, c]))
+    # opening by a 2 x 2 block (an erosion and a dilation of opposite anchors: no shift)
+    two = np.ones((2, 2), np.uint8)
+    mask = cv2.dilate(cv2.erode((darkest < level).astype(np.uint8), two, anchor=(0, 0)), two, anchor=(1, 1))
+    ys, xs = np.nonzero(mask)
+    if len(ys) == 0:
+        return None
+    return (max(0, int(xs.min()) * pool - margin), max(0, int(ys.min()) * pool - margin),
+            min(w, (int(xs.max()) + 1) * pool + margin), min(h, (int(ys.max()) + 1) * pool + margin))
