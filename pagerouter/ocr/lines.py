@@ -262,12 +262,17 @@ def _char_boxes(ink: np.ndarray, xs: list[float], x0: float, pitch: float) -> li
     """(top, bottom) rows of each character's glyph in the line's crop: the union of the ink's
     connected components whose centre lies within 0.45 of the distance to the nearer
     neighbouring character centre (an `i` is a dot and a stem; a mark sits right against its
-    base letter, so the band is narrow); None where no component is found. `ink`: True = ink;
+    base letter, so the band is narrow); None where no component is found. Components wider
+    than 3 characters (`pitch`) or one pixel high are rules, not glyphs. `ink`: True = ink;
     xs in page pixels."""
     import cv2
 
     n, _lab, stats, cents = cv2.connectedComponentsWithStats(ink.astype(np.uint8), connectivity=8)
-    keep = [k for k in range(1, n) if stats[k, cv2.CC_STAT_AREA] >= 3]  # noise specks are no glyph
+    # noise specks are no glyph, nor is a rule 3+ characters wide or a one-pixel-high piece of one
+    # (a form's underline, a table's rule over a total, broken by noise): with the digits it
+    # touches or lies near, it would move the line's baseline or body
+    keep = [k for k in range(1, n) if stats[k, cv2.CC_STAT_AREA] >= 3 and stats[k, cv2.CC_STAT_HEIGHT] > 1
+            and stats[k, cv2.CC_STAT_WIDTH] <= 3 * pitch]
     cx = np.array([cents[k][0] + x0 for k in keep])
     top = np.array([stats[k, cv2.CC_STAT_TOP] for k in keep], float)
     bottom = np.array([stats[k, cv2.CC_STAT_TOP] + stats[k, cv2.CC_STAT_HEIGHT] - 1 for k in keep], float)
@@ -303,6 +308,7 @@ def mark_scripts(lines: list[OcrLine], image: np.ndarray, raise_min: float, drop
         if crop.ndim == 3:
             crop = crop.min(axis=2)  # the darkest channel: coloured ink is ink too
         ink = crop < 0.5 * (float(np.median(crop)) + float(crop.min()))  # darker than halfway to the paper
+        ink[ink.mean(axis=1) >= 0.7] = False  # a rule along the line (a form's underline), broken by noise
         ext = _char_boxes(ink, xs, x0, (ln.bbox[2] - ln.bbox[0]) / max(1, len(ln.text)))
         letters = [e for c, e in zip(chars, ext) if e is not None and c.isalnum()]
         if len(letters) < 3:
