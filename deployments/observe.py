@@ -103,7 +103,9 @@ class GraphMetrics:
             self.batch_size = Histogram(
                 "pagerouter_batch_size",
                 description="Pages per engine call.",
-                boundaries=[1, 2, 3, 4, 6, 8, 12, 16, 32],
+                # One bucket per size up to 8: a bucket count is then an exact count of calls of that
+                # size (Ray 2.60 exports a histogram's _sum from bucket midpoints, not the values).
+                boundaries=[1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 32],
                 tag_keys=("stage",),
             )
         except Exception:  # noqa: BLE001 - metrics are an aid, never a reason to fail a replica

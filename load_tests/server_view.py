@@ -128,18 +128,38 @@ def batch_sizes_from(snapshot: dict[str, float]) -> dict[str, dict]:
     out: dict[str, dict] = {}
     for stage in sorted(set(cumulative) | set(counts)):
         prev, row = 0.0, {}
+        lower, pages, exact = 0.0, 0.0, True
         for bound in sorted(cumulative.get(stage, {})):
             n = cumulative[stage][bound] - prev
             prev = cumulative[stage][bound]
             if n > 0:
                 row["<=" + (f"{bound:g}" if bound != float("inf") else "inf")] = round(n, 6)
+                size, exact_here = _bucket_size(lower, bound)
+                pages += n * size
+                exact = exact and exact_here
+            lower = bound
         calls = counts.get(stage, prev)
         if calls <= 0 and not row:
             continue  # nothing of this stage ran in the run
         row["calls"] = round(calls, 6)
-        row["mean"] = round(sums[stage] / calls, 3) if calls > 0 else None
+        # Ray 2.60 exports a histogram's _sum from bucket midpoints (a batch of one counts 0.5), so
+        # _sum / _count understates. Batch sizes are integers: when every call lies in a bucket one
+        # size wide (pagerouter_batch_size has one per size up to 8), the buckets give the exact
+        # mean; otherwise _sum is all there is.
+        if exact and prev > 0:
+            row["mean"] = round(pages / prev, 3)
+        else:
+            row["mean"] = round(sums[stage] / calls, 3) if calls > 0 else None
         out[stage] = row
     return out
+
+
+def _bucket_size(lower: float, upper: float) -> tuple[float, bool]:
+    """The batch size a histogram bucket (lower, upper] stands for, and whether it is the only one."""
+    if upper == float("inf"):
+        return lower + 1, False
+    first = float(int(lower) + 1)  # the smallest integer size above `lower`
+    return (upper, True) if upper - first < 1 else ((first + upper) / 2, False)
 
 
 def batch_sizes(metrics_urls: list[str], before: dict[str, float] | None = None,
