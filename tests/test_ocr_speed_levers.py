@@ -125,3 +125,20 @@ def test_lone_page_number_below_the_text_is_still_detected(readers):
     got_off = [ln.text for ln in off.read_image_lines(img, "Latin")]
     assert "7" in got_off
     assert got_on == got_off
+
+
+def test_bench_scan_reads_the_same_in_its_window(readers, tmp_path):
+    """`pagerouter bench`'s generated scan where a 64 px margin moved a box edge 2 px and lost
+    the space in "rapid glacier." (window context matters): read as the whole page reads it."""
+    from pagerouter.bench.corpus import generate
+
+    corpus = generate(tmp_path)  # the bench's default corpus (seed 7)
+    f = next(f for f in corpus.files if f.path.name == "mixed-002.pdf")
+    truth = f.truth[3].text
+    on, off = readers
+    with pymupdf.open(f.path) as doc:
+        img, _zoom = render_page(doc[3], OcrConfig().render_target("rapidocr"))
+    got_on = " ".join(ln.text for ln in on.read_image_lines(img, "Latin"))
+    got_off = " ".join(ln.text for ln in off.read_image_lines(img, "Latin"))
+    assert "rapid glacier." in truth and "rapid glacier." in got_off
+    assert got_on == got_off

@@ -145,9 +145,10 @@ class SmallReaderConfig(StrictModel):
         "the triage's ink share counts below 200).",
     )
     det_crop_margin_px: int = Field(
-        default=64, ge=0,
-        description="For det_crop_to_ink: pixels of the render kept around the ink box (at 32 a lone page number at the "
-        "window's edge was lost: the detector needs context around a mark).",
+        default=96, ge=0,
+        description="For det_crop_to_ink: pixels of the render kept around the ink box. The detector needs white "
+        "around a mark: at 32 a lone page number at the window's edge was lost, at 64 one word space of the bench's "
+        "scans (a box edge 2 px off); 96 reads them as the whole page does.",
     )
     det_crop_min_saving: float = Field(
         default=0.1, ge=0, le=1,
