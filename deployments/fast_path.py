@@ -53,6 +53,17 @@ def triaged_in_ingress(s: ServeConfig, size: int, selection: str | None) -> bool
     return count is not None and count <= s.ingress_triage_max_pages
 
 
+def warm_up_pdf() -> bytes:
+    """A one-page born-digital PDF made here (trusted bytes) for warming both triage paths."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 72), "pagerouter warm-up page: a line of ordinary text.")
+    data = doc.tobytes()
+    doc.close()
+    return data
+
+
 class LocalWalk:
     """`triage_stream` run in the ingress, with the interface of `limits.TriageWalk`."""
 
@@ -83,4 +94,4 @@ class LocalWalk:
             pass
 
 
-__all__ = ["LocalWalk", "bounded_page_count", "triaged_in_ingress"]
+__all__ = ["LocalWalk", "bounded_page_count", "triaged_in_ingress", "warm_up_pdf"]

@@ -11,6 +11,7 @@ from the Triage deployment's stream, and pages go out as JSON, NDJSON lines or p
 
 import asyncio
 import json
+import logging
 import time
 import weakref
 from collections import Counter
@@ -36,7 +37,7 @@ from pagerouter.wire.items import DocumentHead, DocumentTail, InputProblem
 from .auth import ENV_KEY, ENV_KEY_FILE, server_api_key
 from .common import load_cfg
 from .docs import install_docs
-from .fast_path import LocalWalk, triaged_in_ingress
+from .fast_path import LocalWalk, triaged_in_ingress, warm_up_pdf
 from .health import Readiness, applied_config, public_config, redact
 from .ingress_grpc import GrpcMethods
 from .jobs import JOB_RESPONSES, JobMethods
@@ -79,6 +80,7 @@ def _version() -> str:
 
 
 PAGEROUTER_VERSION = _version()
+log = logging.getLogger("ray.serve")  # Serve writes this logger to the replica's log file
 
 
 # Module helpers used by Ingress methods are defined above the class: Serve's ingress wrapper
@@ -106,6 +108,7 @@ class IngressCore(GrpcMethods, JobMethods):
         self._versions: dict[str, dict[str, str]] = {}
         self._local_pages: PageWork | None = None  # deployments/fast_path.py
         self.triage_paths: Counter[str] = Counter()
+        self._warming: asyncio.Task | None = None  # check_health: both triage paths warmed once
         self.health = Readiness(
             {"Triage": triage, "Layout": layout, "SmallReader": small_reader, "LargeReader": large_reader},
             self.cfg.serve.app_name, PAGEROUTER_VERSION,
@@ -183,6 +186,25 @@ class IngressCore(GrpcMethods, JobMethods):
         if self._local_pages is None:
             self._local_pages = page_work(self.cfg)
         return self._local_pages
+
+    async def check_health(self) -> None:
+        """Serve calls this periodically. The first call warms both triage paths in the background:
+        the first walk through the Triage deployment cost ~1 s (its stream and its isolation worker
+        starting), paid otherwise by the first whole document after a run of single pages."""
+        if self._warming is None:
+            self._warming = asyncio.get_running_loop().create_task(self._warm_triage())
+
+    async def _warm_triage(self) -> None:
+        data = warm_up_pdf()
+        try:
+            stream = self.triage.outcomes.options(stream=True).remote(data, "warm-up.pdf", None, None, "auto", False)
+            async for _ in stream:
+                pass
+            if self.cfg.serve.ingress_triage_max_pages > 0:
+                async for _ in triage_stream(self.cfg, self.local_pages, data, "warm-up.pdf", None, "1"):
+                    pass
+        except Exception as exc:  # noqa: BLE001 - a warm-up only; real requests report their own errors
+            log.warning("pagerouter: warming the triage paths failed: %s", internal_message(exc))
 
     def stats(self) -> dict:
         """Requests triaged here vs. by the Triage deployment (tests and the benchmark read it)."""

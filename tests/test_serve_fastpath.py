@@ -162,6 +162,22 @@ def test_whole_documents_and_long_selections_go_to_the_triage_deployment():
     assert core.stats() == {"triage": {"deployment": 3}} and off.stats() == {"triage": {"deployment": 1}}
 
 
+def test_first_health_check_warms_both_triage_paths_once():
+    """The first walk through the Triage deployment cost ~1 s: Serve's first health check pays it."""
+    triage = _RecordingTriage()
+    core = _core(triage=triage)
+
+    async def checks():
+        await core.check_health()
+        await core.check_health()  # warms once, never again
+        await core._warming
+
+    asyncio.run(checks())
+    assert [c[1] for c in triage.calls] == ["warm-up.pdf"]
+    assert core._local_pages is not None and core._local_pages.started >= 1  # the ingress's own workers too
+    assert core.stats() == {"triage": {}}  # a warm-up is no request
+
+
 # -- the real graph ---------------------------------------------------------------------------
 @pytest.mark.serve
 @pytest.mark.slow
