@@ -243,3 +243,23 @@ def test_a_long_document_read_in_parts_on_several_workers_reads_as_one_walk(refe
         assert next(it).number == 1
         it.close()
         assert _strip(c.convert(pdf_bytes, name="doc.pdf")) == _strip(reference)
+
+
+def test_a_long_document_gets_all_its_workers_forked_before_the_parts_start(reference, pdf_bytes, monkeypatch):
+    """A single-threaded caller (the CLI) opening a document long enough for parts forks every
+    worker it will read them with right away, directly: started later, from the reading
+    threads, the second would come from the fork server, which imports the page code again
+    (it cost `pagerouter convert` half its speed on long documents)."""
+    import threading
+
+    from pagerouter.isolation.pool import _Process
+
+    monkeypatch.delenv(FAULT_ENV, raising=False)
+    assert threading.active_count() == 1, "this test needs a single-threaded test process"
+    with Converter(_cfg(parallel_part_pages=2, pages_per_task=1)) as c:
+        assert _strip(c.convert(pdf_bytes, name="doc.pdf")) == _strip(reference)
+        assert c.pages.started == 2
+        assert not any(isinstance(w.proc, _Process) for w in c.pages._all)
+    with Converter(_cfg(parallel_part_pages=4)) as c:  # 6 pages: too short for parts, one worker
+        assert _strip(c.convert(pdf_bytes, name="doc.pdf")) == _strip(reference)
+        assert c.pages.started == 1
