@@ -376,6 +376,7 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus" / "real")
     ap.add_argument("--child-rss")
     ap.add_argument("--checks-only", action="store_true", help="only the floor, the throughput and the checks' cost")
+    ap.add_argument("--repeats", type=int, default=3, help="--differenced: best of this many runs of each process")
     ap.add_argument("--stages", action="store_true", help="only the CPU ms per page of each step (profile)")
     ap.add_argument("--differenced", action="store_true",
                     help="only issue 23's bar: whole `pagerouter convert` processes on 40 and 240 pages, differenced")
@@ -387,7 +388,7 @@ def main() -> None:
         return
     if args.differenced:
         with tempfile.TemporaryDirectory() as d:
-            bench_differenced(Path(d))
+            bench_differenced(Path(d), repeats=args.repeats)
         return
     if args.child_rss:
         pin_one_core()
