@@ -249,7 +249,10 @@ def test_http_options_are_validated_with_422_before_any_work():
     from deployments.ingress import IngressCore, install_error_handlers
 
     triage = FakeTriage()
-    core = IngressCore(PagerouterConfig(ocr={"enabled": False}).model_dump(), triage, None, None, None)
+    # every request goes to the (fake) Triage deployment, so the options it is handed can be read;
+    # the ingress's own triage of small requests (deployments/fast_path.py) has its own tests
+    cfg = PagerouterConfig(ocr={"enabled": False}, serve={"ingress_triage_max_pages": 0})
+    core = IngressCore(cfg.model_dump(), triage, None, None, None)
     api = FastAPI()
     install_error_handlers(api)
     api.router.add_route("/v1/convert", core.convert_http, methods=["POST"])
