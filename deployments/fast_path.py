@@ -20,6 +20,8 @@ from collections.abc import AsyncIterator
 from pagerouter.config.serve import ServeConfig
 from pagerouter.inputs import _RANGE as RANGE_SYNTAX  # the syntax parse_pages reads
 
+from .limits import WalkHead
+
 
 def bounded_page_count(selection: str | None) -> int | None:
     """The most pages `selection` can name (`3`, `1-3,7`: 1, 4), or None when it is open-ended
@@ -64,19 +66,11 @@ def warm_up_pdf() -> bytes:
     return data
 
 
-class LocalWalk:
+class LocalWalk(WalkHead):
     """`triage_stream` run in the ingress, with the interface of `limits.TriageWalk`."""
 
     def __init__(self, stream: AsyncIterator):
-        self.stream = stream
-        self.numbers: list[int] = []
-        self.finished = False
-
-    async def head(self):
-        first = await self.stream.__anext__()
-        self.numbers = list(getattr(first, "numbers", []))
-        self.finished = not hasattr(first, "numbers")  # an InputProblem ends the walk
-        return first
+        super().__init__(stream)
 
     async def outcomes(self):
         async for outcome in self.stream:

@@ -164,14 +164,12 @@ def replica_died(exc: BaseException) -> bool:
     return isinstance(exc, (RayActorError, ActorDiedError, ActorUnavailableError))
 
 
-class TriageWalk:
-    """The Triage deployment's stream of one document (DocumentHead or InputProblem, then one
-    TriageOutcome per page). When the replica serving it dies mid-walk, the pages it had not
-    sent yet are asked for once more (Serve routes the call to a live replica); a second death
-    fails the request. `walk(selection)` starts a stream for a page selection."""
+class WalkHead:
+    """A document's triage stream (DocumentHead or InputProblem, then one TriageOutcome per
+    page): its first item, and the page numbers it announces."""
 
-    def __init__(self, stream, walk: Callable[[str | None], object], name: str):
-        self.stream, self.walk, self.name = stream, walk, name
+    def __init__(self, stream):
+        self.stream = stream
         self.numbers: list[int] = []
         self.finished = False
 
@@ -180,6 +178,17 @@ class TriageWalk:
         self.numbers = list(getattr(first, "numbers", []))
         self.finished = not hasattr(first, "numbers")  # an InputProblem ends the walk
         return first
+
+
+class TriageWalk(WalkHead):
+    """The Triage deployment's stream of one document. When the replica serving it dies
+    mid-walk, the pages it had not sent yet are asked for once more (Serve routes the call to a
+    live replica); a second death fails the request. `walk(selection)` starts a stream for a
+    page selection."""
+
+    def __init__(self, stream, walk: Callable[[str | None], object], name: str):
+        super().__init__(stream)
+        self.walk, self.name = walk, name
 
     async def outcomes(self):
         seen: set[int] = set()
