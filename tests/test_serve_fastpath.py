@@ -22,6 +22,8 @@ from pagerouter import synth
 from pagerouter.config import PagerouterConfig
 from pagerouter.config.serve import ServeConfig
 
+pytest_plugins = ["tests.serve_fixtures"]  # serve_session, for the served test at the end
+
 PARA = "Born-digital text of an ordinary report page, read from its text layer by the ingress. " * 4
 
 
