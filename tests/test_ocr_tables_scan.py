@@ -19,6 +19,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 from tests.test_tables_borderless import DATES, INCOME, _put, statement_page  # noqa: E402
+from tests.test_tables_borderless import value as text_layer_value  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -83,11 +84,8 @@ def _norm(s: str) -> str:
 
 
 def value(cells, label, *headers):
-    """The cell in the row labelled `label` under the column headed by all of `headers`."""
-    (r,) = [i for i, row in enumerate(cells) if _norm(row[0]) == label]
-    cols = [j for j in range(1, len(cells[0])) if all(any(_norm(cells[i][j]) == h for i in range(r)) for h in headers)]
-    assert len(cols) == 1, (label, headers, cols, cells[:3])
-    return _norm(cells[r][cols[0]])
+    """The text-layer tests' lookup (label row x header column), with `$` and spaces normalised."""
+    return text_layer_value(cells, label, *headers, norm=_norm)
 
 
 def tables_of(page):

@@ -148,13 +148,14 @@ def tables_of(blocks):
     return [b for b in blocks if b.role == "table"]
 
 
-def value(cells, label, *headers):
+def value(cells, label, *headers, norm=lambda s: s):
     """The cell in the row labelled `label` under a column headed by all of `headers` (header
-    cells anywhere above the row; a label spanning a column group counts for each column)."""
-    (r,) = [i for i, row in enumerate(cells) if row[0] == label]
-    cols = [j for j in range(1, len(cells[0])) if all(any(cells[i][j] == h for i in range(r)) for h in headers)]
+    cells anywhere above the row; a label spanning a column group counts for each column);
+    `norm` is applied to every cell compared and to the answer (the OCR route's test strips `$`)."""
+    (r,) = [i for i, row in enumerate(cells) if norm(row[0]) == label]
+    cols = [j for j in range(1, len(cells[0])) if all(any(norm(cells[i][j]) == h for i in range(r)) for h in headers)]
     assert len(cols) == 1, (label, headers, cols, cells[:4])
-    return cells[r][cols[0]]
+    return norm(cells[r][cols[0]])
 
 
 @pytest.fixture(scope="module")
