@@ -196,7 +196,10 @@ def test_a_wrong_hidden_layer_is_disproven_by_the_sample():
     other = [" ".join(reversed(ln.split())) for ln in other]
     d = triage(fx.scan_pdf(PROOF_LINES, hidden_text="\n".join(other)))
     assert d.route == "ocr" and "disagrees with the picture" in reasons(d)
-    assert "sampled lines agree" in reasons(d) and d.scores["hidden_layer_cer"] > CFG.hidden_layer_max_cer
+    assert "0 of 1 sampled line agrees" in reasons(d) and d.scores["hidden_layer_cer"] > CFG.hidden_layer_max_cer
+    # one disagreeing line already refuses the layer (every sampled line must agree): the other
+    # four are not read, so a lying layer costs one line's recognition before the page is OCR'd
+    assert "the other 4 of the 5 sampled lines were not read" in reasons(d)
 
 
 def test_an_unreadable_sample_goes_to_ocr():

@@ -220,6 +220,20 @@ def recogniser(ocr: OcrConfig) -> _Recogniser:
     return _REC
 
 
+def prepare(triage: TriageConfig, ocr: OcrConfig) -> dict:
+    """Load the recogniser now when this config may prove hidden layers (`decide._hidden_layer`'s
+    gates), so the first such page does not pay for it: about 0.9 s in a fresh process, most of
+    it importing RapidOCR (its model table is parsed at import). Says whether it is loaded, and
+    why not when it could not be (the pages that need it say so themselves)."""
+    error = None
+    if triage.hidden_layer_proof and (ocr.enabled or triage.hidden_layer_proof_without_ocr):
+        try:
+            recogniser(ocr)
+        except Exception as exc:  # noqa: BLE001 - reported; a page that needs the proof says it again
+            error = f"{type(exc).__name__}: {exc}"[:300]
+    return {"proof_recogniser": _REC is not None, "error": error}
+
+
 def _agrees(s: SampledLine, cfg: TriageConfig) -> bool:
     """A sampled line agrees at a small CER with exactly the same digits; a digit word's crop
     (which may catch a letter of its neighbours) when the read holds the word unchanged."""
@@ -270,14 +284,24 @@ def prove_hidden_layer(
         rec = recogniser(ocr)
     except Exception as exc:  # noqa: BLE001 - no recogniser: the conservative route, said why
         return Proof(False, script=script, reason=f"the recogniser for the proof could not be loaded ({exc})")
-    # the lines spread over the page first; the numbers of other lines only if all of those agree
-    # (a layer that already disagrees is OCR'd: reading more of it would prove nothing)
-    phases = [sample, None]
+    # The lines spread over the page first, then the numbers of other lines, only while the layer
+    # can still be kept: the first read takes just enough lines for their disagreement to decide
+    # (one, when every sampled line must agree), so a lying layer costs one short read, not five
+    # lines' worth, before the page goes to OCR; an honest layer is read whole either way.
+    slack = len(sample) - max(cfg.hidden_layer_min_sample_lines,
+                              int(np.ceil(cfg.hidden_layer_min_agreeing_share * len(sample))))
+    phases = [sample[:max(slack, 0) + 1], sample[max(slack, 0) + 1:], None]
     lines: list[SampledLine] = []
     edits = chars = 0.0
+    tried = 0  # sampled lines cropped and read (a crop off the page is tried, not read)
     for phase in phases:
-        if lines and not all(_agrees(s, cfg) for s in lines):
+        disagreeing = sum(not _agrees(s, cfg) for s in lines)
+        if disagreeing > slack or (phase is None and disagreeing):
             break
+        if phase is not None and not phase:
+            continue
+        if phase is not None:
+            tried += len(phase)
         if phase is None:
             phase = digit_words(page, every, sample, cfg.hidden_layer_digit_lines, cfg.hidden_layer_min_line_height_pt)
         try:
@@ -309,11 +333,15 @@ def prove_hidden_layer(
     example = (f"; worst: layer {worst.layer[:40]!r} vs read {worst.read[:40]!r} (CER {worst.cer:.2f})"
                if worst is not None and (not p.agreed or worst.cer > 0) else "")
     words = sum(s.word for s in lines)
-    counted = f"{len(lines) - words} sampled lines and {words} digit words" if words else f"{len(lines)} sampled lines"
+    n = len(lines) - words
+    counted = f"{n} sampled line{'s' * (n != 1)}" + (f" and {words} digit words" if words else "")
+    unread = len(sample) - tried
+    unread_note = (f"; the other {unread} of the {len(sample)} sampled lines were not read: the layer was already refused"
+                   if unread > 0 and not p.agreed else "")
     p.reason = (
-        f"{p.agreeing} of {counted} agree, CER {p.cer:.2f} over {int(chars)} characters "
+        f"{p.agreeing} of {counted} agree{'s' * (len(lines) == 1)}, CER {p.cer:.2f} over {int(chars)} characters "
         f"between the layer and the small reader's recogniser on line crops (a line agrees at CER <= "
         f"hidden_layer_max_line_cer={cfg.hidden_layer_max_line_cer} with the same digits; {need} must agree and the CER be "
-        f"<= hidden_layer_max_cer={cfg.hidden_layer_max_cer}){example}"
+        f"<= hidden_layer_max_cer={cfg.hidden_layer_max_cer}){example}{unread_note}"
     )
     return p
