@@ -203,6 +203,7 @@ class IngressCore(GrpcMethods, JobMethods):
             if self.cfg.serve.ingress_triage_max_pages > 0:
                 async for _ in triage_stream(self.cfg, self.local_pages, data, "warm-up.pdf", None, "1"):
                     pass
+                await asyncio.to_thread(self.local_pages.warm)  # all its workers, proof recogniser loaded
         except Exception as exc:  # noqa: BLE001 - a warm-up only; real requests report their own errors
             log.warning("pagerouter: warming the triage paths failed: %s", internal_message(exc))
 

@@ -35,6 +35,7 @@ class Triage:
     def __init__(self, cfg_data: dict):
         self.cfg = load_cfg(cfg_data)
         self.pages = page_work(self.cfg)
+        self.pages.warm()  # workers started and their proof recogniser loaded before the first request
 
     def ready(self) -> dict:
         """The readiness ping of /healthz (deployments/health.py): no work, just an answer."""

@@ -60,6 +60,12 @@ class Converter:
         finally:
             self.pages.close()
 
+    def warm(self) -> list[dict]:
+        """Start the isolation workers and load in each what its first pages would load (the
+        hidden-layer proof's recogniser), for a long-lived converter that should not make its
+        first such page wait; each worker's answer. The OCR engines load on their first page."""
+        return self.pages.warm()
+
     def __enter__(self) -> Converter:
         return self
 

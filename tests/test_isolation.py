@@ -263,3 +263,28 @@ def test_a_long_document_gets_all_its_workers_forked_before_the_parts_start(refe
     with Converter(_cfg(parallel_part_pages=4)) as c:  # 6 pages: too short for parts, one worker
         assert _strip(c.convert(pdf_bytes, name="doc.pdf")) == _strip(reference)
         assert c.pages.started == 1
+
+
+def test_warm_starts_every_worker_with_the_hidden_layer_proof_loaded(monkeypatch):
+    """`Converter.warm` (a Triage replica at start, the benchmark before its clock) starts every
+    isolation worker and loads the hidden-layer proof's recogniser in each. Before, the first
+    hidden-layer page on each worker paid for it (0.8-0.9 s: RapidOCR's import and its model),
+    and `pagerouter bench` booked that as OCR-route time. Warmed workers read as before."""
+    monkeypatch.delenv(FAULT_ENV, raising=False)
+    lines = ["The committee reviewed the quarterly figures and agreed",
+             "that the new routing policy reduced the cost of reading",
+             "each page. Most documents in the archive were born digital,",
+             "so their embedded text could be used directly. Scanned",
+             "letters, however, needed optical character recognition."]
+    d = pymupdf.open()
+    synth.add_scanned_page(d, lines, hidden_text="\n".join(lines), noise=0.02, dpi=150)
+    data = d.tobytes()
+    cfg = PagerouterConfig.model_validate({"ocr": {"escalation": {"enabled": False}}, "isolation": {"workers": 2}})
+    with Converter(cfg) as c:
+        answers = c.warm()
+        assert c.pages.started == 2 and len(answers) == 2
+        assert all(a == {"proof_recogniser": True, "error": None} for a in answers), answers
+        assert c.warm() == answers and c.pages.started == 2  # again: the same workers, nothing new
+        page = c.convert(data, name="hidden.pdf").pages[0]
+    assert page.route == "text_layer" and page.triage.hidden_layer, page.triage.reasons
+    assert "5 of 5 sampled lines agree" in page.triage.reasons[0]

@@ -83,6 +83,7 @@ class RouterSystem:
 
         self.conv = Converter(self.cfg)
         self.conv.convert(pdf, name="warm-up.pdf", wait="bulk")
+        self.conv.warm()  # every isolation worker's models too, not only the one the warm-up page used
 
     def run(self, f: CorpusFile) -> list[PageResult]:
         try:

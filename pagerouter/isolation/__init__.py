@@ -8,6 +8,7 @@ through a `PageWork`:
     async for outcome in work.outcomes(src, numbers):   # pipeline.TriageOutcome, in page order
         ...
     pngs = work.figure_pngs(src, number, clips, dpi)    # figure export (--images)
+    work.warm()                                 # optional: load now what first pages would load
     work.close()
 
 `InProcessPages` runs `inputs.open_source` and `pipeline.DocumentTriage` here, as before.
@@ -52,6 +53,11 @@ class PageWork(Protocol):
 
     def figure_pngs(self, src: SourceDocument, number: int, clips: list, dpi: int) -> list[bytes | None]: ...
 
+    def warm(self) -> list[dict]:
+        """Load now what the first pages would load (the hidden-layer proof's recogniser), in
+        every worker; never raises. Each worker's (or this process's) `layer_proof.prepare` answer."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -84,6 +90,11 @@ class InProcessPages:
     def figure_pngs(self, src: SourceDocument, number: int, clips: list, dpi: int) -> list[bytes | None]:
         with MUPDF_LOCK:
             return render_figures(src.doc, number, clips, dpi)
+
+    def warm(self) -> list[dict]:
+        from ..triage.layer_proof import prepare
+
+        return [prepare(self.cfg.triage, self.cfg.ocr)]
 
     def close(self) -> None:
         pass

@@ -1,6 +1,6 @@
 """The isolation worker process: opens documents and triages pages for `pool.IsolatedPages`.
 
-Messages are dicts from the pool (`op`: open, walk, figures, forget, quit); replies are tuples.
+Messages are dicts from the pool (`op`: open, walk, figures, warm, forget, quit); replies are tuples.
 A file's bytes follow an `open` (or a `walk`/`figures` marked `has_data`) as one raw message,
 and the opened document stays cached here by its key (`isolation.cached_documents`): the content hash and
 the open's serial, so two requests with the same bytes never share one MuPDF document.
@@ -30,6 +30,7 @@ from ..inputs import InputError, SourceDocument, open_source
 from ..memory import release_free_memory
 from ..ocr import task  # noqa: F401
 from ..pipeline import DocumentTriage, TriageOutcome
+from ..triage.layer_proof import prepare
 from . import render_figures
 
 MARK_IDLE, MARK_PRESCAN, MARK_OPEN = 0, -1, -2
@@ -143,6 +144,9 @@ def serve(conn, cfg_json: str, marker) -> None:
                 release_free_memory()  # the file's bytes and MuPDF's store, back to the OS
             continue
         try:
+            if op == "warm":  # what its first pages would otherwise load (pool.IsolatedPages.warm)
+                conn.send(("warm", prepare(cfg.triage, cfg.ocr)))
+                continue
             if op == "open":
                 doc = load(msg)
                 s = doc.src
