@@ -118,6 +118,7 @@ def test_bench_on_tiny_generated_corpus(tmp_path, monkeypatch, capsys):
 
     # the headline compares the router with OCR of every page
     assert "router vs OCR of every page (rapidocr) on generated" in captured.out
+    assert "OCR route:" in captured.out and "on the same 3 pages" in captured.out
     md = (out / "report.md").read_text()
     assert "| router |" in md and "| rapidocr |" in md and "pymupdf4llm: pymupdf4llm is not installed" in md
     for name in ("throughput_vs_error.png", "latency.png", "route_mix.png"):
@@ -136,3 +137,25 @@ def test_bench_prices_do_not_change_the_batch_journal_hash():
     plain = config_hash(load_config(), {})
     assert config_hash(load_config(overrides={"bench": {"cpu_core_hour_usd": 9.0}}), {}) == plain
     assert config_hash(load_config(overrides={"ocr": {"enabled": False}}), {}) != plain  # a real change still counts
+
+
+def test_the_ocr_route_is_compared_with_the_baseline_on_the_same_pages():
+    """Issue 23's second bar: the router's seconds per OCR'd page against the baseline's on
+    those very pages (not its mean over every page), with both CERs on them."""
+    from pagerouter.bench.runner import ocr_route_versus
+
+    def page(file, n, route, s, edits, chars=100):
+        return {"file": file, "page": n, "route": route, "seconds": s, "edits": edits, "ref_chars": chars}
+
+    router = {"pages_detail": [page("a.pdf", 1, "text_layer", 0.001, 0), page("a.pdf", 2, "ocr", 1.0, 1),
+                               page("b.pdf", 1, "mixed", 0.8, 0)]}
+    base = {"pages_detail": [page("a.pdf", 1, "ocr", 3.0, 9), page("a.pdf", 2, "ocr", 2.0, 4),
+                             page("b.pdf", 1, "ocr", 1.0, 2)]}
+    o = ocr_route_versus(router, base)
+    assert o["pages"] == 2
+    assert o["router_s"] == pytest.approx(0.9) and o["baseline_s"] == pytest.approx(1.5)
+    assert o["ratio"] == pytest.approx(0.6) and o["met"]
+    assert o["router_cer"] == pytest.approx(1 / 200) and o["baseline_cer"] == pytest.approx(6 / 200)
+    router["pages_detail"][1]["edits"] = 9  # now worse than the baseline on those pages: missed
+    assert not ocr_route_versus(router, base)["met"]
+    assert ocr_route_versus({"pages_detail": router["pages_detail"][:1]}, base) is None  # no OCR page

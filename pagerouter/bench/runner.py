@@ -156,7 +156,28 @@ def headline(result: dict, corpus: str, baseline: str = "rapidocr") -> dict | No
          "speedup_cpu": b["cpu_s"] / r["cpu_s"] if r["cpu_s"] > 0 else math.inf,
          "router_cer": r["cer"], "baseline_cer": b["cer"]}
     h["met"] = bool(h["speedup_pages_per_s"] >= 5 and (r["cer"] is None or b["cer"] is None or r["cer"] <= b["cer"]))
+    h["ocr_route"] = ocr_route_versus(r, b)
     return h
+
+
+def ocr_route_versus(r: dict, b: dict) -> dict | None:
+    """The router's seconds per page on the pages it OCR'd against the baseline's on the same
+    pages (the same renders: both read the file's page), with both CERs on those pages."""
+    base = {(p["file"], p["page"]): p for p in b.get("pages_detail", [])}
+    pairs = [(p, base[(p["file"], p["page"])]) for p in r.get("pages_detail", [])
+             if p["route"] in OCR_ROUTES and (p["file"], p["page"]) in base]
+    if not pairs:
+        return None
+    n = len(pairs)
+    out = {"pages": n, "router_s": sum(p["seconds"] for p, _ in pairs) / n,
+           "baseline_s": sum(q["seconds"] for _, q in pairs) / n, "router_cer": None, "baseline_cer": None}
+    out["ratio"] = out["router_s"] / out["baseline_s"] if out["baseline_s"] > 0 else math.inf
+    chars = sum(p.get("ref_chars") or 0 for p, _ in pairs)
+    if chars and all(p.get("edits") is not None and q.get("edits") is not None for p, q in pairs):
+        out["router_cer"] = sum(p["edits"] for p, _ in pairs) / chars
+        out["baseline_cer"] = sum(q["edits"] for _, q in pairs) / chars
+    out["met"] = bool(out["ratio"] <= 0.6 and (out["router_cer"] is None or out["router_cer"] <= out["baseline_cer"]))
+    return out
 
 
 def headline_line(h: dict) -> str:
@@ -165,5 +186,12 @@ def headline_line(h: dict) -> str:
         cer = f"; CER {h['router_cer']:.2%} vs {h['baseline_cer']:.2%}"
     verdict = "meets" if h["met"] else "misses"
     extra = "" if h["router_cer"] is not None else " (no known text: speed only)"
-    return (f"router vs OCR of every page ({h['baseline']}) on {h['corpus']}: {h['speedup_pages_per_s']:.1f}x pages/s, "
+    line = (f"router vs OCR of every page ({h['baseline']}) on {h['corpus']}: {h['speedup_pages_per_s']:.1f}x pages/s, "
             f"{h['speedup_cpu']:.1f}x less CPU{cer}; {verdict} the target (>= 5x at equal or lower error){extra}")
+    o = h.get("ocr_route")
+    if o:
+        ocer = (f", CER {o['router_cer']:.2%} vs {o['baseline_cer']:.2%}" if o["router_cer"] is not None else "")
+        line += (f". OCR route: {o['router_s']:.3f} s/page vs {h['baseline']} {o['baseline_s']:.3f} s/page on the same "
+                 f"{o['pages']} pages ({o['ratio']:.2f}x{ocer}); {'meets' if o['met'] else 'misses'} the target "
+                 "(<= 0.6x, CER no worse)")
+    return line
