@@ -142,3 +142,38 @@ def test_bench_scan_reads_the_same_in_its_window(readers, tmp_path):
     got_off = " ".join(ln.text for ln in off.read_image_lines(img, "Latin"))
     assert "rapid glacier." in truth and "rapid glacier." in got_off
     assert got_on == got_off
+
+
+def _spinning(infer_session) -> str | None:
+    """The allow_spinning entry of an engine's onnxruntime session (None: the library's default)."""
+    opts = infer_session.session.get_session_options()
+    try:
+        return opts.get_session_config_entry("session.intra_op.allow_spinning")
+    except RuntimeError:  # no entry set
+        return None
+
+
+def test_our_sessions_do_not_spin_and_a_bare_rapidocr_keeps_its_defaults():
+    """onnxruntime threads spinning between parallel sections stole the second core from the rest
+    of the page (`ocr.onnx_thread_spinning`, ocr/onnx_sessions.py): every session our engines
+    build has it off, one built outside them (the benchmark's bare RapidOCR) is untouched, and
+    the setting turns it back on."""
+    from rapidocr import RapidOCR
+
+    from pagerouter.ocr.layout_rapid import RapidLayoutEngine
+    from pagerouter.triage.layer_proof import _Recogniser
+
+    cfg = OcrConfig()
+    reader, layout, proof = RapidOcrReader(cfg), RapidLayoutEngine(cfg), _Recogniser(cfg)
+    sessions = [reader._det.session, reader.engine.text_rec.session, layout.model.session,
+                layout.orientation._det.session, layout.orientation._cls.session, proof.rec.session]
+    assert [_spinning(s) for s in sessions] == ["0"] * 6
+    bare = RapidOCR(params={"Global.log_level": "warning"})
+    assert _spinning(bare._load_det_model().session) is None
+    spinning = RapidOcrReader(OcrConfig.model_validate({"onnx_thread_spinning": True}))
+    assert _spinning(spinning._det.session) == "1"
+    # the same text either way
+    img = _scan()
+    text = [ln.text for ln in reader.read_image_lines(img)]
+    assert [ln.text for ln in spinning.read_image_lines(img)] == text
+    assert cer("\n".join(LINES), "\n".join(text)) < 0.05, text

@@ -341,6 +341,13 @@ class OcrConfig(StrictModel):
     blank_ink: float = Field(
         default=0.002, ge=0, le=1, description="A task whose ink share is below this is read as blank (no engines run)."
     )
+    onnx_thread_spinning: bool = Field(
+        default=False,
+        description="Let onnxruntime's worker threads spin between parallel sections (the default of RapidOCR and "
+        "rapid-layout) in the sessions of the reader, layout, orientation trial and hidden-layer proof. Off: on two "
+        "cores the spin stole the core the rest of the page needed (pagerouter bench, router: 6.9 -> 5.8 s wall, "
+        "13.2 -> 10.1 CPU s; ocr/onnx_sessions.py).",
+    )
     checks: ChecksConfig = Field(default_factory=ChecksConfig, description="Checks that flag a reading.")
     escalation: EscalationConfig = Field(default_factory=EscalationConfig, description="Re-reading flagged pages.")
 

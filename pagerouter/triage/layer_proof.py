@@ -31,6 +31,7 @@ import pymupdf
 from ..config.ocr import OcrConfig
 from ..config.triage import TriageConfig
 from ..geometry import BBox
+from ..ocr.onnx_sessions import our_sessions
 from ..ocr.script_options import options_for
 from ..ocr.text_stats import char_error_rate
 from .layer import to_display
@@ -177,7 +178,8 @@ class _Recogniser:
             params["EngineConfig.onnxruntime.intra_op_num_threads"] = ocr.small_reader.threads
         engine = RapidOCR(params=params)  # loads no model by itself
         logging.getLogger("RapidOCR").setLevel(logging.WARNING)
-        self.rec = engine._load_rec_model()
+        with our_sessions(ocr):  # our session options (ocr/onnx_sessions.py)
+            self.rec = engine._load_rec_model()
         self.decoder = _MaskedCTCDecode(self.rec.postprocess_op, ocr.small_reader.foreign_char_penalty)
         self.rec.postprocess_op = self.decoder
         self.characters = tuple(self.decoder.character)
