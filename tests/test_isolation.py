@@ -201,7 +201,7 @@ def test_workers_started_beside_other_threads_come_from_the_fork_server(referenc
     fail one page on a crash and read the others exactly."""
     import threading
 
-    from pagerouter.isolation.pool import _Process
+    from pagerouter.isolation.process import _Process
 
     stop = threading.Event()
     other = threading.Thread(target=stop.wait, daemon=True)
@@ -252,7 +252,7 @@ def test_a_long_document_gets_all_its_workers_forked_before_the_parts_start(refe
     (it cost `pagerouter convert` half its speed on long documents)."""
     import threading
 
-    from pagerouter.isolation.pool import _Process
+    from pagerouter.isolation.process import _Process
 
     monkeypatch.delenv(FAULT_ENV, raising=False)
     assert threading.active_count() == 1, "this test needs a single-threaded test process"

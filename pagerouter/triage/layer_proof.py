@@ -222,13 +222,19 @@ def recogniser(ocr: OcrConfig) -> _Recogniser:
     return _REC
 
 
+def proof_may_run(triage: TriageConfig, ocr: OcrConfig) -> bool:
+    """Whether this config proves hidden layers at all (`decide._hidden_layer`'s gates, each of
+    which it reports there with its own reason)."""
+    return triage.hidden_layer_proof and (ocr.enabled or triage.hidden_layer_proof_without_ocr)
+
+
 def prepare(triage: TriageConfig, ocr: OcrConfig) -> dict:
     """Load the recogniser now when this config may prove hidden layers (`decide._hidden_layer`'s
     gates), so the first such page does not pay for it: about 0.9 s in a fresh process, most of
     it importing RapidOCR (its model table is parsed at import). Says whether it is loaded, and
     why not when it could not be (the pages that need it say so themselves)."""
     error = None
-    if triage.hidden_layer_proof and (ocr.enabled or triage.hidden_layer_proof_without_ocr):
+    if proof_may_run(triage, ocr):
         try:
             recogniser(ocr)
         except Exception as exc:  # noqa: BLE001 - reported; a page that needs the proof says it again
