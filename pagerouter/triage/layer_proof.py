@@ -242,6 +242,11 @@ def prepare(triage: TriageConfig, ocr: OcrConfig) -> dict:
     return {"proof_recogniser": _REC is not None, "error": error}
 
 
+def _needed(cfg: TriageConfig, lines: int) -> int:
+    """Agreeing lines needed to keep the layer when `lines` sampled lines were read."""
+    return max(cfg.hidden_layer_min_sample_lines, int(np.ceil(cfg.hidden_layer_min_agreeing_share * lines)))
+
+
 def _agrees(s: SampledLine, cfg: TriageConfig) -> bool:
     """A sampled line agrees at a small CER with exactly the same digits; a digit word's crop
     (which may catch a letter of its neighbours) when the read holds the word unchanged."""
@@ -296,9 +301,8 @@ def prove_hidden_layer(
     # can still be kept: the first read takes just enough lines for their disagreement to decide
     # (one, when every sampled line must agree), so a lying layer costs one short read, not five
     # lines' worth, before the page goes to OCR; an honest layer is read whole either way.
-    slack = len(sample) - max(cfg.hidden_layer_min_sample_lines,
-                              int(np.ceil(cfg.hidden_layer_min_agreeing_share * len(sample))))
-    phases = [sample[:max(slack, 0) + 1], sample[max(slack, 0) + 1:], None]
+    slack = len(sample) - _needed(cfg, len(sample))  # >= 0: the sample has min_sample_lines
+    phases = [sample[:slack + 1], sample[slack + 1:], None]
     lines: list[SampledLine] = []
     edits = chars = 0.0
     tried = 0  # sampled lines cropped and read (a crop off the page is tried, not read)
@@ -334,7 +338,7 @@ def prove_hidden_layer(
     # a wrong digit is a wrong amount, date or part number however small its share of the line:
     # a line agrees only when its digits are exactly the ones read
     p.agreeing = sum(_agrees(s, cfg) for s in lines)
-    need = max(cfg.hidden_layer_min_sample_lines, int(np.ceil(cfg.hidden_layer_min_agreeing_share * len(lines))))
+    need = _needed(cfg, len(lines))
     p.agreed = p.agreeing >= need and p.cer <= cfg.hidden_layer_max_cer
     # the worst line: a digit mismatch first (it is what makes the layer untrustworthy), then CER
     worst = max(lines, key=lambda s: (not _agrees(s, cfg), _digits(s.layer) != _digits(s.read), s.cer)) if lines else None
