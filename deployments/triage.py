@@ -17,7 +17,7 @@ from ray import serve
 from pagerouter.figure_export import figures_of_text_pages
 from pagerouter.inputs import InputError, check_page_count, parse_pages
 from pagerouter.config import PagerouterConfig
-from pagerouter.isolation import PageWork, page_work
+from pagerouter.isolation import PageWork, WalkAhead, page_work
 from pagerouter.memory import release_after
 from pagerouter.pipeline import TriageOutcome, new_document
 from pagerouter.wire.items import DocumentHead, InputProblem
@@ -66,8 +66,9 @@ async def triage_stream(
     pages (`serve.ingress_triage_max_pages`, deployments/fast_path.py): the same code, so the
     same pages, problems, fault hooks and spans either way."""
     try:
-        # Opening may repair a broken PDF (pypdf) for seconds: off the event loop.
-        src = await asyncio.to_thread(work.open, data, name, password)
+        # Opening may repair a broken PDF (pypdf) for seconds: off the event loop. The worker that
+        # opens it reads the first pages of the walk below at once (WalkAhead: one round trip).
+        src = await asyncio.to_thread(work.open, data, name, password, WalkAhead(pages, ocr))
     except InputError as exc:
         yield InputProblem("bad_input", str(exc), exc.source, exc.page, exc.message)
         return

@@ -29,7 +29,7 @@ from .config import PagerouterConfig
 from .engines import EngineSet
 from .escalation_wait import EscalationWait, resolve_escalation_wait
 from .inputs import SourceDocument, check_page_count, parse_pages, read_input
-from .isolation import InProcessPages, PageWork, page_work
+from .isolation import InProcessPages, PageWork, WalkAhead, page_work
 from .memory import release_free_memory
 from .model import Document, Page
 from .figure_export import figure_problem, figures_of_text_pages
@@ -73,14 +73,19 @@ class Converter:
         self.close()
 
     # ------------------------------------------------------------------ opening
-    def open(self, source: Source | SourceDocument, *, name: str | None = None, password: str | None = None) -> SourceDocument:
-        """A path, raw bytes or an already open document; raises `InputError` for bad input."""
+    def open(
+        self, source: Source | SourceDocument, *, name: str | None = None, password: str | None = None,
+        ahead: WalkAhead | None = None,
+    ) -> SourceDocument:
+        """A path, raw bytes or an already open document; raises `InputError` for bad input.
+        `ahead`: the pages (and ocr mode) `stream` will be asked for next, read at once by the
+        isolation worker that opens the file (`isolation.WalkAhead`)."""
         if isinstance(source, SourceDocument):
             return source
         if isinstance(source, (bytes, bytearray)):
-            return self.pages.open(bytes(source), name or "-", password)
+            return self.pages.open(bytes(source), name or "-", password, ahead)
         name = name or str(source)
-        return self.pages.open(read_input(source, name), name, password)
+        return self.pages.open(read_input(source, name), name, password, ahead)
 
     # ------------------------------------------------------------------ streaming
     def escalation_wait(self, wait: str | None = None, escalation_wait_s: float | None = None) -> EscalationWait:
@@ -144,7 +149,7 @@ class Converter:
                             languages=languages, images=images)
         escalation = self.escalation_wait(wait, escalation_wait_s)
         owned = not isinstance(source, SourceDocument)
-        src = self.open(source, name=name, password=password)
+        src = self.open(source, name=name, password=password, ahead=WalkAhead(pages, opts.ocr))
         try:
             numbers = parse_pages(pages, src.page_count, src.name)
             check_page_count(numbers, self.cfg.limits.max_pages, src.name)
@@ -177,7 +182,7 @@ class Converter:
                             languages=languages, images=images)
         escalation = self.escalation_wait(wait, escalation_wait_s)
         owned = not isinstance(source, SourceDocument)
-        src = self.open(source, name=name, password=password)
+        src = self.open(source, name=name, password=password, ahead=WalkAhead(pages, opts.ocr))
         loop = asyncio.new_event_loop()
         agen = None
         try:

@@ -9,6 +9,7 @@ Faults are injected in the workers with the test-only hook `PAGEROUTER_FAULT_INJ
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pymupdf
 import pytest
@@ -312,3 +313,75 @@ def test_a_closed_document_trims_the_heap_only_when_it_leaves_memory_to_give(mon
     every = worker._Trim(0)  # 0: after every document, as before
     every.after_close(1000)
     assert len(trims) == 3
+
+
+def _walk(work, src, numbers, ocr="auto"):
+    async def run():
+        return [o.page async for o in work.outcomes(src, numbers, ocr)]
+    return asyncio.run(run())
+
+
+def test_the_walk_named_at_open_is_read_by_the_opening_worker(reference, pdf_bytes, monkeypatch):
+    """`open(..., ahead=WalkAhead(pages, ocr))`: the worker that opens the file reads the first
+    pages of that walk in the same round trip (a served one-page request paid two: open, then
+    walk). The pages are the ones a separate walk reads; another walk than the one named reads
+    as always; a crash or a hang in the read-ahead fails that page with the reason, once, and is
+    never an open error; a document closed unwalked drops what was read for it."""
+    from pagerouter.isolation import WalkAhead
+    from pagerouter.isolation.pool import IsolatedPages
+
+    monkeypatch.delenv(FAULT_ENV, raising=False)
+    ref = {p.number: p.model_dump(exclude={"timings"}) for p in reference.pages}
+    work = IsolatedPages(_cfg())
+
+    def plain(numbers):  # the same walk, opened without naming it
+        src = work.open(pdf_bytes, "doc.pdf")
+        try:
+            return [p.model_dump(exclude={"timings"}) for p in _walk(work, src, numbers)]
+        finally:
+            src.close()
+
+    try:
+        src = work.open(pdf_bytes, "doc.pdf", None, WalkAhead("2-3", "auto"))
+        walk, read = work._read_ahead[src.digest]
+        assert [o.page.number for o in read] == [2, 3] and walk.finished  # read before any walk was asked for
+        pages = _walk(work, src, [2, 3])
+        assert [p.model_dump(exclude={"timings"}) for p in pages] == plain([2, 3])
+        assert "Page 2 says" in _text(pages[0]) and "Page 3 says" in _text(pages[1])
+        assert src.digest not in work._read_ahead
+        src.close()
+
+        src = work.open(pdf_bytes, "doc.pdf", None, WalkAhead("1", "auto"))
+        assert [p.model_dump(exclude={"timings"}) for p in _walk(work, src, [4])] == plain([4])  # not the walk named
+        src.close()
+        src = work.open(pdf_bytes, "doc.pdf", None, WalkAhead("1", "auto"))
+        src.close()  # never walked
+        assert work._read_ahead == {}
+        # a selection the caller refuses (past the end) is not read ahead: the caller names the mistake
+        src = work.open(pdf_bytes, "doc.pdf", None, WalkAhead("99", "auto"))
+        assert src.page_count == PAGES and src.digest not in work._read_ahead
+        src.close()
+
+        monkeypatch.setenv(FAULT_ENV, "segv@1")
+        src = work.open(pdf_bytes, "doc.pdf", None, WalkAhead("1", "auto"))  # opened: no InputError
+        [page] = _walk(work, src, [1])
+        assert page.status == "failed"
+        assert page.error == "doc.pdf: page 1: worker crashed (SIGSEGV) while reading page 1"
+        src.close()
+        monkeypatch.setenv(FAULT_ENV, "hang@1")
+        t0 = time.monotonic()
+        src = work.open(pdf_bytes, "doc.pdf", None, WalkAhead("1-2", "auto"))
+        pages = _walk(work, src, [1, 2])
+        elapsed = time.monotonic() - t0
+        assert [p.status for p in pages] == ["failed", "ok"]
+        assert pages[0].error == "doc.pdf: page 1: page 1 took longer than 2 s to read (its worker was stopped)"
+        assert "Page 2 says" in _text(pages[1])
+        assert elapsed < 4, elapsed  # one page timeout (2 s), not a second one for a re-read
+        src.close()
+        monkeypatch.delenv(FAULT_ENV)
+        src = work.open(pdf_bytes, "doc.pdf", None, WalkAhead(None, "auto"))
+        assert [p.model_dump(exclude={"timings"}) for p in _walk(work, src, list(range(1, PAGES + 1)))] == \
+            [ref[n] for n in range(1, PAGES + 1)]
+        src.close()
+    finally:
+        work.close()

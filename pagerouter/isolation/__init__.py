@@ -4,7 +4,7 @@ The triage stage (the in-process `Converter`, the Serve `Triage` deployment) rea
 through a `PageWork`:
 
     work = page_work(cfg)                       # IsolatedPages if cfg.isolation.enabled
-    src = work.open(data, name, password)       # raises InputError, like inputs.open_source
+    src = work.open(data, name, password, ahead=WalkAhead(pages, ocr))  # raises InputError, like inputs.open_source
     async for outcome in work.outcomes(src, numbers):   # pipeline.TriageOutcome, in page order
         ...
     pngs = work.figure_pngs(src, number, clips, dpi)    # figure export (--images)
@@ -17,11 +17,14 @@ segfault, an abort or a runaway loop kills one worker, and the page it was readi
 `failed` with the reason ("worker crashed (SIGSEGV) while reading page 3", "page 3 took longer
 than 30 s to read"); the other pages and the next request are served by a fresh worker.
 A `SourceDocument` opened by the caller itself (with a `doc`) is always read in-process.
+`ahead` (optional) names the walk the caller will ask for next: the worker that opens the file
+reads its first pages at once, in the same round trip (see `WalkAhead`).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Protocol
 
 import pymupdf
@@ -39,10 +42,22 @@ header/footer pre-scan) or `figures`.
 Example: PAGEROUTER_FAULT_INJECTION_FOR_TESTS=segv@3,hang@5"""
 
 
+@dataclass(frozen=True)
+class WalkAhead:
+    """The walk a caller will ask for right after `open`: `pages` (a selection like "1-3", None
+    for all) in the `ocr` mode. An isolation worker then reads the first task of it as soon as
+    the file is open, so a short document costs one round trip to the worker, not two (a served
+    one-page request: open, then walk, each a thread hop and a pipe round trip). A walk asked for
+    with other pages or another mode reads as always; what was read ahead is dropped."""
+
+    pages: str | None = None
+    ocr: str = "auto"
+
+
 class PageWork(Protocol):
     isolated: bool
 
-    def open(self, data: bytes, name: str, password: str | None = None) -> SourceDocument: ...
+    def open(self, data: bytes, name: str, password: str | None = None, ahead: WalkAhead | None = None) -> SourceDocument: ...
 
     def outcomes(
         self, src: SourceDocument, numbers: list[int], ocr: str = "auto", span: tuple[int, int] | None = None
@@ -79,7 +94,8 @@ class InProcessPages:
     def __init__(self, cfg: PagerouterConfig):
         self.cfg = cfg
 
-    def open(self, data: bytes, name: str, password: str | None = None) -> SourceDocument:
+    def open(self, data: bytes, name: str, password: str | None = None, ahead: WalkAhead | None = None) -> SourceDocument:
+        # in this process the walk starts when asked for: nothing to save by reading ahead
         return open_source(data=data, name=name, password=password)
 
     def outcomes(
@@ -109,4 +125,4 @@ def page_work(cfg: PagerouterConfig) -> PageWork:
     return InProcessPages(cfg)
 
 
-__all__ = ["FAULT_ENV", "InProcessPages", "PageWork", "page_work", "render_figures"]
+__all__ = ["FAULT_ENV", "InProcessPages", "PageWork", "WalkAhead", "page_work", "render_figures"]

@@ -26,7 +26,7 @@ from ..config import PagerouterConfig
 from ..inputs import InputError, SourceDocument
 from ..model import Page
 from ..pipeline import TriageOutcome, triage_outcomes
-from . import FAULT_ENV, render_figures
+from . import FAULT_ENV, WalkAhead, render_figures
 from .process import WorkerLost, _context, _stop_all, _Worker
 from .worker import MARK_OPEN, MARK_PRESCAN
 
@@ -50,6 +50,8 @@ class IsolatedPages:
         self._closed = False
         self.started = 0  # workers started so far (tests and figures read it)
         self._opens = itertools.count(1)
+        # digest -> (walk, its first batch) read by the opening worker (`WalkAhead`), until walked
+        self._read_ahead: dict[str, tuple[_DocumentWalk, list[TriageOutcome]]] = {}
         self._finalizer = weakref.finalize(self, _stop_all, self._all)
 
     # ------------------------------------------------------------------ workers
@@ -167,6 +169,7 @@ class IsolatedPages:
     def _forget(self, digest: str) -> None:
         """A closed document leaves every worker: idle ones now, busy ones when released (else
         a busy worker would keep a large file's bytes until its cache evicted them)."""
+        self._read_ahead.pop(digest, None)  # never walked: its pages (a scan's render) go now
         with self._cond:
             idle = set(map(id, self._idle))
             for w in self._all:
@@ -186,16 +189,17 @@ class IsolatedPages:
         w.stale.clear()
 
     # ------------------------------------------------------------------ PageWork
-    def open(self, data: bytes, name: str, password: str | None = None) -> SourceDocument:
+    def open(self, data: bytes, name: str, password: str | None = None, ahead: WalkAhead | None = None) -> SourceDocument:
         # One key per open, not per content: two requests with the same bytes (a retry, a duplicate) must
         # not share one MuPDF document in a worker. MuPDF caches what it decoded per document, so the
         # second reader of a shared document saw no decode warnings and called a page whose image could
         # not be decoded `ok` and blank instead of `damaged_page` (found by tests/test_hostile.py).
         digest = f"{hashlib.sha256(data).hexdigest()}-{next(self._opens)}"
         w = self._acquire(digest)
-        healthy = False
+        healthy = walking = False
         try:
-            w.send({"op": "open", "digest": digest, "name": name, "password": password, "fault": _fault()}, data)
+            w.send({"op": "open", "digest": digest, "name": name, "password": password, "fault": _fault(),
+                    "ahead": self._ahead_task(ahead)}, data)
             reply = w.recv(self.icfg.open_timeout_s)
             healthy = True
         except WorkerLost as exc:
@@ -205,19 +209,36 @@ class IsolatedPages:
         finally:
             if healthy and reply[0] == "opened":
                 w.docs.add(digest)
-            self._release(w, healthy)
+                walking = reply[1].get("ahead") is not None  # its first walk task follows: the worker stays ours
+            if not walking:
+                self._release(w, healthy)
         if reply[0] == "input_error":
             raise InputError(reply[1], reply[2], reply[3])
         if reply[0] != "opened":
             raise InputError(name, f"cannot open: {reply[1] if len(reply) > 1 else reply[0]}")
         meta = reply[1]
-        part = self.icfg.parallel_part_pages
-        if part and meta["pages"] >= 2 * part:
-            self._prestart(min(self.icfg.workers, -(-meta["pages"] // part)))
-        return SourceDocument(
+        src = SourceDocument(
             name=name, doc=None, kind=meta["kind"], opened_with=meta["opened_with"], pages=meta["pages"], data=data,
             digest=digest, password=password, on_close=partial(self._forget, digest),
         )
+        if walking:
+            walk, batch = _DocumentWalk(self, src, meta["ahead"], ahead.ocr), []
+            walk.finish_task(w, batch)  # hands the worker back, whatever happens
+            self._read_ahead[digest] = (walk, batch)
+            return src
+        part = self.icfg.parallel_part_pages
+        if part and meta["pages"] >= 2 * part:
+            self._prestart(min(self.icfg.workers, -(-meta["pages"] // part)))
+        return src
+
+    def _ahead_task(self, ahead: WalkAhead | None) -> dict | None:
+        """The first walk task an `open` carries (worker.py reads it after opening), or None."""
+        if ahead is None:
+            return None
+        part = self.icfg.parallel_part_pages
+        return {"pages": ahead.pages, "ocr": ahead.ocr, "count": self.icfg.pages_per_task, "budget_s": _TASK_BUDGET_S,
+                # from this many pages on `outcomes` reads the document in parts, each its own walk
+                "single_below": 0 if self.icfg.workers < 2 or part == 0 else 2 * part}
 
     async def outcomes(
         self, src: SourceDocument, numbers: list[int], ocr: str = "auto", span: tuple[int, int] | None = None
@@ -230,10 +251,12 @@ class IsolatedPages:
         start, stop = span if span else (0, len(numbers))
         part = self.icfg.parallel_part_pages
         if self.icfg.workers < 2 or part == 0 or stop - start < 2 * part:
-            walk = _DocumentWalk(self, src, numbers, ocr, span)
+            walk, first = self._walk_from_open(src, numbers, ocr, span)
             loop = asyncio.get_running_loop()
             try:
-                while True:
+                for outcome in first:
+                    yield outcome
+                while not walk.finished:  # no thread hop to learn that a finished walk has no more pages
                     batch = await loop.run_in_executor(None, walk.next_batch)
                     if not batch:
                         return
@@ -244,6 +267,15 @@ class IsolatedPages:
             return
         async for outcome in self._parallel_outcomes(src, numbers, ocr, start, stop, part):
             yield outcome
+
+    def _walk_from_open(
+        self, src: SourceDocument, numbers: list[int], ocr: str, span: tuple[int, int] | None
+    ) -> tuple[_DocumentWalk, list[TriageOutcome]]:
+        """The walk `open` began (`WalkAhead`) and the pages it read, when it is this walk; else a new one."""
+        read = self._read_ahead.pop(src.digest, None)
+        if read is not None and span is None and read[0].numbers == numbers and read[0].ocr == ocr:
+            return read
+        return _DocumentWalk(self, src, numbers, ocr, span), []
 
     async def _parallel_outcomes(
         self, src: SourceDocument, numbers: list[int], ocr: str, start: int, stop: int, part: int
@@ -312,6 +344,10 @@ class IsolatedPages:
         return reply[1]
 
 
+_TASK_BUDGET_S = 0.05
+"""Seconds of pages one walk task reads before it hands its worker back (a batch ends early at
+an OCR page, so OCR starts at once), like `pipeline.triage_outcomes`' batches."""
+
 _AHEAD_BATCHES = 4
 """Batches a part of a document read ahead of the consumer may hold (a batch of a scan is one
 page and its render)."""
@@ -342,6 +378,10 @@ class _DocumentWalk:
     def close(self) -> None:
         self._closed = True  # a task in flight finishes; no new one starts
 
+    @property
+    def finished(self) -> bool:
+        return self._closed or self.pos >= self.stop
+
     def _task(self, budget_s: float) -> dict:
         return {"op": "walk", "digest": self.src.digest, "name": self.src.name, "password": self.src.password,
                 "numbers": self.numbers, "start": self.pos,
@@ -349,17 +389,30 @@ class _DocumentWalk:
                 "budget_s": budget_s, "furniture": self.furniture, "fault": _fault(), "has_data": False,
                 "ocr": self.ocr}
 
-    def next_batch(self, budget_s: float = 0.05) -> list[TriageOutcome]:
+    def next_batch(self, budget_s: float = _TASK_BUDGET_S) -> list[TriageOutcome]:
         batch: list[TriageOutcome] = []
         while not batch and not self._closed and self.pos < self.stop:
             self._run_task(batch, budget_s)
         return batch
 
     def _run_task(self, batch: list[TriageOutcome], budget_s: float) -> None:
-        pool, icfg = self.pool, self.pool.icfg
-        w = pool._acquire(self.src.digest, walk=(self.src.digest, self.key, self.pos))
+        w = self.pool._acquire(self.src.digest, walk=(self.src.digest, self.key, self.pos))
         try:
             w.send(self._task(budget_s))
+        except WorkerLost as exc:
+            self._lost(w, exc, batch)
+            return
+        except BaseException:
+            self.pool._release(w, healthy=False)
+            raise
+        self.finish_task(w, batch, budget_s)
+
+    def finish_task(self, w: _Worker, batch: list[TriageOutcome], budget_s: float = _TASK_BUDGET_S) -> None:
+        """Read the replies of the task `w` is running for this walk into `batch`, then hand `w`
+        back to the pool (on every path). The task was sent by `_run_task`, or came with the
+        document's `open` (`WalkAhead`)."""
+        pool, icfg = self.pool, self.pool.icfg
+        try:
             while True:
                 reply = w.recv(icfg.page_timeout_s)
                 if reply[0] == "missing":  # a fresh worker: the document's bytes cross once
@@ -379,24 +432,30 @@ class _DocumentWalk:
                     batch.append(self._failed(f"reading failed in the worker: {reply[-1]}"))
                     return
         except WorkerLost as exc:
-            mark = w.marker.value
-            pool._release(w, healthy=False)
-            if mark == MARK_PRESCAN and self.furniture and len(self.numbers) > 1:
-                # with one page the pre-scan was reading that very page: it is failed below at once,
-                # not read again for a second full timeout (a stream bomb held a worker twice as long)
-                log.warning("%s: the header/footer pre-scan: %s; reading on without it", self.src.name, exc.reason)
-                self.furniture = False
-                return
-            n = self.numbers[self.pos]
-            if exc.timed_out:
-                what = "to re-open" if mark == MARK_OPEN else "to read"
-                why = f"page {n} took longer than {icfg.page_timeout_s:g} s {what} (its worker was stopped)"
-            else:
-                why = f"{exc.reason} while {'re-opening the file for' if mark == MARK_OPEN else 'reading'} page {n}"
-            batch.append(self._failed(why))
+            self._lost(w, exc, batch)
         except BaseException:
             pool._release(w, healthy=False)
             raise
+
+    def _lost(self, w: _Worker, exc: WorkerLost, batch: list[TriageOutcome]) -> None:
+        """`w` died or hung on this walk's task: the page it was on fails (or, lost in the
+        header/footer pre-scan of several pages, the walk goes on without that pre-scan)."""
+        pool, icfg = self.pool, self.pool.icfg
+        mark = w.marker.value
+        pool._release(w, healthy=False)
+        if mark == MARK_PRESCAN and self.furniture and len(self.numbers) > 1:
+            # with one page the pre-scan was reading that very page: it is failed below at once,
+            # not read again for a second full timeout (a stream bomb held a worker twice as long)
+            log.warning("%s: the header/footer pre-scan: %s; reading on without it", self.src.name, exc.reason)
+            self.furniture = False
+            return
+        n = self.numbers[self.pos]
+        if exc.timed_out:
+            what = "to re-open" if mark == MARK_OPEN else "to read"
+            why = f"page {n} took longer than {icfg.page_timeout_s:g} s {what} (its worker was stopped)"
+        else:
+            why = f"{exc.reason} while {'re-opening the file for' if mark == MARK_OPEN else 'reading'} page {n}"
+        batch.append(self._failed(why))
 
     def _failed(self, why: str) -> TriageOutcome:
         n = self.numbers[self.pos]

@@ -1,6 +1,8 @@
 """The isolation worker process: opens documents and triages pages for `pool.IsolatedPages`.
 
 Messages are dicts from the pool (`op`: open, walk, figures, warm, forget, quit); replies are tuples.
+An `open` may name the walk that will follow (`ahead`, from `isolation.WalkAhead`): its first
+task is then read right after the ("opened", meta) reply, as if the walk had been sent.
 A file's bytes follow an `open` (or a `walk`/`figures` marked `has_data`) as one raw message,
 and the opened document stays cached here by its key (`isolation.cached_documents`): the content hash and
 the open's serial, so two requests with the same bytes never share one MuPDF document.
@@ -26,7 +28,7 @@ import pymupdf  # noqa: F401
 
 from .. import ocr, textlayer, triage  # noqa: F401
 from ..config import PagerouterConfig
-from ..inputs import InputError, SourceDocument, open_source
+from ..inputs import InputError, SourceDocument, check_page_count, open_source, parse_pages
 from ..memory import LARGE_INPUT_BYTES, release_free_memory
 from ..ocr import task  # noqa: F401
 from ..pipeline import DocumentTriage, TriageOutcome
@@ -171,7 +173,13 @@ def serve(conn, cfg_json: str, marker) -> None:
             if op == "open":
                 doc = load(msg)
                 s = doc.src
-                conn.send(("opened", {"kind": s.kind, "opened_with": s.opened_with, "pages": s.page_count}))
+                ahead, numbers = msg.get("ahead"), _ahead_numbers(cfg, s, msg.get("ahead"))
+                conn.send(("opened", {"kind": s.kind, "opened_with": s.opened_with, "pages": s.page_count,
+                                      "ahead": numbers}))
+                if numbers is not None:
+                    _walk(conn, cfg, doc, {"numbers": numbers, "start": 0, "count": ahead["count"],
+                                           "budget_s": ahead["budget_s"], "furniture": True,
+                                           "fault": msg.get("fault", ""), "ocr": ahead["ocr"]}, marker)
                 continue
             doc = load(msg) if msg.get("has_data") else docs.get(msg["digest"])
             if doc is None:
@@ -196,6 +204,20 @@ def serve(conn, cfg_json: str, marker) -> None:
             # the loop's own reference to the last document would keep its file's bytes alive
             # after the pool forgets it (a 150 MB upload held by an idle worker)
             doc = s = None  # noqa: F841
+
+
+def _ahead_numbers(cfg: PagerouterConfig, src: SourceDocument, ahead: dict | None) -> list[int] | None:
+    """The pages of the walk an `open` named (`ahead`), when one walk will read them: None when
+    there is none, when the selection or the page limit refuses it (the caller reports that
+    before any page is read) or when the pool reads the document in parallel parts."""
+    if not ahead:
+        return None
+    try:
+        numbers = check_page_count(parse_pages(ahead["pages"], src.page_count, src.name), cfg.limits.max_pages, src.name)
+    except InputError:
+        return None
+    below = ahead["single_below"]
+    return numbers if numbers and (not below or len(numbers) < below) else None
 
 
 def _walk(conn, cfg: PagerouterConfig, doc: _Doc, msg: dict, marker) -> None:
