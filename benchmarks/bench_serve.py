@@ -143,21 +143,31 @@ def main() -> int:
         serve.run(trivial_app(), name="trivial", route_prefix="/trivial")
         url, target = f"http://127.0.0.1:{cfg.serve.http_port}", f"127.0.0.1:{cfg.serve.grpc_port}"
         with PagerouterHttpClient(url, timeout=120) as h, PagerouterGrpcClient(target, timeout=120) as g:
-            for _ in range(10):  # warm both paths
-                h.convert_page(one_page, 1, filename="page.pdf")
-                g.convert_page(one_page, 1, filename="page.pdf")
-            results["http_page"] = summary(timed(lambda: h.convert_page(one_page, 1, filename="page.pdf"), a.requests))
-            results["grpc_page"] = summary(timed(lambda: g.convert_page(one_page, 1, filename="page.pdf"), a.requests))
-            # the same HTTP call with the answer left as bytes, as the trivial app's is: the client's
-            # parse of the Page (pydantic) is the caller's cost, not serving's
-            results["http_page_unparsed"] = summary(timed(lambda: h._post("/v1/pages", one_page, "page.pdf", page=1),
-                                                          a.requests))
             with httpx.Client(base_url=url, timeout=120) as raw:
                 def trivial() -> None:
                     raw.post("/trivial/echo", content=one_page, headers={"content-type": "application/pdf"}).raise_for_status()
-                for _ in range(10):
-                    trivial()
-                results["trivial_http_page"] = summary(timed(trivial, a.requests))
+
+                calls = {
+                    "http_page": lambda: h.convert_page(one_page, 1, filename="page.pdf"),
+                    "grpc_page": lambda: g.convert_page(one_page, 1, filename="page.pdf"),
+                    # the same HTTP call with the answer left as bytes, as the trivial app's is: the
+                    # client's parse of the Page (pydantic) is the caller's cost, not serving's
+                    "http_page_unparsed": lambda: h._post("/v1/pages", one_page, "page.pdf", page=1),
+                    "trivial_http_page": trivial,
+                }
+                for _ in range(10):  # warm every path
+                    for fn in calls.values():
+                        fn()
+                # Interleaved, one call of each kind per round in a rotating order: the machine's
+                # speed drifts over a run (other tenants, CPU boost), and timing all of one kind
+                # first, then all of the next, put that drift into the ratios.
+                ms: dict[str, list[float]] = {k: [] for k in calls}
+                names = list(calls)
+                for i in range(a.requests):
+                    for k in names[i % len(names):] + names[:i % len(names)]:
+                        ms[k] += timed(calls[k], 1)
+                for k, v in ms.items():
+                    results[k] = summary(v)
             results["served_vs_trivial_p50"] = {
                 "http": round(results["http_page"]["p50_ms"] / results["trivial_http_page"]["p50_ms"], 2),
                 "grpc": round(results["grpc_page"]["p50_ms"] / results["trivial_http_page"]["p50_ms"], 2),
