@@ -158,6 +158,7 @@ class IsolatedPages:
             self._cond.notify()
 
     def close(self) -> None:
+        self._read_ahead.clear()
         with self._cond:
             self._closed = True
             idle, self._idle = self._idle, []
