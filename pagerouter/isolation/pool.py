@@ -227,19 +227,25 @@ class IsolatedPages:
             walk.finish_task(w, batch)  # hands the worker back, whatever happens
             self._read_ahead[digest] = (walk, batch)
             return src
-        part = self.icfg.parallel_part_pages
-        if part and meta["pages"] >= 2 * part:
-            self._prestart(min(self.icfg.workers, -(-meta["pages"] // part)))
+        if self._in_parts(meta["pages"]):
+            self._prestart(min(self.icfg.workers, -(-meta["pages"] // self.icfg.parallel_part_pages)))
         return src
+
+    def _parts_from(self) -> int:
+        """Pages from which a walk is read in parts, on several workers at once (0: never)."""
+        part = self.icfg.parallel_part_pages
+        return 2 * part if self.icfg.workers >= 2 and part > 0 else 0
+
+    def _in_parts(self, pages: int) -> bool:
+        return 0 < self._parts_from() <= pages
 
     def _ahead_task(self, ahead: WalkAhead | None) -> dict | None:
         """The first walk task an `open` carries (worker.py reads it after opening), or None."""
         if ahead is None:
             return None
-        part = self.icfg.parallel_part_pages
         return {"pages": ahead.pages, "ocr": ahead.ocr, "count": self.icfg.pages_per_task, "budget_s": _TASK_BUDGET_S,
                 # from this many pages on `outcomes` reads the document in parts, each its own walk
-                "single_below": 0 if self.icfg.workers < 2 or part == 0 else 2 * part}
+                "single_below": self._parts_from()}
 
     async def outcomes(
         self, src: SourceDocument, numbers: list[int], ocr: str = "auto", span: tuple[int, int] | None = None
@@ -251,7 +257,7 @@ class IsolatedPages:
             return
         start, stop = span if span else (0, len(numbers))
         part = self.icfg.parallel_part_pages
-        if self.icfg.workers < 2 or part == 0 or stop - start < 2 * part:
+        if not self._in_parts(stop - start):
             walk, first = self._walk_from_open(src, numbers, ocr, span)
             loop = asyncio.get_running_loop()
             try:
