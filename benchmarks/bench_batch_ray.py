@@ -46,7 +46,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from pagerouter.bench.metrics import _proc_stats  # noqa: E402
-from pagerouter.synth import LOREM, add_scanned_page, add_text_page  # noqa: E402
+from pagerouter.bench.synth import LOREM, add_scanned_page, add_text_page  # noqa: E402
 from tests.hostile_corpus import cmdline, descendants, rss_mb  # noqa: E402
 from tests.ray_cluster import RayStartCluster  # noqa: E402
 
@@ -112,7 +112,7 @@ def throughput(args) -> int:
     n = build_corpus(corpus, args.docs, args.pages, args.scans)
     cfg = work / "cfg.yaml"
     cfg.write_text("batch: {pages_per_range: 32}\n")
-    base = [sys.executable, "-m", "pagerouter.cli", "batch", str(corpus), "--config", str(cfg), "-q"]
+    base = [sys.executable, "-m", "pagerouter.cli.main", "batch", str(corpus), "--config", str(cfg), "-q"]
     rows: dict[str, dict] = {}
     modes = args.modes.split(",")
     print(f"corpus: {n} pages ({args.docs} born-digital files x {args.pages} pages, {args.scans} scanned pages); "
@@ -232,7 +232,7 @@ def fuzz(args) -> int:
     with RayStartCluster(head_cpus=1, workers=[2]) as c:
         roots = lambda: [p.pid for p in [c.head, *c.workers] if p is not None]  # noqa: E731
         watch = Watch(roots)
-        cmd = [sys.executable, "-m", "pagerouter.cli", "batch", str(inputs), "-o", str(out), "--config", str(cfg),
+        cmd = [sys.executable, "-m", "pagerouter.cli.main", "batch", str(inputs), "-o", str(out), "--config", str(cfg),
                "-q", "--ray", c.address]
         run = timed_batch(cmd, out, roots())
         watch.stop.set()

@@ -65,7 +65,7 @@ def main() -> int:
         print(f"{a.corpus}: no PDFs", file=sys.stderr)
         return 2
     out = a.out or Path(tempfile.mkdtemp(prefix="pr-resume-"))
-    cmd = [sys.executable, "-m", "pagerouter.cli", "batch", str(a.corpus), "-o", str(out), "--jobs", str(a.jobs), "-q"]
+    cmd = [sys.executable, "-m", "pagerouter.cli.main", "batch", str(a.corpus), "-o", str(out), "--jobs", str(a.jobs), "-q"]
     for flag, value in (("--config", a.config), ("--endpoint", a.endpoint), ("--grpc", a.grpc)):
         if value:
             cmd += [flag, str(value)]

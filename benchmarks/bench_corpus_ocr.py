@@ -21,10 +21,10 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from pagerouter.config import PagerouterConfig  # noqa: E402
-from pagerouter.inputs import InputError, open_source  # noqa: E402
-from pagerouter.engines import EngineSet  # noqa: E402
+from pagerouter.intake.inputs import InputError, open_source  # noqa: E402
+from pagerouter.flow.engines import EngineSet  # noqa: E402
 from pagerouter.ocr.checks import check_reading  # noqa: E402
-from pagerouter.pipeline import DocumentTriage  # noqa: E402
+from pagerouter.flow.pipeline import DocumentTriage  # noqa: E402
 
 
 def page_text(reading) -> str:

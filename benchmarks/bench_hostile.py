@@ -56,7 +56,7 @@ def why(pages: list[dict]) -> str:
 def cli_outcomes(corpus: dict[str, Path], cfg: Path, out: Path) -> dict[str, str]:
     t0 = time.monotonic()
     r = subprocess.run(
-        [sys.executable, "-m", "pagerouter.cli", "convert", "--config", str(cfg), "--format", "json", "-q",
+        [sys.executable, "-m", "pagerouter.cli.main", "convert", "--config", str(cfg), "--format", "json", "-q",
          "-o", str(out), *map(str, corpus.values())],
         capture_output=True, text=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
     )

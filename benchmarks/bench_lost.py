@@ -35,8 +35,8 @@ def convert_cases(cases, cfg=None):
     """(case, page, markdown, verdict) for every page of every case."""
     from pagerouter.config import PagerouterConfig
     from pagerouter.config.output import OutputConfig
-    from pagerouter.converter import Converter
-    from pagerouter.output import page_markdown
+    from pagerouter.convert.converter import Converter
+    from pagerouter.render.output import page_markdown
 
     out = []
     with Converter(cfg or PagerouterConfig()) as conv:
@@ -93,7 +93,7 @@ def print_table(per: dict) -> None:
 
 def real_mix(folder: Path, max_pages: int) -> None:
     """Route and status mix over a folder of real PDFs (no truth): the before/after of a change."""
-    from pagerouter.converter import Converter
+    from pagerouter.convert.converter import Converter
 
     mix, flags = Counter(), Counter()
     pages = 0

@@ -38,9 +38,9 @@ from pathlib import Path
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from pagerouter.config import PagerouterConfig  # noqa: E402
-from pagerouter.engines import EngineSet  # noqa: E402
-from pagerouter.inputs import open_source  # noqa: E402
-from pagerouter.pipeline import DocumentTriage, ocr_flow  # noqa: E402
+from pagerouter.flow.engines import EngineSet  # noqa: E402
+from pagerouter.intake.inputs import open_source  # noqa: E402
+from pagerouter.flow.pipeline import DocumentTriage, ocr_flow  # noqa: E402
 
 REAL = Path("/work/shared/corpus/real")
 

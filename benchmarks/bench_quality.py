@@ -66,8 +66,8 @@ def generate(kinds: list[str], variants: int, seed: int) -> list[Case]:
 # ---------------------------------------------------------------------- systems
 def sys_pagerouter():
     from pagerouter.config import PagerouterConfig
-    from pagerouter.converter import Converter
-    from pagerouter.output import to_markdown
+    from pagerouter.convert.converter import Converter
+    from pagerouter.render.output import to_markdown
 
     conv = Converter(PagerouterConfig())
 
@@ -100,7 +100,7 @@ def sys_pymupdf4llm():
 
 
 def sys_find_tables():
-    from pagerouter.table_markdown import cells_to_markdown
+    from pagerouter.render.table_markdown import cells_to_markdown
 
     def run(path):
         parts = []

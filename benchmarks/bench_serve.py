@@ -117,7 +117,7 @@ def main() -> int:
                      "ingress_triage_max_pages": cfg.serve.ingress_triage_max_pages}
 
     # -- in-process (the Converter the CLI uses), before Ray exists in this process
-    from pagerouter.converter import Converter
+    from pagerouter.convert.converter import Converter
 
     converter = Converter(cfg)
     converter.convert(one_page, name="page.pdf")  # warm

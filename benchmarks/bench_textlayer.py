@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO))
 import pymupdf  # noqa: E402
 
 from pagerouter.config import PagerouterConfig  # noqa: E402
-from pagerouter.synth import LOREM, add_text_page  # noqa: E402
+from pagerouter.bench.synth import LOREM, add_text_page  # noqa: E402
 
 
 def make_born_digital(path: Path, pages: int) -> None:
@@ -53,8 +53,8 @@ def pin_one_core() -> None:
 
 
 def bench_throughput(path: Path) -> None:
-    from pagerouter.converter import Converter
-    from pagerouter.output import to_json, to_markdown
+    from pagerouter.convert.converter import Converter
+    from pagerouter.render.output import to_json, to_markdown
 
     doc = pymupdf.open(path)
     n = doc.page_count
@@ -89,7 +89,7 @@ def bench_throughput(path: Path) -> None:
 
     # The CLI as a user runs it: a fresh process, start to exit (imports included), one core.
     cmd = [sys.executable, "-c", "import os, sys; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
-           "from pagerouter.cli import main; sys.exit(main())", "convert", str(path), "-q"]
+           "from pagerouter.cli.main import main; sys.exit(main())", "convert", str(path), "-q"]
     t = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     cli = n / (time.perf_counter() - t)
@@ -113,9 +113,9 @@ _CHECK_VARIANTS = {
 def bench_check_costs(path: Path, corpus: Path) -> None:
     """ms/page of the born-digital path with the visibility and ink-accounting checks on and off,
     isolation off (MuPDF in this process, so the difference is the checks' own work)."""
-    from pagerouter.converter import Converter
-    from pagerouter.inputs import open_source
-    from pagerouter.pipeline import DocumentTriage
+    from pagerouter.convert.converter import Converter
+    from pagerouter.intake.inputs import open_source
+    from pagerouter.flow.pipeline import DocumentTriage
 
     born: dict[str, list[int]] = {}
     for f in sorted(corpus.glob("*.pdf")) if corpus.is_dir() else []:
@@ -146,8 +146,8 @@ def bench_check_costs(path: Path, corpus: Path) -> None:
 
 def peak_rss_child(path: str) -> None:
     """Run in a fresh process: convert, then print peak RSS in MB."""
-    from pagerouter.converter import Converter
-    from pagerouter.output import to_markdown
+    from pagerouter.convert.converter import Converter
+    from pagerouter.render.output import to_markdown
 
     doc = Converter().convert(path)
     to_markdown(doc)
@@ -168,8 +168,8 @@ def bench_memory(sizes: list[int], tmp: Path) -> None:
 
 def bench_corpus_born_digital(corpus: Path) -> None:
     """Throughput on the real corpus's born-digital pages (those triage routes to text_layer)."""
-    from pagerouter.inputs import open_source
-    from pagerouter.pipeline import DocumentTriage
+    from pagerouter.intake.inputs import open_source
+    from pagerouter.flow.pipeline import DocumentTriage
 
     cfg = PagerouterConfig()
     t_floor = t_ours = 0.0
@@ -195,8 +195,8 @@ def bench_corpus_born_digital(corpus: Path) -> None:
 
 
 def bench_corpus(corpus: Path) -> None:
-    from pagerouter.inputs import InputError, open_source
-    from pagerouter.pagetext import extract_textdict
+    from pagerouter.intake.inputs import InputError, open_source
+    from pagerouter.common.pagetext import extract_textdict
     from pagerouter.triage import triage_page
 
     cfg = PagerouterConfig()
@@ -249,7 +249,7 @@ def bench_differenced(tmp: Path, small: int = 40, large: int = 240, repeats: int
     for _ in range(repeats):
         for n in (small, large):
             for name, cmd in (("get_text", [sys.executable, "-c", floor_code, str(paths[n])]),
-                              ("convert", [sys.executable, "-m", "pagerouter.cli", "convert", str(paths[n]), "-q"])):
+                              ("convert", [sys.executable, "-m", "pagerouter.cli.main", "convert", str(paths[n]), "-q"])):
                 dt = _process_seconds(cmd)
                 best[name, n] = min(best.get((name, n), dt), dt)
     extra = large - small
@@ -264,12 +264,12 @@ def bench_differenced(tmp: Path, small: int = 40, large: int = 240, repeats: int
 # Where a born-digital page's CPU goes: (module, attribute, label). Each is wrapped where it is
 # called from (the name the caller looks up), so nested steps are booked to the innermost one.
 _STAGES = [
-    ("pagerouter.pipeline", "extract_textdict", "text dict (MuPDF)"),
-    ("pagerouter.pipeline", "unreadable_before_text", "limits before reading"),
-    ("pagerouter.pipeline", "content_size_problem", "limits before reading"),
-    ("pagerouter.pipeline", "page_text_problem", "limits before reading"),
-    ("pagerouter.pipeline", "damage_found", "damage check"),
-    ("pagerouter.pipeline", "clean_model", "clean model"),
+    ("pagerouter.flow.pipeline", "extract_textdict", "text dict (MuPDF)"),
+    ("pagerouter.flow.pipeline", "unreadable_before_text", "limits before reading"),
+    ("pagerouter.flow.pipeline", "content_size_problem", "limits before reading"),
+    ("pagerouter.flow.pipeline", "page_text_problem", "limits before reading"),
+    ("pagerouter.flow.pipeline", "damage_found", "damage check"),
+    ("pagerouter.flow.pipeline", "clean_model", "clean model"),
     ("pagerouter.triage.decide", "measure", "triage: text measures"),
     ("pagerouter.triage.decide", "hidden_text", "triage: visibility"),
     ("pagerouter.triage.decide", "triage_page", "triage: other"),
@@ -291,8 +291,8 @@ _STAGES = [
     ("pagerouter.textlayer", "assign_roles", "text: paragraphs and roles"),
     ("pagerouter.textlayer", "page_vocabulary", "text: paragraphs and roles"),
     ("pagerouter.textlayer", "read_text_layer", "text: other"),
-    ("pagerouter.pipeline.DocumentTriage", "_account_for_ink", "ink accounting"),
-    ("pagerouter.pipeline.DocumentTriage", "_triage_one", "page other"),
+    ("pagerouter.flow.pipeline.DocumentTriage", "_account_for_ink", "ink accounting"),
+    ("pagerouter.flow.pipeline.DocumentTriage", "_triage_one", "page other"),
 ]
 
 
@@ -303,8 +303,8 @@ def bench_stages(path: Path, corpus: Path) -> None:
     same script profiles an older checkout (`PYTHONPATH=old python this --stages`)."""
     import importlib
 
-    from pagerouter.inputs import open_source
-    from pagerouter.pipeline import DocumentTriage
+    from pagerouter.intake.inputs import open_source
+    from pagerouter.flow.pipeline import DocumentTriage
 
     totals: Counter[str] = Counter()
     stack: list[list] = []

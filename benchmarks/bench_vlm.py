@@ -32,10 +32,10 @@ import pymupdf  # noqa: E402
 
 from pagerouter import synth  # noqa: E402
 from pagerouter.config import PagerouterConfig, load_config  # noqa: E402
-from pagerouter.engines import build_engine  # noqa: E402
+from pagerouter.flow.engines import build_engine  # noqa: E402
 from pagerouter.model import TriageDecision  # noqa: E402
 from pagerouter.ocr.task import make_ocr_task  # noqa: E402
-from pagerouter.stages import Reading  # noqa: E402
+from pagerouter.common.stages import Reading  # noqa: E402
 from pagerouter.vlm.base import VlmRequest  # noqa: E402
 
 

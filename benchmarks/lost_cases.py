@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pymupdf
 
-from pagerouter import synth
+from pagerouter.bench import synth
 from quality_cases import Words, text_width
 
 A4 = (595.0, 842.0)

@@ -237,7 +237,7 @@ def compare_routes(n: int, seed: int = 7) -> None:
     import zlib
 
     from pagerouter.config import PagerouterConfig
-    from pagerouter.converter import Converter
+    from pagerouter.convert.converter import Converter
 
     conv = Converter(PagerouterConfig())
     totals: dict[str, list[int]] = {}

@@ -1,7 +1,7 @@
 """`pagerouter client convert`: send a file to a running server over HTTP or gRPC and print
 exactly what `pagerouter convert` prints for it (the Markdown is rendered locally from the same
 Document). The API key comes from PAGEROUTER_API_KEY or PAGEROUTER_API_KEY_FILE, as on the
-server. Registered as a `pagerouter.commands` entry point (see pagerouter/cli.py).
+server. Registered as a `pagerouter.commands` entry point (see pagerouter/cli/main.py).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pagerouter.cli_common import EXIT_OK, EXIT_PAGES_FAILED, add_option_flags, load_cli_config, usage_error
+from pagerouter.cli.common import EXIT_OK, EXIT_PAGES_FAILED, add_option_flags, load_cli_config, usage_error
 
 DEFAULT_TIMEOUT_S = 600.0
 BULK_TIMEOUT_S = 3600.0  # a bulk request may hold pages for the tier's bulk bound (default 900 s) each
@@ -57,7 +57,7 @@ def add_command(sub) -> None:
 
 def cmd_client_convert(args) -> int:
     from clients.errors import PagerouterClientError
-    from pagerouter.output import route_summary_table, to_json, to_markdown
+    from pagerouter.render.output import route_summary_table, to_json, to_markdown
 
     cfg = load_cli_config(args.config, args.page_markers)
     if not args.input.is_file():

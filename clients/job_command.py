@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from pagerouter.cli_common import EXIT_OK, EXIT_PAGES_FAILED, add_option_flags, load_cli_config, usage_error
+from pagerouter.cli.common import EXIT_OK, EXIT_PAGES_FAILED, add_option_flags, load_cli_config, usage_error
 
 
 def add_job_command(csub) -> None:
@@ -42,7 +42,7 @@ def _client(args):
 
 def cmd_client_job(args) -> int:
     from clients.errors import PagerouterClientError
-    from pagerouter.output import to_json, to_markdown
+    from pagerouter.render.output import to_json, to_markdown
 
     cfg = load_cli_config(args.config)
     try:

@@ -1,6 +1,6 @@
 """The batched stage deployments (Layout, SmallReader) from one factory.
 
-Each holds the engine of its role in a `pagerouter.engines.EngineSet` (the very object the
+Each holds the engine of its role in a `pagerouter.flow.engines.EngineSet` (the very object the
 in-process `Converter` builds) and batches concurrent pages of any request with
 `@serve.batch`; batch size and wait come from `cfg.serve.<role>`. A Serve batch mixes pages of
 different requests: the whole batch is one engine call (RapidOCR recognises the text lines of
@@ -17,8 +17,8 @@ from typing import Any
 
 from ray import serve
 
-from pagerouter.engines import EngineSet, Role, batch_call_isolated
-from pagerouter.memory import release_free_memory
+from pagerouter.flow.engines import EngineSet, Role, batch_call_isolated
+from pagerouter.common.memory import release_free_memory
 
 from .common import load_cfg, raise_if_error
 from .health import check_batch_loop, stage_ready
@@ -64,7 +64,7 @@ def batched_deployment(name: str, role: Role, stage: str):
                 # in one ONNX run); page by page only if it raises, so a bad page fails alone.
                 return batch_call_isolated(call, *arg_lists)
             finally:
-                release_free_memory()  # see pagerouter.memory: keeps replica RSS flat
+                release_free_memory()  # see pagerouter.common.memory: keeps replica RSS flat
 
         async def run(self, *args: Any) -> Any:
             if await stage_fault(stage, *task_of(args)):  # test-only hook, off unless its env var is set

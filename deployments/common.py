@@ -1,7 +1,7 @@
 """Helpers shared by the deployments: config decoding, per-page results of a batch.
 
 Deployments are thin shells: they decode the pagerouter config they were bound with, hold
-their engine in a `pagerouter.engines.EngineSet` (built when the replica starts, unless told
+their engine in a `pagerouter.flow.engines.EngineSet` (built when the replica starts, unless told
 otherwise) and call the core code in pagerouter/.
 """
 

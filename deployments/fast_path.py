@@ -18,7 +18,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 from pagerouter.config.serve import ServeConfig
-from pagerouter.inputs import _RANGE as RANGE_SYNTAX  # the syntax parse_pages reads
+from pagerouter.intake.inputs import _RANGE as RANGE_SYNTAX  # the syntax parse_pages reads
 
 from .limits import WalkHead
 

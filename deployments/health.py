@@ -14,7 +14,7 @@ answering this very request. LargeReader (the escalation tier) may legitimately 
 replicas: calls to it queue while it wakes. If its replicas cannot be placed on any node of the
 cluster (e.g. it asks for a GPU the cluster lacks) the answer is still 200 but `degraded`, because
 the graph does serve every page: flagged pages keep their first reading after the bounded
-escalation wait (pagerouter.pipeline.ocr_flow). Pulling the only server out of a load balancer
+escalation wait (pagerouter.flow.pipeline.ocr_flow). Pulling the only server out of a load balancer
 for an optional tier would turn degraded service into none; the body says which tier is missing.
 
 The check never runs a conversion and is cached for `CACHE_S` so probes stay cheap.

@@ -16,7 +16,7 @@ from typing import Any
 from fastapi import Request
 
 from pagerouter.config import PagerouterConfig
-from pagerouter.request_options import OptionError, RequestOptions, _Options, check_served_languages
+from pagerouter.flow.options import OptionError, RequestOptions, _Options, check_served_languages
 
 from .auth import OPEN_PATHS, UNAUTHORIZED_CODE, UNAUTHORIZED_MESSAGE, server_api_key
 from .observe import current_request_id

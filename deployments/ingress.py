@@ -1,7 +1,7 @@
 """Ingress deployment: HTTP (FastAPI) and gRPC front of the graph.
 
 It fans one document's pages out to the stage deployments and streams pages back in page
-order. The orchestration itself is the core `pagerouter.pipeline.convert_pages`; this class
+order. The orchestration itself is the core `pagerouter.flow.pipeline.convert_pages`; this class
 only adapts it: stage calls become deployment-handle calls (`OcrCalls`), triage outcomes come
 from the Triage deployment's stream, and pages go out as JSON, NDJSON lines or protobuf.
 """
@@ -24,14 +24,14 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response, Streami
 from ray import serve
 from ray.serve.handle import DeploymentHandle
 
-from pagerouter.escalation_wait import EscalationWait, resolve_escalation_wait
+from pagerouter.flow.escalation_wait import EscalationWait, resolve_escalation_wait
 from pagerouter.isolation import PageWork, page_work
-from pagerouter.memory import release_after
+from pagerouter.common.memory import release_after
 from pagerouter.model import Document, Page
-from pagerouter.output import to_markdown
-from pagerouter.pipeline import convert_pages
-from pagerouter.request_options import PageOptions, RequestOptions, installed_languages
-from pagerouter.stages import LayoutResult, OcrCalls, OcrTask, Reading, page_work_started
+from pagerouter.render.output import to_markdown
+from pagerouter.flow.pipeline import convert_pages
+from pagerouter.flow.options import PageOptions, RequestOptions, installed_languages
+from pagerouter.common.stages import LayoutResult, OcrCalls, OcrTask, Reading, page_work_started
 from pagerouter.wire.items import DocumentHead, DocumentTail, InputProblem
 
 from .auth import ENV_KEY, ENV_KEY_FILE, server_api_key
@@ -161,7 +161,7 @@ class IngressCore(GrpcMethods, JobMethods):
             # Client gone, request cancelled or a stage failed: stop the Triage replica's walk
             # instead of letting it triage (and render) the rest of the document for nobody.
             triage.cancel()
-            release_after(len(data))  # a large upload's buffers back to the OS (pagerouter.memory)
+            release_after(len(data))  # a large upload's buffers back to the OS (pagerouter.common.memory)
 
     def _triage_walk(self, data: bytes, name: str, password: str | None, pages: str | None, opts: RequestOptions):
         """The triage of one request: in this replica for a few pages of a small upload

@@ -15,7 +15,7 @@ from contextlib import aclosing
 import grpc
 
 from pagerouter.model import Document, Page
-from pagerouter.request_options import PageOptions, RequestOptions
+from pagerouter.flow.options import PageOptions, RequestOptions
 from pagerouter.wire import proto_model
 from pagerouter.wire.items import DocumentHead, DocumentTail, InputProblem
 from pagerouter.wire.protos import pagerouter_pb2 as pb

@@ -22,8 +22,8 @@ from fastapi import Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from pagerouter.jobs import JobNotFound, JobScheduler, JobStatus, JobStore, job_document
-from pagerouter.output import to_markdown
-from pagerouter.request_options import RequestOptions
+from pagerouter.render.output import to_markdown
+from pagerouter.flow.options import RequestOptions
 from pagerouter.wire import proto_model
 from pagerouter.wire.items import InputProblem
 from pagerouter.wire.protos import pagerouter_pb2 as pb

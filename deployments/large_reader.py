@@ -3,7 +3,7 @@
 Configured with `min_replicas: 0` it sleeps when idle and wakes on the next escalation (calls
 to a zero-replica deployment queue until a replica is up). Callers always bound the wait
 (the request's wait: `serve.escalation_timeout_s` for interactive requests,
-`serve.escalation_timeout_bulk_s` for bulk ones, enforced in pagerouter.pipeline.ocr_flow): if it cannot come
+`serve.escalation_timeout_bulk_s` for bulk ones, enforced in pagerouter.flow.pipeline.ocr_flow): if it cannot come
 up (e.g. it asks for a GPU the cluster lacks) the page keeps its first reading, flagged.
 Its engine is `ocr.escalation.kind`'s, from the same `EngineSet` the Converter uses.
 """
@@ -14,9 +14,9 @@ import asyncio
 
 from ray import serve
 
-from pagerouter.engines import EngineSet
-from pagerouter.memory import release_free_memory
-from pagerouter.stages import OcrTask, Reading
+from pagerouter.flow.engines import EngineSet
+from pagerouter.common.memory import release_free_memory
+from pagerouter.common.stages import OcrTask, Reading
 
 from .common import load_cfg
 from .health import stage_ready
@@ -41,7 +41,7 @@ class LargeReader:
         try:
             reading = await asyncio.to_thread(engine.escalate, task, first)
         finally:
-            release_free_memory()  # see pagerouter.memory: keeps replica RSS flat
+            release_free_memory()  # see pagerouter.common.memory: keeps replica RSS flat
         return reading, self.engines.version_of("escalation")
 
     def ready(self) -> dict:

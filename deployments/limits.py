@@ -21,8 +21,8 @@ from typing import TypeVar
 import grpc
 
 from pagerouter.config.limits import LimitsConfig
-from pagerouter.inputs import pages_text as missing_pages_text  # noqa: F401 - `3-5,9` in stream error lines
-from pagerouter.pipeline import stage_retried
+from pagerouter.intake.inputs import pages_text as missing_pages_text  # noqa: F401 - `3-5,9` in stream error lines
+from pagerouter.flow.pipeline import stage_retried
 
 T = TypeVar("T")
 

@@ -2,7 +2,7 @@
 
 The conversion routes take a raw `Request` (uploads are streamed and counted against the size
 limit before anything is parsed), so FastAPI cannot infer their body or parameters; this module
-documents them from `pagerouter.request_options` itself, so the schema cannot drift from what
+documents them from `pagerouter.flow.options` itself, so the schema cannot drift from what
 the ingress validates: every option as a query parameter and as a multipart form field, the
 raw-body content types, and the error responses in the one error shape.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pagerouter.request_options import OptionError, _Options, check_served_languages
+from pagerouter.flow.options import OptionError, _Options, check_served_languages
 from pagerouter.wire import proto_model
 from pagerouter.wire.items import InputProblem
 

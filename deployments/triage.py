@@ -2,7 +2,7 @@
 
 Streams `DocumentHead` (or `InputProblem`), then one `TriageOutcome` per page in page order:
 a finished page, or a page plus its `OcrTask` for the OCR tiers. The page walk is the core
-`pagerouter.pipeline.triage_outcomes`, unchanged; the file is opened and its pages read through
+`pagerouter.flow.pipeline.triage_outcomes`, unchanged; the file is opened and its pages read through
 `pagerouter.isolation` (worker processes unless `isolation.enabled: false`), so a crash or a hang
 in MuPDF fails one page, never this replica.
 """
@@ -14,12 +14,12 @@ from collections.abc import AsyncIterator
 
 from ray import serve
 
-from pagerouter.figure_export import figures_of_text_pages
-from pagerouter.inputs import InputError, check_page_count, parse_pages
+from pagerouter.flow.figure_export import figures_of_text_pages
+from pagerouter.intake.inputs import InputError, check_page_count, parse_pages
 from pagerouter.config import PagerouterConfig
 from pagerouter.isolation import PageWork, WalkAhead, page_work
-from pagerouter.memory import release_after
-from pagerouter.pipeline import TriageOutcome, new_document
+from pagerouter.common.memory import release_after
+from pagerouter.flow.pipeline import TriageOutcome, new_document
 from pagerouter.wire.items import DocumentHead, InputProblem
 
 from .common import load_cfg
@@ -91,4 +91,4 @@ async def triage_stream(
             yield outcome
     finally:
         src.close()
-        release_after(len(data))  # a large upload's buffers back to the OS (pagerouter.memory)
+        release_after(len(data))  # a large upload's buffers back to the OS (pagerouter.common.memory)

@@ -8,7 +8,7 @@ fractional CPUs derived from the machine when `--replicas auto|N` (or serve.repl
 (graph/replicas.py). With PAGEROUTER_API_KEY (or PAGEROUTER_API_KEY_FILE) set, every call but
 /healthz needs the key; without it a non-loopback host gets a warning.
 Ctrl-C shuts Serve and Ray down cleanly. Registered as a `pagerouter.commands` entry point
-(see pagerouter/cli.py); Ray is imported only when the command runs.
+(see pagerouter/cli/main.py); Ray is imported only when the command runs.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import threading
 import time
 from pathlib import Path
 
-from pagerouter.cli_common import EXIT_OK, load_cli_config, usage_error
+from pagerouter.cli.common import EXIT_OK, load_cli_config, usage_error
 
 
 def add_command(sub) -> None:

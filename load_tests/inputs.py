@@ -1,4 +1,4 @@
-"""The inputs of a load run: generated at start with pagerouter/synth.py (or a sample file),
+"""The inputs of a load run: generated at start with pagerouter/bench/synth.py (or a sample file),
 each with its weight, the request it is sent as and the answer it must get.
 
 A bad input is not a failure when it gets its expected 4xx: it counts as `expected` under its
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pymupdf
 
-from pagerouter import synth
+from pagerouter.bench import synth
 
 SMALL = (320.0, 220.0)  # small scans keep an OCR page around a second on 2 busy cores
 PROSE = "Load test prose on a born-digital page: the text layer reads it at once, sentence after sentence. "

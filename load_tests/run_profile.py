@@ -109,7 +109,7 @@ def _default_config(out: Path, a) -> Path:
 def served(a, out: Path, ray_tmp: str, address: str | None):
     """`pagerouter serve` as a subprocess; yields (url, grpc target, pid, metrics URLs)."""
     http_port, grpc_port = free_port(), free_port()
-    cmd = [sys.executable, "-m", "pagerouter.cli", "serve", "--http-port", str(http_port),
+    cmd = [sys.executable, "-m", "pagerouter.cli.main", "serve", "--http-port", str(http_port),
            "--grpc-port", str(grpc_port)]
     metrics = []
     cmd += ["--config", str(a.config or _default_config(out, a))]

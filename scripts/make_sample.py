@@ -7,7 +7,7 @@ born-digital page, and a blank page.   python scripts/make_sample.py
 
 from pathlib import Path
 
-from pagerouter.synth import make_mixed_sample
+from pagerouter.bench.synth import make_mixed_sample
 
 if __name__ == "__main__":
     out = Path(__file__).resolve().parent.parent / "samples" / "mixed-sample.pdf"

@@ -38,7 +38,7 @@ def save_pdf(doc: pymupdf.Document, path: Path) -> Path:
 @pytest.fixture(scope="session")
 def mixed_pdf(tmp_path_factory) -> Path:
     """A small born-digital + scanned + blank PDF for the no-Ray graph and ingress tests."""
-    from pagerouter import synth
+    from pagerouter.bench import synth
 
     path = tmp_path_factory.mktemp("local") / "mixed.pdf"
     doc = pymupdf.open()

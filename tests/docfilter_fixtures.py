@@ -1,5 +1,5 @@
 """Synthetic documents for tests/test_docfilter.py: real sentences in each language, written for
-these tests, laid out with pagerouter.synth."""
+these tests, laid out with pagerouter.bench.synth."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pymupdf
 
-from pagerouter.synth import add_scanned_page, add_text_page
+from pagerouter.bench.synth import add_scanned_page, add_text_page
 
 ENGLISH = [
     "The annual report describes how the water utility maintained its network during the year. "

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pymupdf
 
-from pagerouter import synth
+from pagerouter.bench import synth
 
 GOOD_TEXT = "The good document arrives intact while hostile files are refused around it."
 JS_TEXT = "This page carries JavaScript that must never run; its text is still read."

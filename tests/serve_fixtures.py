@@ -21,7 +21,7 @@ import pymupdf
 import pytest
 import yaml
 
-from pagerouter import synth
+from pagerouter.bench import synth
 
 REPO = Path(__file__).resolve().parent.parent
 SERVE_YAML = REPO / "configs" / "serve.yaml"
@@ -220,7 +220,7 @@ def pagerouter_serve_process(d: Path, cfg: Path, env: dict, http_port: int, grpc
     repo = Path(__file__).resolve().parents[1]
     out, err = (d / "serve.out").open("w"), (d / "serve.err").open("w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pagerouter.cli", "serve", "--config", str(cfg), "--http-port", str(http_port),
+        [sys.executable, "-m", "pagerouter.cli.main", "serve", "--config", str(cfg), "--http-port", str(http_port),
          "--grpc-port", str(grpc_port), "--num-cpus", "4"],
         cwd=repo, stdout=out, stderr=err, text=True, env=env,
     )

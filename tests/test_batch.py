@@ -16,9 +16,9 @@ import pytest
 
 from pagerouter.batch.inputs import in_shard, plan
 from pagerouter.batch.journal import TMP_SUFFIX, read_records
-from pagerouter.cli import main
+from pagerouter.cli.main import main
 from pagerouter.model import Document
-from pagerouter.synth import LOREM, add_blank_page, add_text_page
+from pagerouter.bench.synth import LOREM, add_blank_page, add_text_page
 
 REPO = Path(__file__).resolve().parents[1]
 N_PER_DIR = 15  # two folders: 30 small files
@@ -81,7 +81,7 @@ def test_folder_glob_and_list_inputs_equal_convert(corpus, tmp_path, capsys):
 def test_resume_after_kill_9(corpus, tmp_path):
     out = tmp_path / "out"
     journal = out / "pagerouter-batch.journal.jsonl"
-    cmd = [sys.executable, "-m", "pagerouter.cli", "batch", str(corpus / "in"), "-o", str(out), "--jobs", "1",
+    cmd = [sys.executable, "-m", "pagerouter.cli.main", "batch", str(corpus / "in"), "-o", str(out), "--jobs", "1",
            "--config", str(corpus / "cfg.yaml"), "-q"]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen(cmd, cwd=REPO, env=env, start_new_session=True,
@@ -180,7 +180,7 @@ def test_endpoint_uses_the_http_client(corpus, tmp_path, monkeypatch):
     stand-in that converts locally: no server, no Ray) with --wait bulk and the file's name."""
     import clients.http_client as http_client
     from pagerouter.config import load_config
-    from pagerouter.converter import Converter
+    from pagerouter.convert.converter import Converter
 
     calls = []
 

@@ -27,9 +27,9 @@ import pymupdf
 import pytest
 
 from pagerouter.batch.journal import read_records
-from pagerouter.cli import main
+from pagerouter.cli.main import main
 from pagerouter.isolation import FAULT_ENV
-from pagerouter.synth import LOREM, add_blank_page, add_scanned_page, add_text_page
+from pagerouter.bench.synth import LOREM, add_blank_page, add_scanned_page, add_text_page
 
 from .hostile_corpus import cmdline, descendants
 from .ray_cluster import REPO, RayStartCluster
@@ -77,7 +77,7 @@ def corpus(tmp_path_factory):
 
 
 def batch_cmd(cluster, inputs: list[str], out: str, cfg: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "pagerouter.cli", "batch", *inputs, "-o", out, "--config", str(cfg), "-q",
+    return [sys.executable, "-m", "pagerouter.cli.main", "batch", *inputs, "-o", out, "--config", str(cfg), "-q",
             "--ray", cluster.address, *extra]
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from pagerouter.batch.command import config_hash
+from pagerouter.cli.batch import config_hash
 from pagerouter.batch.fsio import Output, plan_items
 from pagerouter.batch.journal import Journal, read_records
 from pagerouter.batch.ray_assembly import Assembler
@@ -19,9 +19,9 @@ from pagerouter.batch.ray_stages import (
     table_of, triage_ranges,
 )
 from pagerouter.config import PagerouterConfig
-from pagerouter.converter import Converter
-from pagerouter.output import to_json, to_markdown
-from pagerouter.synth import LOREM, add_text_page
+from pagerouter.convert.converter import Converter
+from pagerouter.render.output import to_json, to_markdown
+from pagerouter.bench.synth import LOREM, add_text_page
 
 pytest.importorskip("pyarrow")
 REPO = Path(__file__).resolve().parents[1]

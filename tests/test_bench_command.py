@@ -15,7 +15,7 @@ import pytest
 from PIL import Image
 
 from pagerouter.bench.metrics import _proc_stats, cer_counts, edit_distance, normalise, process_tree_cpu
-from pagerouter.cli import main
+from pagerouter.cli.main import main
 
 
 def _levenshtein(a: str, b: str) -> int:
@@ -131,7 +131,7 @@ def test_bench_on_tiny_generated_corpus(tmp_path, monkeypatch, capsys):
 
 
 def test_bench_prices_do_not_change_the_batch_journal_hash():
-    from pagerouter.batch.command import config_hash
+    from pagerouter.cli.batch import config_hash
     from pagerouter.config import load_config
 
     plain = config_hash(load_config(), {})

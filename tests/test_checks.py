@@ -8,12 +8,12 @@ import numpy as np
 import pymupdf
 import pytest
 
-from pagerouter import synth
+from pagerouter.bench import synth
 from pagerouter.config.checks import ChecksConfig
 from pagerouter.model import Block, TriageDecision
 from pagerouter.ocr import text_stats as ts
 from pagerouter.ocr.checks import check_reading, check_text
-from pagerouter.stages import OcrTask, Reading
+from pagerouter.common.stages import OcrTask, Reading
 
 CFG = ChecksConfig()
 

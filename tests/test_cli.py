@@ -9,9 +9,9 @@ import sys
 import pymupdf
 import pytest
 
-from pagerouter.cli import main
+from pagerouter.cli.main import main
 from pagerouter.model import Document
-from pagerouter.synth import LOREM, add_blank_page, add_text_page
+from pagerouter.bench.synth import LOREM, add_blank_page, add_text_page
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,7 @@ def born_digital(tmp_path_factory):
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-c", "from pagerouter.cli import main; raise SystemExit(main())", *args],
+        [sys.executable, "-c", "from pagerouter.cli.main import main; raise SystemExit(main())", *args],
         capture_output=True,
         text=True,
         timeout=600,
@@ -78,7 +78,7 @@ def test_page_selection_and_outdir(born_digital, tmp_path):
 
 
 def test_ocr_pages_are_needs_ocr_when_ocr_disabled(tmp_path, capsys):
-    from pagerouter.synth import add_scanned_page
+    from pagerouter.bench.synth import add_scanned_page
 
     doc = pymupdf.open()
     add_scanned_page(doc, ["A scanned page with text only in the picture."], dpi=100)
@@ -113,7 +113,7 @@ def test_usage_errors(born_digital, tmp_path):
 
 
 def test_failed_page_exit_1_others_survive(born_digital, tmp_path, monkeypatch, capsys):
-    import pagerouter.pipeline as pipeline
+    import pagerouter.flow.pipeline as pipeline
 
     real = pipeline.extract_textdict
 

@@ -13,13 +13,13 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from pagerouter import synth
+from pagerouter.bench import synth
 from pagerouter.config import PagerouterConfig
-from pagerouter.converter import Converter
-from pagerouter.engines import ENGINE_KINDS, EngineSet, build_engine
-from pagerouter.inputs import InputError
+from pagerouter.convert.converter import Converter
+from pagerouter.flow.engines import ENGINE_KINDS, EngineSet, build_engine
+from pagerouter.intake.inputs import InputError
 from pagerouter.ocr.text_stats import char_error_rate
-from pagerouter.stages import Escalator, LayoutEngine, SmallReader
+from pagerouter.common.stages import Escalator, LayoutEngine, SmallReader
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -131,7 +131,7 @@ def test_cli_convert_of_a_born_digital_page_loads_no_ray_and_no_model(tmp_path):
     d.save(tmp_path / "one.pdf")
     code = (
         "import sys\n"
-        "from pagerouter.cli import main\n"
+        "from pagerouter.cli.main import main\n"
         f"rc = main(['convert', {str(tmp_path / 'one.pdf')!r}, '-q'])\n"
         "heavy = [m for m in ('ray', 'rapidocr', 'rapid_layout', 'rapid_table') if m in sys.modules]\n"
         "print('HEAVY', heavy, rc)\n"

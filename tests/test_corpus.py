@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pagerouter.config import PagerouterConfig
-from pagerouter.converter import Converter
-from pagerouter.inputs import InputError, open_source
+from pagerouter.convert.converter import Converter
+from pagerouter.intake.inputs import InputError, open_source
 from pagerouter.ocr.text_stats import char_error_rate
 
 

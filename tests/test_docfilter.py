@@ -1,4 +1,4 @@
-"""The document filter (pagerouter/docfilter.py): decisions and reasons on synthetic PDFs with real
+"""The document filter (pagerouter/intake/docfilter.py): decisions and reasons on synthetic PDFs with real
 sentences, `pagerouter convert --filter`, and `pagerouter batch` with the filter on and off.
 No Ray; OCR off via a config file so batch runs stay fast."""
 
@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from pagerouter.batch.journal import read_records
-from pagerouter.cli import main
+from pagerouter.cli.main import main
 from pagerouter.config import PagerouterConfig
 from pagerouter.config.filter import FilterConfig
-from pagerouter.docfilter import Evidence, judge, judge_file
+from pagerouter.intake.docfilter import Evidence, judge, judge_file
 from tests.docfilter_fixtures import ENGLISH, FRENCH, GERMAN, RUSSIAN, SPAM, form_letter, pdf, scanned
 
 
@@ -173,7 +173,7 @@ def test_batch_filter_skips_with_reasons_and_does_not_rejudge(docs, tmp_path, ca
     assert {Path(f["input"]).stem for f in summary["filtered_files"]} == {"de", "spam", "letter"}
 
     # a re-run judges nothing again (same bytes, same config): no new journal lines, filter not called
-    import pagerouter.docfilter as docfilter
+    import pagerouter.intake.docfilter as docfilter
 
     monkeypatch.setattr(docfilter, "judge_file", lambda *a, **k: pytest.fail("re-judged"))
     n = len(read_records(on_out))
@@ -190,7 +190,7 @@ def test_reader_child_hang_is_killed_kept_unjudged_and_the_next_file_is_read(doc
     import subprocess
     import sys
 
-    import pagerouter.docfilter as docfilter
+    import pagerouter.intake.docfilter as docfilter
 
     docfilter._CHILD.stop()
     hung = lambda self: subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],  # noqa: E731

@@ -10,14 +10,14 @@ import shutil
 import pymupdf
 import pytest
 
-from pagerouter import synth
+from pagerouter.bench import synth
 from pagerouter.config.ocr import OcrConfig
 from pagerouter.model import Block, TriageDecision
 from pagerouter.ocr.task import make_ocr_task
 from pagerouter.ocr.escalate import VoteEscalator
 from pagerouter.ocr.lines import OcrLine
 from pagerouter.ocr.text_stats import char_error_rate
-from pagerouter.stages import Reading
+from pagerouter.common.stages import Reading
 
 HAS_TESSERACT = shutil.which("tesseract") is not None
 # CI installs tesseract-ocr: there a missing binary must fail these tests, not skip them.
@@ -217,7 +217,7 @@ def test_missing_tesseract_is_said(cfg, clean_task):
 def test_noisy_scan_end_to_end_is_voted(cfg):
     """Real engines: first reading by the small reader, then RapidOCR hi-res + Tesseract vote.
     CER bound: <= 0.05 on a blurred, noisy 150-DPI scan of 8 pt text."""
-    from pagerouter.engines import EngineSet
+    from pagerouter.flow.engines import EngineSet
     from pagerouter.ocr.checks import check_reading
 
     task, ref = _task(cfg, noise=0.1, blur=True, dpi=150, fontsize=8)
@@ -257,7 +257,7 @@ def test_cyrillic_scan_escalation_counts_engines_honestly():
     Cyrillic, so the first reading is Tesseract's (through the script fallback). The evidence
     names the engines that read the page, no engine is counted twice, and since no second
     independent engine for Cyrillic is installed here, the page is flagged single-witness."""
-    from pagerouter.engines import EngineSet
+    from pagerouter.flow.engines import EngineSet
     from pagerouter.ocr.checks import check_reading
 
     cfg = OcrConfig.model_validate({"checks": {"min_mean_confidence": 1.0}})

@@ -11,10 +11,10 @@ import pytest
 from pydantic import ValidationError
 
 from pagerouter.config import PagerouterConfig
-from pagerouter.escalation_wait import resolve_escalation_wait
+from pagerouter.flow.escalation_wait import resolve_escalation_wait
 from pagerouter.model import Block, CheckResult, Document, Page, TriageDecision
-from pagerouter.pipeline import ocr_flow
-from pagerouter.stages import LayoutResult, OcrCalls, OcrTask, Reading
+from pagerouter.flow.pipeline import ocr_flow
+from pagerouter.common.stages import LayoutResult, OcrCalls, OcrTask, Reading
 
 INTERACTIVE_S, BULK_S, SLOW_ESCALATION_S = 0.1, 3.0, 0.5
 
@@ -167,7 +167,7 @@ class FakeTriage:
         return self
 
     def remote(self, *args):
-        from pagerouter.pipeline import TriageOutcome
+        from pagerouter.flow.pipeline import TriageOutcome
         from pagerouter.wire.items import DocumentHead
 
         from tests.test_ingress_local import FakeTriageStream
@@ -278,7 +278,7 @@ def test_clients_send_the_wait_fields():
 
 # -- the in-process Converter and the CLI ---------------------------------------------------
 def test_converter_wait_reaches_ocr_flow(mixed_pdf):
-    from pagerouter.converter import Converter
+    from pagerouter.convert.converter import Converter
 
     conv = Converter(_cfg())
     conv.engines.calls = lambda used=None: _calls(FakeSlowEscalation())  # fake stages, real triage
@@ -295,7 +295,7 @@ def test_converter_wait_reaches_ocr_flow(mixed_pdf):
 
 
 def test_cli_wait_options(mixed_pdf):
-    from pagerouter.cli import build_parser, main
+    from pagerouter.cli.main import build_parser, main
 
     args = build_parser().parse_args(["convert", str(mixed_pdf)])
     assert args.wait == "interactive" and args.escalation_wait_s is None

@@ -18,10 +18,10 @@ import pytest
 
 from pagerouter.config import PagerouterConfig
 from pagerouter.config.textlayer import TextLayerConfig
-from pagerouter.converter import Converter
+from pagerouter.convert.converter import Converter
 from pagerouter.model import Document, Page
-from pagerouter.output import to_markdown
-from pagerouter.pagetext import extract_textdict
+from pagerouter.render.output import to_markdown
+from pagerouter.common.pagetext import extract_textdict
 from pagerouter.textlayer import read_text_layer
 from pagerouter.textlayer.frame import reading_frame
 

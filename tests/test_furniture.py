@@ -9,8 +9,8 @@ import pymupdf
 import pytest
 
 from pagerouter.config import PagerouterConfig
-from pagerouter.converter import Converter
-from pagerouter.output import to_markdown
+from pagerouter.convert.converter import Converter
+from pagerouter.render.output import to_markdown
 from pagerouter.textlayer.furniture import is_page_number
 from pagerouter.textlayer.furniture_cues import content_cues
 

@@ -21,8 +21,8 @@ from quality_cases_furniture import furniture1_case  # noqa: E402
 from quality_checks import run_check  # noqa: E402
 
 from pagerouter.config import PagerouterConfig  # noqa: E402
-from pagerouter.converter import Converter  # noqa: E402
-from pagerouter.output import to_markdown  # noqa: E402
+from pagerouter.convert.converter import Converter  # noqa: E402
+from pagerouter.render.output import to_markdown  # noqa: E402
 
 FURN = ("header", "footer", "page_number")
 BODY = [

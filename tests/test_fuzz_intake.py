@@ -31,8 +31,8 @@ from hypothesis import strategies as st  # noqa: E402
 
 from pagerouter import synth  # noqa: E402
 from pagerouter.config import PagerouterConfig  # noqa: E402
-from pagerouter.converter import Converter  # noqa: E402
-from pagerouter.inputs import InputError  # noqa: E402
+from pagerouter.convert.converter import Converter  # noqa: E402
+from pagerouter.intake.inputs import InputError  # noqa: E402
 
 from . import textlayer_fixtures as F  # noqa: E402
 from .pdf_mutations import OPS, HypothesisPick, mutate  # noqa: E402

@@ -1,6 +1,6 @@
-"""The shared box helpers (pagerouter.geometry): the semantics the former private copies had."""
+"""The shared box helpers (pagerouter.common.geometry): the semantics the former private copies had."""
 
-from pagerouter.geometry import area, center, center_inside, grow, intersection_area, overlap_share, union
+from pagerouter.common.geometry import area, center, center_inside, grow, intersection_area, overlap_share, union
 
 
 def test_area_and_intersection():

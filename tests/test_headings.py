@@ -9,7 +9,7 @@ import pymupdf
 import pytest
 
 from pagerouter.config.textlayer import TextLayerConfig
-from pagerouter.pagetext import extract_textdict
+from pagerouter.common.pagetext import extract_textdict
 from pagerouter.textlayer import FurnitureModel, read_text_layer
 from pagerouter.textlayer.lines import Line
 

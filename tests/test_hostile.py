@@ -136,7 +136,7 @@ def test_a_200_inch_page_within_the_default_limit_keeps_its_text(tmp_path):
     triage render is capped at max_render_pixels (8.7 dpi here, letters under 2 px): it must not call
     the page blank and throw its text layer away with status ok."""
     from pagerouter.config import PagerouterConfig
-    from pagerouter.converter import Converter
+    from pagerouter.convert.converter import Converter
 
     (tmp_path / "poster.pdf").write_bytes(hc.huge_page())
     cfg = PagerouterConfig.model_validate({"ocr": {"enabled": False}, "isolation": {"enabled": False}})
@@ -182,7 +182,7 @@ def corpus_dir(tmp_path_factory):
     out = d / "cli-out"
     with (d / "cli.err").open("w") as err:
         cli = subprocess.Popen(
-            [sys.executable, "-m", "pagerouter.cli", "convert", "--config", str(cfg), "--format", "json", "-q",
+            [sys.executable, "-m", "pagerouter.cli.main", "convert", "--config", str(cfg), "--format", "json", "-q",
              "-o", str(out), *map(str, corpus.values())],
             stdout=subprocess.DEVNULL, stderr=err, text=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
         )

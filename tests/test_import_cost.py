@@ -17,7 +17,7 @@ def _run(code: str, **env: str) -> str:
 
 
 def test_the_cli_and_the_replicas_do_not_build_the_layout_model():
-    for first in ("pagerouter.cli", "deployments"):
+    for first in ("pagerouter.cli.main", "deployments"):
         assert _run(PROBE.format(first=first)) == "True False", first
 
 

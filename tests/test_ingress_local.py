@@ -120,7 +120,7 @@ def _triage_items(pages: int | None):
     import itertools
 
     from pagerouter.wire.items import DocumentHead
-    from pagerouter.pipeline import TriageOutcome
+    from pagerouter.flow.pipeline import TriageOutcome
 
     count = pages or 10**6
     yield DocumentHead(Document(source="x.pdf", page_count=count), list(range(1, count + 1)))
@@ -225,7 +225,7 @@ def test_serve_command_refuses_a_busy_port():
         s.bind(("127.0.0.1", 0))
         s.listen()
         port = s.getsockname()[1]
-        r = subprocess.run([sys.executable, "-m", "pagerouter.cli", "serve", "--http-port", str(port)],
+        r = subprocess.run([sys.executable, "-m", "pagerouter.cli.main", "serve", "--http-port", str(port)],
                            cwd=REPO, capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "already in use" in r.stderr and "Traceback" not in r.stderr
 
@@ -234,7 +234,7 @@ def test_client_convert_reports_unreachable_server(mixed_pdf):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    r = subprocess.run([sys.executable, "-m", "pagerouter.cli", "client", "convert", str(mixed_pdf), "--url",
+    r = subprocess.run([sys.executable, "-m", "pagerouter.cli.main", "client", "convert", str(mixed_pdf), "--url",
                         f"http://127.0.0.1:{port}", "--timeout", "5"], cwd=REPO, capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 2 and "cannot reach the server" in r.stderr and "Traceback" not in r.stderr

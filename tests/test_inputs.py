@@ -8,8 +8,8 @@ import pymupdf
 import pytest
 from PIL import Image
 
-from pagerouter.inputs import InputError, open_source, parse_pages
-from pagerouter.synth import add_text_page
+from pagerouter.intake.inputs import InputError, open_source, parse_pages
+from pagerouter.bench.synth import add_text_page
 from pagerouter.ocr.text_stats import char_error_rate
 
 from .conftest import save_pdf

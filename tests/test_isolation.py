@@ -14,10 +14,10 @@ import time
 import pymupdf
 import pytest
 
-from pagerouter import synth
+from pagerouter.bench import synth
 from pagerouter.config import PagerouterConfig
-from pagerouter.converter import Converter
-from pagerouter.inputs import InputError
+from pagerouter.convert.converter import Converter
+from pagerouter.intake.inputs import InputError
 from pagerouter.isolation import FAULT_ENV
 
 from . import textlayer_fixtures as F
@@ -154,7 +154,7 @@ def test_the_triage_deployment_keeps_serving_after_a_crash(pdf_bytes, monkeypatc
     reads through the same pool: a segfault fails one page, the next request is whole."""
     pytest.importorskip("ray")
     from deployments.triage import Triage
-    from pagerouter.pipeline import TriageOutcome
+    from pagerouter.flow.pipeline import TriageOutcome
 
     replica = Triage.func_or_class(_cfg().model_dump())
 

@@ -13,7 +13,7 @@ import pymupdf
 import pytest
 from pydantic import ValidationError
 
-from pagerouter import synth
+from pagerouter.bench import synth
 from pagerouter.config import PagerouterConfig, load_config
 
 REPO = Path(__file__).resolve().parent.parent
@@ -53,7 +53,7 @@ def _pdf(path: Path, pages: int = 1, size=synth.A4, words: int = 0) -> Path:
 
 
 def _converter(**limits):
-    from pagerouter.converter import Converter
+    from pagerouter.convert.converter import Converter
 
     cfg = PagerouterConfig.model_validate({"ocr": {"enabled": False}, "isolation": {"enabled": False},
                                            "limits": limits})
@@ -61,7 +61,7 @@ def _converter(**limits):
 
 
 def test_page_count_limit_refuses_before_reading(tmp_path):
-    from pagerouter.inputs import InputError, PageLimitError
+    from pagerouter.intake.inputs import InputError, PageLimitError
 
     pdf = _pdf(tmp_path / "many.pdf", pages=5)
     conv = _converter(max_pages=3)
@@ -92,7 +92,7 @@ def test_cli_names_file_for_too_many_pages(tmp_path):
     pdf = _pdf(tmp_path / "many.pdf", pages=4)
     cfg = tmp_path / "c.yaml"
     cfg.write_text("ocr: {enabled: false}\nlimits: {max_pages: 2}\n")
-    r = subprocess.run([sys.executable, "-m", "pagerouter.cli", "convert", str(pdf), "--config", str(cfg)],
+    r = subprocess.run([sys.executable, "-m", "pagerouter.cli.main", "convert", str(pdf), "--config", str(cfg)],
                        capture_output=True, text=True, cwd=REPO, timeout=120)
     assert r.returncode != 0
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
@@ -218,8 +218,8 @@ def test_client_reports_a_streams_error_line():
 def test_page_clock_starts_when_work_starts_not_while_queued():
     """A page that waits 0.6 s for a replica, then works 0.3 s, fits a 0.5 s page budget when the
     calls report when work started (the served graph's do); counted from the queue it would not."""
-    from pagerouter.pipeline import _timed_flow
-    from pagerouter.stages import LayoutResult, OcrCalls, page_work_started
+    from pagerouter.flow.pipeline import _timed_flow
+    from pagerouter.common.stages import LayoutResult, OcrCalls, page_work_started
 
     cfg = PagerouterConfig.model_validate({"serve": {
         "escalation_timeout_s": 0.1, "escalation_timeout_bulk_s": 0.1, "page_timeout_s": 0.5,
@@ -250,7 +250,7 @@ def test_pages_of_a_dead_triage_replica_are_asked_for_again_once():
 
     from deployments.ingress import IngressCore
     from pagerouter.model import Document, Page
-    from pagerouter.pipeline import TriageOutcome
+    from pagerouter.flow.pipeline import TriageOutcome
     from pagerouter.wire.items import DocumentHead
 
     class Stream:
@@ -306,8 +306,8 @@ def test_content_stream_bomb_is_refused_before_mupdf_parses_it(tmp_path):
 
     import pymupdf
 
-    from pagerouter.converter import Converter
-    from pagerouter.page_limits import content_size_problem
+    from pagerouter.convert.converter import Converter
+    from pagerouter.intake.page_limits import content_size_problem
 
     doc = pymupdf.open()
     texts = [synth.LOREM[:300], "Page two is the bomb.", synth.LOREM[300:600]]
@@ -367,7 +367,7 @@ def test_a_stream_dictionary_read_in_one_lookup_agrees_with_mupdf(entries):
     nested-deflate bomb could pass as a stream with one filter."""
     import pymupdf
 
-    from pagerouter.page_limits import _filters, _stream_keys
+    from pagerouter.intake.page_limits import _filters, _stream_keys
 
     doc = pymupdf.open()
     doc.new_page()
@@ -388,8 +388,8 @@ def test_a_retried_stage_call_gets_a_fresh_page_clock_and_a_timeout_names_the_cr
     from ray.exceptions import ActorDiedError
 
     from deployments.limits import stage_call
-    from pagerouter.pipeline import _timed_flow
-    from pagerouter.stages import LayoutResult, OcrCalls, page_work_started
+    from pagerouter.flow.pipeline import _timed_flow
+    from pagerouter.common.stages import LayoutResult, OcrCalls, page_work_started
 
     cfg = PagerouterConfig.model_validate({"serve": {
         "escalation_timeout_s": 0.1, "escalation_timeout_bulk_s": 0.1, "page_timeout_s": 0.5,
@@ -429,7 +429,7 @@ def test_a_retried_stage_call_gets_a_fresh_page_clock_and_a_timeout_names_the_cr
 def test_the_content_streams_measured_are_the_pages_own(shape):
     # content_size_problem reads the /Contents entry itself (one lookup, not one per stream):
     # it must name exactly the streams MuPDF's get_contents() names, whatever shape it has
-    from pagerouter.page_limits import _content_xrefs
+    from pagerouter.intake.page_limits import _content_xrefs
 
     doc = pymupdf.open()
     page = doc.new_page()

@@ -19,9 +19,9 @@ import lost_judge as lj  # noqa: E402
 
 from pagerouter.config import PagerouterConfig  # noqa: E402
 from pagerouter.config.output import OutputConfig  # noqa: E402
-from pagerouter.converter import Converter  # noqa: E402
-from pagerouter.output import page_markdown  # noqa: E402
-from pagerouter.pagetext import extract_textdict  # noqa: E402
+from pagerouter.convert.converter import Converter  # noqa: E402
+from pagerouter.render.output import page_markdown  # noqa: E402
+from pagerouter.common.pagetext import extract_textdict  # noqa: E402
 from pagerouter.textlayer.furniture import normalise  # noqa: E402
 from pagerouter.triage import triage_page  # noqa: E402
 from pagerouter.triage.words import measure_text  # noqa: E402

@@ -9,9 +9,9 @@ import dataclasses
 import pymupdf
 import pytest
 
-from pagerouter import synth
+from pagerouter.bench import synth
 from pagerouter.config.ocr import OcrConfig
-from pagerouter.engines import EngineSet, batch_call_isolated
+from pagerouter.flow.engines import EngineSet, batch_call_isolated
 from pagerouter.model import TriageDecision
 from pagerouter.ocr.task import make_ocr_task
 from pagerouter.ocr.text_stats import char_error_rate as cer

@@ -7,15 +7,15 @@ import pickle
 import pymupdf
 import pytest
 
-from pagerouter import synth
+from pagerouter.bench import synth
 from pagerouter.config.ocr import OcrConfig
-from pagerouter.engines import build_engine
+from pagerouter.flow.engines import build_engine
 from pagerouter.model import TriageDecision
 from pagerouter.ocr.layout_none import NoLayoutEngine
 from pagerouter.ocr.layout_rapid import RapidLayoutEngine
 from pagerouter.ocr.regions import upright
 from pagerouter.ocr.task import make_ocr_task
-from pagerouter.stages import LayoutEngine
+from pagerouter.common.stages import LayoutEngine
 
 LETTER = [
     "Scanned letter from the archive",

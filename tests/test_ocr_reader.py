@@ -9,16 +9,16 @@ import numpy as np
 import pymupdf
 import pytest
 
-from pagerouter import synth
+from pagerouter.bench import synth
 from pagerouter.config import PagerouterConfig
 from pagerouter.config.ocr import OcrConfig, RenderTargetConfig
-from pagerouter.converter import Converter
-from pagerouter.engines import build_engine
+from pagerouter.convert.converter import Converter
+from pagerouter.flow.engines import build_engine
 from pagerouter.model import Block, TriageDecision
 from pagerouter.ocr.raster import render_page, render_task
 from pagerouter.ocr.task import make_ocr_task
 from pagerouter.ocr.text_stats import char_error_rate as cer  # (reference, hypothesis), whitespace collapsed
-from pagerouter.stages import LayoutEngine, SmallReader
+from pagerouter.common.stages import LayoutEngine, SmallReader
 
 LETTER = [
     "Scanned letter from the archive",

@@ -7,7 +7,7 @@ import numpy as np
 import pymupdf
 import pytest
 
-from pagerouter import synth
+from pagerouter.bench import synth
 from pagerouter.config.ocr import OcrConfig
 from pagerouter.ocr.raster import ink_bbox, render_page
 from pagerouter.ocr.reader_rapidocr import RapidOcrReader

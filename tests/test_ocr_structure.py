@@ -91,7 +91,7 @@ def _case(builder, kind: str, v: int, seed: int = 7):
 @pytest.fixture(scope="module")
 def converter():
     from pagerouter.config import PagerouterConfig
-    from pagerouter.converter import Converter
+    from pagerouter.convert.converter import Converter
 
     cfg = PagerouterConfig()
     cfg.ocr.escalation.enabled = False  # the small reader's own structure is under test
@@ -99,7 +99,7 @@ def converter():
 
 
 def _markdown(converter, pdf: bytes, tmp_path: Path, name: str) -> tuple[str, object]:
-    from pagerouter.output import to_markdown
+    from pagerouter.render.output import to_markdown
 
     path = tmp_path / f"{name}.pdf"
     path.write_bytes(pdf)

@@ -49,7 +49,7 @@ def station_page(doc: pymupdf.Document) -> None:
 
 def control_page(doc: pymupdf.Document) -> None:
     """A numbered list (short items, a note column) and two columns of prose."""
-    from pagerouter.synth import LOREM, add_text_page
+    from pagerouter.bench.synth import LOREM, add_text_page
 
     add_text_page(doc, [LOREM, LOREM[:300], LOREM[:200], LOREM], title="Annual review", columns=2)
     page = doc.new_page(width=612, height=792)
@@ -67,7 +67,7 @@ def scanned():
     from quality_cases_scans import as_scan
 
     from pagerouter.config import PagerouterConfig
-    from pagerouter.converter import Converter
+    from pagerouter.convert.converter import Converter
 
     cfg = PagerouterConfig()
     cfg.ocr.escalation.enabled = False  # the small reader's own structure is under test

@@ -1,4 +1,4 @@
-"""No control characters leave pagerouter on any route (pagerouter.output (output hygiene), applied where
+"""No control characters leave pagerouter on any route (pagerouter.render.output (output hygiene), applied where
 every page leaves pipeline.convert_pages), and a page that keeps a rejected reading says so in
 its Markdown. The text-layer page is real (PyMuPDF); the VLM's answers are scripted (FAKE
 engine: random-weight models read nothing), RapidOCR and layout run for real."""
@@ -10,12 +10,12 @@ import json
 import pymupdf
 import pytest
 
-from pagerouter import synth
+from pagerouter.bench import synth
 from pagerouter.config import PagerouterConfig
-from pagerouter.converter import Converter
-from pagerouter.engines import EngineSet
-from pagerouter.output import to_json, to_markdown
-from pagerouter.output import clean_text, has_control_chars
+from pagerouter.convert.converter import Converter
+from pagerouter.flow.engines import EngineSet
+from pagerouter.render.output import to_json, to_markdown
+from pagerouter.render.output import clean_text, has_control_chars
 from tests.vlm_fakes import PromptRoutedFakeVlmEngine, ScriptedOutput
 
 
@@ -49,7 +49,7 @@ def test_a_lone_surrogate_is_dropped_so_the_json_encodes():
     """Found by the fuzz run: a damaged font gave page text a lone surrogate and the document's
     JSON could not be encoded as UTF-8."""
     from pagerouter.model import Block, Page
-    from pagerouter.output import clean_model
+    from pagerouter.render.output import clean_model
 
     page = Page(number=1, status="ok", route="text_layer",
                 blocks=[Block(role="paragraph", text="broken \udc86 text", bbox=(0, 0, 10, 10), page=1,
@@ -65,7 +65,7 @@ def test_every_character_clean_text_changes_is_caught_deep_in_a_page(bad):
     """clean_model skips pages whose JSON shows nothing to clean; that shortcut must never miss a
     character the walk would change, in a nested block, a dict value or a dict key."""
     from pagerouter.model import Block, Page
-    from pagerouter.output import clean_model
+    from pagerouter.render.output import clean_model
 
     block = Block(role="paragraph", text=f"a{bad}b", bbox=(0, 0, 10, 10), page=1, engine="pymupdf",
                   route="text_layer", confidence=1.0)

@@ -1,4 +1,4 @@
-"""The one reading order (pagerouter.reading_order) as each route calls it.
+"""The one reading order (pagerouter.layout.reading_order) as each route calls it.
 
 Every geometric case runs twice: in points with the text layer's parameters (lines, em 10 pt)
 and in pixels of a 170 dpi render with the OCR route's (layout regions: no words, point floor
@@ -16,8 +16,8 @@ from pagerouter.config.textlayer import TextLayerConfig
 from pagerouter.model import TriageDecision
 from pagerouter.ocr.lines import OcrLine
 from pagerouter.ocr.regions import read_task_with_lines
-from pagerouter.reading_order import LINE_BOX_EM, OrderParams, median_height, order_boxes, order_with_keys
-from pagerouter.stages import LayoutResult, OcrTask
+from pagerouter.layout.reading_order import LINE_BOX_EM, OrderParams, median_height, order_boxes, order_with_keys
+from pagerouter.common.stages import LayoutResult, OcrTask
 
 SCALE = 170 / 72  # the OCR route's default render: pixels per point
 

@@ -6,7 +6,7 @@ import json
 
 from pagerouter.config.output import OutputConfig
 from pagerouter.model import Block, Document, Page, TriageDecision
-from pagerouter.output import SCHEMA_PATH, document_schema, route_summary_table, to_json, to_markdown
+from pagerouter.render.output import SCHEMA_PATH, document_schema, route_summary_table, to_json, to_markdown
 
 
 def _b(text, role, order, **kw):
@@ -56,7 +56,7 @@ def test_json_round_trip():
 
 
 def test_published_schema_is_current():
-    """The schema file in the repo must match the model (regenerate with pagerouter.output.write_schema)."""
+    """The schema file in the repo must match the model (regenerate with pagerouter.render.output.write_schema)."""
     assert json.loads(SCHEMA_PATH.read_text()) == document_schema()
 
 

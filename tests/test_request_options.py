@@ -1,4 +1,4 @@
-"""Per-request options (pagerouter/request_options.py), in process: the one model's validation,
+"""Per-request options (pagerouter/flow/options.py), in process: the one model's validation,
 and each option doing its work for real through the Converter, the CLI and the local HTTP front
 (no Ray: the ingress core over a FastAPI TestClient with a fake Triage that records its calls).
 The served graph (HTTP + gRPC + OpenAPI) is tests/test_serve_options.py."""
@@ -14,13 +14,13 @@ import pymupdf
 import pytest
 from PIL import Image, ImageDraw
 
-from pagerouter import synth
+from pagerouter.bench import synth
 from pagerouter.config import PagerouterConfig
-from pagerouter.converter import Converter
-from pagerouter.inputs import open_source
+from pagerouter.convert.converter import Converter
+from pagerouter.intake.inputs import open_source
 from pagerouter.ocr.text_stats import char_error_rate
-from pagerouter.pipeline import DocumentTriage
-from pagerouter.request_options import OptionError, PageOptions, RequestOptions
+from pagerouter.flow.pipeline import DocumentTriage
+from pagerouter.flow.options import OptionError, PageOptions, RequestOptions
 
 REPO = Path(__file__).resolve().parent.parent
 BORN = ["The quick brown fox jumps over the lazy dog. Pack my box with five dozen liquor jugs."]
@@ -148,8 +148,8 @@ def test_images_return_the_figure_as_png_of_its_size(converter, pdf):
 def test_languages_reach_tesseract_through_the_task():
     """The request's packs ride on the OcrTask: deu reads the umlauts eng cannot."""
     from pagerouter.ocr.reader_tesseract import TesseractReader
-    from pagerouter.pipeline import convert_pages
-    from pagerouter.stages import OcrCalls
+    from pagerouter.flow.pipeline import convert_pages
+    from pagerouter.common.stages import OcrCalls
 
     doc = pymupdf.open()
     synth.add_scanned_page(doc, GERMAN, size=(360, 200), fontsize=16)
@@ -186,7 +186,7 @@ def test_languages_reach_tesseract_through_the_task():
 
 
 def test_cli_flags_refuse_bad_options_in_one_line(tmp_path, pdf, capsys):
-    from pagerouter.cli import main
+    from pagerouter.cli.main import main
 
     path = tmp_path / "t.pdf"
     path.write_bytes(pdf)
@@ -220,7 +220,7 @@ class FakeTriage:
 
 def _stream():
     from pagerouter.model import Document, Page
-    from pagerouter.pipeline import TriageOutcome
+    from pagerouter.flow.pipeline import TriageOutcome
     from pagerouter.wire.items import DocumentHead
 
     class S:
@@ -289,9 +289,9 @@ def test_ocr_page_figures_are_cut_from_the_task_render():
     is the figure's box at the render's scale, and it holds the picture's pixels."""
     import numpy as np
 
-    from pagerouter.figure_export import crop_figures
+    from pagerouter.flow.figure_export import crop_figures
     from pagerouter.model import Block, Page, TriageDecision
-    from pagerouter.stages import OcrTask
+    from pagerouter.common.stages import OcrTask
 
     image = np.full((400, 300, 3), 255, np.uint8)  # a 150 x 200 pt page at 2 px/pt
     image[100:200, 40:240] = (10, 200, 10)  # the figure: (20, 50, 120, 100) pt

@@ -13,17 +13,17 @@ import pymupdf
 import pytest
 from PIL import Image, ImageDraw
 
-from pagerouter.cli import main
+from pagerouter.cli.main import main
 from pagerouter.config import PagerouterConfig
-from pagerouter.inputs import open_source
+from pagerouter.intake.inputs import open_source
 from pagerouter.model import Block, Page, TriageDecision
-from pagerouter.pipeline import DocumentTriage, TriageOutcome, convert_pages
-from pagerouter.stages import OcrCalls, OcrTask
-from pagerouter.synth import add_text_page
+from pagerouter.flow.pipeline import DocumentTriage, TriageOutcome, convert_pages
+from pagerouter.common.stages import OcrCalls, OcrTask
+from pagerouter.bench.synth import add_text_page
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", "from pagerouter.cli import main; raise SystemExit(main())", *args],
+    return subprocess.run([sys.executable, "-c", "from pagerouter.cli.main import main; raise SystemExit(main())", *args],
                           capture_output=True, text=True, timeout=300)
 
 

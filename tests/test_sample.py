@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from pagerouter.cli import main
-from pagerouter.synth import make_mixed_sample
+from pagerouter.cli.main import main
+from pagerouter.bench.synth import make_mixed_sample
 
 
 def _words(text: str) -> str:

@@ -64,7 +64,7 @@ def grpc_client(serve_session):
 
 def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "pagerouter.cli", *args], cwd=REPO, capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "pagerouter.cli.main", *args], cwd=REPO, capture_output=True, text=True, timeout=timeout
     )
 
 
@@ -344,7 +344,7 @@ def test_pagerouter_serve_command_serves_and_stops_on_ctrl_c(tmp_path, docs):
     cfg.write_text(yaml.safe_dump({"ocr": {"enabled": False}}))
     env = {**__import__("os").environ, "RAY_ADDRESS": "local", "RAY_AUTH_MODE": "disabled"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pagerouter.cli", "serve", "--config", str(cfg), "--http-port", str(http_port),
+        [sys.executable, "-m", "pagerouter.cli.main", "serve", "--config", str(cfg), "--http-port", str(http_port),
          "--grpc-port", str(grpc_port), "--num-cpus", "4"],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )

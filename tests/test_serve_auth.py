@@ -27,7 +27,7 @@ from clients.errors import PagerouterClientError
 from clients.grpc_client import PagerouterGrpcClient
 from clients.http_client import PagerouterHttpClient
 from deployments.auth import UNAUTHORIZED_MESSAGE, ApiKey, ApiKeyError, load_api_key
-from pagerouter import synth
+from pagerouter.bench import synth
 from tests.serve_fixtures import free_port, pagerouter_serve_process
 
 REPO = Path(__file__).resolve().parent.parent
@@ -249,7 +249,7 @@ def _client_cli(*args: str, key: str | None) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PAGEROUTER_API_KEY")}
     if key is not None:
         env["PAGEROUTER_API_KEY"] = key
-    return subprocess.run([sys.executable, "-m", "pagerouter.cli", "client", "convert", *args], cwd=REPO,
+    return subprocess.run([sys.executable, "-m", "pagerouter.cli.main", "client", "convert", *args], cwd=REPO,
                           capture_output=True, text=True, timeout=120, env=env)
 
 

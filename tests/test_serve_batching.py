@@ -14,7 +14,7 @@ import pymupdf
 import pytest
 
 from clients.http_client import PagerouterHttpClient
-from pagerouter import synth
+from pagerouter.bench import synth
 from pagerouter.ocr.text_stats import char_error_rate as cer
 from tests.serve_fixtures import CALL_TIMEOUT_S, SMALL
 

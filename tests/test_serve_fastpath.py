@@ -18,7 +18,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from deployments.fast_path import bounded_page_count, triaged_in_ingress
-from pagerouter import synth
+from pagerouter.bench import synth
 from pagerouter.config import PagerouterConfig
 from pagerouter.config.serve import ServeConfig
 
@@ -70,7 +70,7 @@ def test_which_requests_the_ingress_triages():
 
 def test_ingress_triaged_page_is_the_in_process_page():
     """No Triage handle exists here: the page can only have come from the ingress's own walk."""
-    from pagerouter.converter import Converter
+    from pagerouter.convert.converter import Converter
 
     data = _text_pdf(3)
     core = _core()
@@ -186,8 +186,8 @@ def test_first_health_check_warms_both_triage_paths_once():
 def test_served_born_digital_page_takes_one_hop_over_http_and_grpc(serve_session, tmp_path):
     from clients.grpc_client import PagerouterGrpcClient
     from clients.http_client import PagerouterHttpClient
-    from pagerouter.converter import Converter
-    from pagerouter.output import to_markdown
+    from pagerouter.convert.converter import Converter
+    from pagerouter.render.output import to_markdown
     from tests.serve_fixtures import CALL_TIMEOUT_S, main_app_config
 
     data = _text_pdf(3)

@@ -27,7 +27,7 @@ import pytest
 import yaml
 
 from deployments.faults import FAULT_ENV, LOG_ENV
-from pagerouter import synth
+from pagerouter.bench import synth
 from pagerouter.wire.protos import pagerouter_pb2 as pb
 from pagerouter.wire.protos import pagerouter_pb2_grpc as pb_grpc
 from tests.serve_fixtures import REPEATED_LINE, SMALL, build_scans_pdf, free_port, pagerouter_serve_process, wait_for

@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from deployments.faults import FAULT_ENV, LOG_ENV
-from pagerouter import synth
+from pagerouter.bench import synth
 from pagerouter.wire.protos import pagerouter_pb2 as pb
 from pagerouter.wire.protos import pagerouter_pb2_grpc as pb_grpc
 from tests.serve_fixtures import free_port, pagerouter_serve_process, wait_for
@@ -200,7 +200,7 @@ def test_batch_killed_while_its_job_runs_reattaches_instead_of_resubmitting(serv
 
     pdf = _pdf(served.d / "slowjob-batch.pdf", 10)
     out = served.d / "batch-out"
-    cmd = [sys.executable, "-m", "pagerouter.cli", "batch", str(pdf), "-o", str(out), "--endpoint", served.http,
+    cmd = [sys.executable, "-m", "pagerouter.cli.main", "batch", str(pdf), "-o", str(out), "--endpoint", served.http,
            "--job-mb", "0.000001", "-q"]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     journal = out / "pagerouter-batch.journal.jsonl"
@@ -254,7 +254,7 @@ def test_async_http_client_jobs(served):
 
 @SERVED
 def test_client_job_commands_over_grpc(served, capsys):
-    from pagerouter.cli import main
+    from pagerouter.cli.main import main
 
     pdf = _pdf(served.d / "cli-job.pdf", 2)
     where = ["--grpc", served.grpc]

@@ -25,7 +25,7 @@ import yaml
 
 from clients.errors import PagerouterClientError
 from clients.grpc_client import PagerouterGrpcClient
-from pagerouter import synth
+from pagerouter.bench import synth
 from pagerouter.isolation import FAULT_ENV
 from tests.serve_fixtures import free_port, pagerouter_serve_process
 
@@ -97,7 +97,7 @@ def test_limits_exceeded_over_http_grpc_and_cli(served):
     assert r.status_code == 200 and page["status"] == "failed"
     assert "poster.pdf: page 1" in page["error"] and "page too large" in page["error"]
     cli = subprocess.run(
-        [sys.executable, "-m", "pagerouter.cli", "client", "convert", str(served["many"]), "--url", served["http"]],
+        [sys.executable, "-m", "pagerouter.cli.main", "client", "convert", str(served["many"]), "--url", served["http"]],
         capture_output=True, text=True, cwd=REPO, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     lines = [ln for ln in cli.stderr.splitlines() if ln.strip()]
@@ -147,7 +147,7 @@ def test_stream_cut_by_the_request_budget_names_the_missing_pages(served):
     assert f"pages not delivered: {pages[-1] + 1}-14" in last["error"]["message"]
     # The shipped client prints that line (not "cannot reach the server").
     cli = subprocess.run(
-        [sys.executable, "-m", "pagerouter.cli", "client", "convert", str(served["long"]), "--url", served["http"],
+        [sys.executable, "-m", "pagerouter.cli.main", "client", "convert", str(served["long"]), "--url", served["http"],
          "--stream"], capture_output=True, text=True, cwd=REPO, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert cli.returncode != 0 and "pages not delivered" in cli.stderr and "cannot reach" not in cli.stderr, cli.stderr

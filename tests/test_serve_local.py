@@ -51,7 +51,7 @@ def test_batched_stage_fails_only_the_bad_item(kind):
     import asyncio
 
     from deployments.batched import Layout, SmallReader
-    from pagerouter.engines import EngineSet
+    from pagerouter.flow.engines import EngineSet
 
     cfg = PagerouterConfig()
     dep = (Layout if kind == "layout" else SmallReader).func_or_class(cfg.model_dump(), eager=False, metrics=False)

@@ -25,7 +25,7 @@ from PIL import Image
 from clients.errors import PagerouterClientError
 from clients.grpc_client import PagerouterGrpcClient
 from clients.http_client import PagerouterHttpClient
-from pagerouter import synth
+from pagerouter.bench import synth
 from pagerouter.ocr.text_stats import char_error_rate
 from tests.serve_fixtures import free_port, pagerouter_serve_process
 from tests.test_request_options import BORN, FIGURE_PT, SCAN, _figure_png

@@ -115,7 +115,7 @@ def test_serve_address_with_nothing_listening_is_one_line(capsys):
     """`pagerouter serve --address` to a dead address: one line, no Ray started, no traceback."""
     import socket
 
-    from pagerouter.cli import main
+    from pagerouter.cli.main import main
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -11,8 +11,8 @@ from pagerouter.config.ocr import OcrConfig
 from pagerouter.model import TriageDecision
 from pagerouter.ocr.lines import OcrLine
 from pagerouter.ocr.regions import read_task_with_lines
-from pagerouter.stages import LayoutResult, OcrTask, Region
-from pagerouter.table_markdown import cells_to_markdown
+from pagerouter.common.stages import LayoutResult, OcrTask, Region
+from pagerouter.render.table_markdown import cells_to_markdown
 from pagerouter.textlayer.tables import Table
 
 CELLS = [

@@ -11,7 +11,7 @@ import pymupdf
 import pytest
 
 from pagerouter.config.textlayer import TextLayerConfig
-from pagerouter.pagetext import extract_textdict
+from pagerouter.common.pagetext import extract_textdict
 from pagerouter.textlayer import read_text_layer
 
 CFG = TextLayerConfig()
@@ -289,7 +289,7 @@ def test_a_small_table_in_one_column_of_a_two_column_page(font, gutter):
 
 
 def test_two_column_prose_and_a_list_stay_paragraphs():
-    from pagerouter.synth import LOREM, add_text_page
+    from pagerouter.bench.synth import LOREM, add_text_page
 
     d = pymupdf.open()
     add_text_page(d, [LOREM, LOREM[:300], LOREM[:200], LOREM], title="Annual review", columns=2)
@@ -306,7 +306,7 @@ def test_two_column_prose_and_a_list_stay_paragraphs():
 
 
 def test_html_table_spans_group_labels_and_escapes():
-    from pagerouter.table_markdown import cells_to_html
+    from pagerouter.render.table_markdown import cells_to_html
 
     html = cells_to_html([["", "Group", "Group", "Bank"], ["in <EUR>", "2024", "2023", "2024"], ["A & B", "1", "2", "3"]], 2)
     assert '<tr><th></th><th colspan="2">Group</th><th>Bank</th></tr>' in html

@@ -23,7 +23,7 @@ from quality_cases import _pdf, new_doc_page  # noqa: E402
 from quality_cases_tables import FONTS, Cells, TableSpec, _widths, draw_table, span_table, wrap_table  # noqa: E402
 
 from pagerouter.config.textlayer import TextLayerConfig  # noqa: E402
-from pagerouter.pagetext import extract_textdict  # noqa: E402
+from pagerouter.common.pagetext import extract_textdict  # noqa: E402
 from pagerouter.textlayer import FurnitureModel, read_text_layer  # noqa: E402
 
 CFG = TextLayerConfig()

@@ -10,8 +10,8 @@ import pytest
 
 from pagerouter.config.textlayer import TextLayerConfig
 from pagerouter.ocr.text_stats import char_error_rate
-from pagerouter.pagetext import extract_textdict
-from pagerouter.synth import add_text_page
+from pagerouter.common.pagetext import extract_textdict
+from pagerouter.bench.synth import add_text_page
 from pagerouter.textlayer import FurnitureModel, join_lines, read_text_layer
 
 from . import textlayer_fixtures as F
@@ -259,7 +259,7 @@ def test_text_painted_under_a_later_image_is_skipped():
 def test_three_column_prose_is_not_a_table(monkeypatch):
     """Narrow ragged prose columns have short lines aligned in rows, like a table: they must
     stay paragraphs, and cost no table work (no word extraction)."""
-    from pagerouter.synth import LOREM
+    from pagerouter.bench.synth import LOREM
 
     d = pymupdf.open()
     add_text_page(d, [LOREM, LOREM[:239], LOREM] * 2, title="Section 18", header="Annual report", footer="18", columns=3)
@@ -292,7 +292,7 @@ def test_repeated_title_in_heading_type_is_not_a_running_header():
 def test_rules_from_the_text_dict_vectors(doc, monkeypatch):
     """With vector collection in the shared extraction, tables come from the dict's vector
     blocks (no second run of the page) and read the same."""
-    from pagerouter import pagetext
+    from pagerouter.common import pagetext
 
     d, _ = doc
     before = [b.text for b in read(d[3]) if b.role == "table"]

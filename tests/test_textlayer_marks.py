@@ -12,8 +12,8 @@ import pytest
 
 from pagerouter.config.textlayer import TextLayerConfig
 from pagerouter.model import Document, Page
-from pagerouter.output import to_markdown
-from pagerouter.pagetext import extract_textdict
+from pagerouter.render.output import to_markdown
+from pagerouter.common.pagetext import extract_textdict
 from pagerouter.textlayer import read_text_layer
 from pagerouter.textlayer.roles import Para, attach_captions
 

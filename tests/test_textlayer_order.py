@@ -15,7 +15,7 @@ import pymupdf
 import pytest
 
 from pagerouter.config.textlayer import TextLayerConfig
-from pagerouter.pagetext import extract_textdict
+from pagerouter.common.pagetext import extract_textdict
 from pagerouter.textlayer import read_text_layer
 from pagerouter.textlayer.frame import dominant_angle
 from pagerouter.textlayer.lines import Line, merge_fragments

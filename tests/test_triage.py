@@ -11,12 +11,12 @@ import numpy as np
 import pymupdf
 import pytest
 
-from pagerouter import synth
+from pagerouter.bench import synth
 from pagerouter.config.triage import TriageConfig
 from pagerouter.model import TriageDecision
-from pagerouter.pagetext import extract_textdict
+from pagerouter.common.pagetext import extract_textdict
 from pagerouter.triage import triage_page
-from pagerouter.unicode_scripts import detect_script
+from pagerouter.common.unicode_scripts import detect_script
 
 from . import triage_fixtures as fx
 

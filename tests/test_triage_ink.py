@@ -11,11 +11,11 @@ import pymupdf
 import pytest
 
 from pagerouter.config import PagerouterConfig
-from pagerouter.converter import Converter
+from pagerouter.convert.converter import Converter
 from pagerouter.ocr.text_stats import char_error_rate
-from pagerouter.pagetext import extract_textdict
+from pagerouter.common.pagetext import extract_textdict
 from pagerouter.triage import triage_page
-from pagerouter.triage.layer import hidden_text_boxes
+from pagerouter.layout.paints import hidden_text_boxes
 
 from . import triage_fixtures as fx
 
@@ -114,7 +114,7 @@ def test_logo_sized_text_in_a_slide_background_is_only_its_box():
 
 
 def test_photo_is_not_lines_of_text():
-    from pagerouter.triage import ink
+    from pagerouter.layout import ink
 
     import numpy as np
 
@@ -140,7 +140,7 @@ def test_row_neighbours_are_the_pairs_a_full_comparison_finds():
     among blobs sorted by centre are exactly those of the n x n comparison, both directions."""
     import numpy as np
 
-    from pagerouter.triage import ink
+    from pagerouter.layout import ink
 
     rng = np.random.default_rng(7)
     for trial in range(40):

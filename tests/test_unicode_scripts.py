@@ -7,7 +7,7 @@ import pytest
 
 from pagerouter.config.ocr import ScriptConfig
 from pagerouter.ocr.script_options import options_for, reading_script
-from pagerouter.unicode_scripts import (
+from pagerouter.common.unicode_scripts import (
     JAPANESE,
     char_script,
     detect_script,

@@ -14,11 +14,11 @@ import numpy as np
 import pymupdf
 import pytest
 
-from pagerouter import synth
+from pagerouter.bench import synth
 from pagerouter.config import PagerouterConfig
 from pagerouter.config.vlm import LadderConfig, VlmEngineConfig, VlmTierConfig
-from pagerouter.converter import Converter
-from pagerouter.engines import EngineSet
+from pagerouter.convert.converter import Converter
+from pagerouter.flow.engines import EngineSet
 from pagerouter.vlm.base import VlmRequest
 from pagerouter.vlm.detectors import judge_output
 from pagerouter.vlm.ladder import Judged, run_ladder
@@ -148,7 +148,7 @@ def test_cli_with_a_vlm_reader_prints_only_markdown_on_stdout(tmp_path, tiny_vlm
                          "vlm": {"engine": tiny_engine_config(tiny_vlm_dir), "max_new_tokens": 8, "ladder": {"max_attempts": 1}}},
         "escalation": {"enabled": False},
     }}))
-    out = subprocess.run([sys.executable, "-m", "pagerouter.cli", "convert", str(path), "--config", str(cfg)],
+    out = subprocess.run([sys.executable, "-m", "pagerouter.cli.main", "convert", str(path), "--config", str(cfg)],
                          capture_output=True, text=True, timeout=600)
     assert out.returncode in (0, 1), out.stderr[-2000:]  # 1: a page came out flagged (random weights)
     assert out.stdout.lstrip().startswith("# Report"), out.stdout[:500]

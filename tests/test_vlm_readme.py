@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from pagerouter.bench.systems import ROUTER_STAGES
-from pagerouter.output import has_control_chars
+from pagerouter.render.output import has_control_chars
 from tests.conftest import require_vlm_cpu
 from tests.serve_fixtures import free_port, wait_for
 from tests.test_output_hygiene import strings
@@ -132,7 +132,7 @@ def test_serve_with_the_cpu_vlm_config_wakes_the_large_reader_and_lets_it_sleep(
     url = f"http://127.0.0.1:{http_port}"
     err_path = tmp_path / "serve.err"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pagerouter.cli", "serve", "--config", "configs/vlm-cpu.yaml",
+        [sys.executable, "-m", "pagerouter.cli.main", "serve", "--config", "configs/vlm-cpu.yaml",
          "--http-port", str(http_port), "--grpc-port", str(grpc_port)],
         cwd=cwd, stdout=subprocess.PIPE, stderr=err_path.open("w"), text=True,
         env={**env(), "RAY_ADDRESS": "local", "RAY_AUTH_MODE": "disabled"},

@@ -12,11 +12,11 @@ import httpx
 import pymupdf
 import pytest
 
-from pagerouter import synth
+from pagerouter.bench import synth
 from pagerouter.config import PagerouterConfig
 from pagerouter.model import Document, TriageDecision
 from pagerouter.ocr.task import make_ocr_task
-from pagerouter.stages import LayoutResult, Region
+from pagerouter.common.stages import LayoutResult, Region
 from tests.serve_fixtures import wait_for
 from tests.test_vlm_engine import tiny_engine_config
 

@@ -9,9 +9,9 @@ import time
 import pymupdf
 import pytest
 
-from pagerouter import synth
+from pagerouter.bench import synth
 from pagerouter.config import PagerouterConfig
-from pagerouter.converter import Converter
+from pagerouter.convert.converter import Converter
 from tests.serve_fixtures import wait_for
 
 pytestmark = [pytest.mark.vlm, pytest.mark.serve, pytest.mark.slow]

@@ -14,15 +14,15 @@ import numpy as np
 import pymupdf
 import pytest
 
-from pagerouter import synth
+from pagerouter.bench import synth
 from pagerouter.config import PagerouterConfig
 from pagerouter.bench.systems import ROUTER_STAGES
-from pagerouter.converter import Converter
-from pagerouter.engines import EngineSet
+from pagerouter.convert.converter import Converter
+from pagerouter.flow.engines import EngineSet
 from pagerouter.model import TriageDecision
 from pagerouter.ocr.text_stats import char_error_rate as cer
-from pagerouter.output import to_json
-from pagerouter.stages import LayoutResult, OcrTask, Region
+from pagerouter.render.output import to_json
+from pagerouter.common.stages import LayoutResult, OcrTask, Region
 from pagerouter.vlm.escalator_page import VlmPageEscalator
 from pagerouter.vlm.reader_region import VlmRegionReader
 from tests.vlm_fakes import (

@@ -12,7 +12,7 @@ import io
 import numpy as np
 import pymupdf
 
-from pagerouter import synth
+from pagerouter.bench import synth
 
 EN = synth.LOREM
 DE = (

@@ -4,7 +4,7 @@
     journal.py  the append-only, fsynced JSON-lines journal in OUTDIR and atomic output writes
     runner.py   bounded-concurrency conversion (in-process Converter, or the HTTP/gRPC clients)
     summary.py  the progress line and the end summary (also written as JSON into OUTDIR)
-    command.py  the CLI wiring (`pagerouter batch`, registered by pagerouter/cli.py)
+    command.py  the CLI wiring (`pagerouter batch`, registered by pagerouter/cli/main.py)
 
 `--ray` (Ray imported only inside functions, never by the core package's imports):
     fsio.py          inputs and OUTDIR through pyarrow filesystems (local paths, s3://, gs://, file://)

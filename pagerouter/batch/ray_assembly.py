@@ -165,7 +165,7 @@ class Assembler:
         doc.fresh.clear()
 
     def _stray(self, row: Row) -> None:
-        from pagerouter.page_status import failed_page
+        from pagerouter.flow.page_status import failed_page
 
         work = row.obj
         doc = self._doc(row.doc, work.header)
@@ -193,8 +193,8 @@ class Assembler:
         self._outcome(res.doc, rec, converted=True)
 
     def _finish(self, i: int) -> None:
-        from pagerouter.inputs import parse_pages
-        from pagerouter.pipeline import new_document
+        from pagerouter.intake.inputs import parse_pages
+        from pagerouter.flow.pipeline import new_document
 
         doc = self.docs.pop(i)
         item, h = doc.item, doc.header
@@ -236,8 +236,8 @@ class Assembler:
         """End of the stream. `complete`: the pipeline ran to its end, so whatever has not come
         back was dropped after its retries: missing pages become failed pages and files never
         heard of failed records. Otherwise (the run was cut short) they are left for a rerun."""
-        from pagerouter.inputs import parse_pages
-        from pagerouter.page_status import failed_page
+        from pagerouter.intake.inputs import parse_pages
+        from pagerouter.flow.page_status import failed_page
 
         for doc in self.docs.values():
             self._stage(doc)

@@ -14,19 +14,14 @@ GPU-seconds per page (measured inside the stages) and $ per million pages at the
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import sys
-import time
-import uuid
 import warnings
 from pathlib import Path
 
 from .fsio import FsItem, Output
-from .journal import Journal, JournalBusy, clean_strays, latest, read_records, tmp_tag, write_atomically
-from .ray_assembly import Assembler, read_staged, staging_path
-from .ray_stages import EscalationStage, FileJob, LayoutStage, ReaderStage, RunSpec, dump, open_files, rows_of, triage_ranges
+from .journal import latest, read_records, tmp_tag
+from .ray_stages import EscalationStage, FileJob, LayoutStage, ReaderStage, RunSpec, dump, open_files, triage_ranges
 
 
 def _spread() -> dict:
@@ -111,96 +106,6 @@ def gpu_problem(ray, cfg) -> str | None:
             return (f"batch.{role}.num_gpus is {pool.num_gpus:g} but the Ray cluster has {have:g} GPUs: "
                     "its actors would never start")
     return None
-
-
-def run_ray(args, cfg, opts: dict, items: list[FsItem], output: Output, journal_dir: Path, config_hash: str,
-            shard: tuple[int, int], render) -> int:
-    from pagerouter.bench.metrics import cost_per_million
-    from pagerouter.cli_common import EXIT_OK, EXIT_PAGES_FAILED, option_problem, usage_error
-    from pagerouter.converter import Converter
-
-    from .summary import BatchProgress, format_summary, summarize
-
-    probe = Converter(cfg)  # starts no isolation worker: only the options are checked
-    try:
-        options = probe.options(**opts)
-        wait = probe.escalation_wait(args.wait, args.escalation_wait_s)
-    except ValueError as exc:
-        return usage_error(option_problem(exc))
-    finally:
-        probe.close()
-    run = RunSpec(cfg.model_dump_json(), args.pages, args.password, options.ocr, tuple(options.languages or ()),
-                  bool(options.images), wait.seconds, wait.why, cfg.filter.enabled, cfg.batch.pages_per_range,
-                  {"layout": cfg.batch.layout.num_gpus, "small_reader": cfg.batch.small_reader.num_gpus,
-                   "escalation": cfg.batch.escalation.num_gpus})
-    journal_dir.mkdir(parents=True, exist_ok=True)
-    try:
-        journal = Journal(journal_dir, shard)
-    except JournalBusy as exc:
-        return usage_error(str(exc))
-    ray = connect(args.ray, args.quiet)
-    problem = gpu_problem(ray, cfg)
-    if problem:
-        ray.shutdown()
-        journal.close()
-        return usage_error(problem)
-    clean_strays(journal_dir, tmp_tag(shard))
-    if output.local is not None and output.local != journal_dir:
-        clean_strays(output.local, tmp_tag(shard))
-    previous = latest(read_records(journal_dir))
-    skips = skip_statuses(items, previous, config_hash, output, args.retry_failed)
-    staged = []
-    for item in items:
-        got = read_staged(staging_path(journal_dir, item), config_hash)
-        staged.append((got[0], [line["page"]["number"] for line in got[1]]) if got else None)
-
-    run_id = uuid.uuid4().hex[:12]
-    progress = BatchProgress(len(items), enabled=not args.quiet)
-    asm = Assembler(items, output, journal, journal_dir, render, config_hash, args.pages, previous, run_id, shard,
-                    cfg.batch.max_retries, on_done=progress)
-    t0 = time.perf_counter()
-    complete = False
-    try:
-        if items:
-            ds = build_dataset(ray, items, skips, staged, run, cfg, args.quiet)
-            for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
-                asm.take(rows_of(batch))
-        complete = True
-    except Exception as exc:  # noqa: BLE001 - the pipeline itself failed: what is done stays done, the rest reruns
-        problem = f"the Ray Data pipeline stopped: {type(exc).__name__}: {str(exc).strip().splitlines()[0][:400] if str(exc).strip() else ''}"
-    finally:
-        asm.close(complete)
-        journal.close()
-        progress.close()
-        cluster_cpus = ray.cluster_resources().get("CPU", 0.0) if ray.is_initialized() else 0.0
-        ray.shutdown()
-    wall = time.perf_counter() - t0
-    outcomes = [asm.outcomes[i] for i in sorted(asm.outcomes)]
-    summary = summarize(outcomes, wall)
-    pages = asm.pages_in
-    summary.update({
-        "shard": f"{shard[0]}/{shard[1]}", "mode": "ray", "run": run_id, "pages_converted_by_pipeline": pages,
-        "time_to_first_output_s": round(asm.first_output_s, 3) if asm.first_output_s is not None else None,
-        "cpu_seconds": round(asm.cpu_s, 3), "gpu_seconds": round(asm.gpu_s, 3),
-        "cpu_s_per_page": round(asm.cpu_s / pages, 4) if pages else None,
-        "gpu_s_per_page": round(asm.gpu_s / pages, 4) if pages else None,
-        "usd_per_million_pages": round(cost_per_million(asm.cpu_s, asm.gpu_s, pages, cfg.bench), 2) if pages else None,
-        "cluster_cpus": cluster_cpus,
-        "usd_per_million_pages_whole_cluster": round(cost_per_million(wall * cluster_cpus, 0.0, pages, cfg.bench), 2)
-        if pages else None,
-    })
-    name = "pagerouter-batch.summary.json" if shard[1] == 1 else f"pagerouter-batch.shard-{shard[0]}-of-{shard[1]}.summary.json"
-    write_atomically([(journal_dir / name, json.dumps(summary, indent=2) + "\n")], tmp_tag(shard))
-    write_manifest(output, journal_dir, items, config_hash, shard)
-    if not args.quiet:
-        print(format_summary(summary), file=sys.stderr)
-        print(ray_figures_line(summary), file=sys.stderr)
-    if problem:
-        print(f"pagerouter: error: {problem}; rerun the same command to finish", file=sys.stderr)
-        return EXIT_PAGES_FAILED
-    if not items:
-        print("pagerouter: warning: no inputs in this shard", file=sys.stderr)
-    return EXIT_PAGES_FAILED if summary["failed"] or summary["failed_pages"] else EXIT_OK
 
 
 def ray_figures_line(s: dict) -> str:

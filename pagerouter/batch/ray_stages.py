@@ -199,7 +199,7 @@ def ranges(todo: list[int], size: int) -> list[tuple[int, int]]:
 def _open_one(doc: int, job: FileJob, run: RunSpec) -> DocResult | list[RangeJob]:
     import pymupdf
 
-    from pagerouter.inputs import InputError, check_page_count, parse_pages
+    from pagerouter.intake.inputs import InputError, check_page_count, parse_pages
 
     from .fsio import read_bytes
     from .runner import _one_line
@@ -218,7 +218,7 @@ def _open_one(doc: int, job: FileJob, run: RunSpec) -> DocResult | list[RangeJob
         return DocResult(doc, "skip", sha)
     cfg = _cfg(run)
     if run.filter_on:
-        from pagerouter.docfilter import judge_file
+        from pagerouter.intake.docfilter import judge_file
 
         decision = judge_file(data, cfg.filter, isolate=cfg.isolation.enabled, password=run.password)
         if not decision.keep:
@@ -281,9 +281,9 @@ def open_files(batch, run: RunSpec):
 
 
 async def _triage_range(job: RangeJob, run: RunSpec) -> tuple[list, list[OcrWork]]:
-    from pagerouter.figure_export import figures_of_text_pages
-    from pagerouter.inputs import parse_pages
-    from pagerouter.page_status import failed_page
+    from pagerouter.flow.figure_export import figures_of_text_pages
+    from pagerouter.intake.inputs import parse_pages
+    from pagerouter.flow.page_status import failed_page
 
     from .fsio import read_bytes
 
@@ -323,8 +323,8 @@ def triage_ranges(batch, run: RunSpec):
                 try:
                     finished, ocr = asyncio.run(_triage_range(job, run))
                 except Exception as exc:  # noqa: BLE001 - one file of a shared unit must not drop the others' pages
-                    from pagerouter.inputs import parse_pages
-                    from pagerouter.page_status import failed_page
+                    from pagerouter.intake.inputs import parse_pages
+                    from pagerouter.flow.page_status import failed_page
 
                     numbers = parse_pages(run.pages, job.header.page_count, job.name)[job.start:job.stop]
                     finished, ocr = [failed_page(job.name, n, "triage", exc) for n in numbers], []
@@ -364,7 +364,7 @@ class _PoolStage:
     kind = ""  # the row kind this pool works on
 
     def __init__(self, run: RunSpec):
-        from pagerouter.engines import EngineSet
+        from pagerouter.flow.engines import EngineSet
 
         self.run, self.cfg = run, _cfg(run)
         self.engines = EngineSet(self.cfg.ocr)
@@ -373,7 +373,7 @@ class _PoolStage:
         self.gpus = run.gpus.get(self.role, 0.0)
 
     def __call__(self, batch):
-        from pagerouter.memory import release_free_memory
+        from pagerouter.common.memory import release_free_memory
 
         rows = rows_of(batch)
         mine = [i for i, r in enumerate(rows) if r.kind == self.kind]
@@ -394,7 +394,7 @@ class _PoolStage:
 
     async def _page(self, w: OcrWork, calls):
         """The page through `pipeline.convert_pages`, as the Converter runs it."""
-        from pagerouter.pipeline import convert_pages
+        from pagerouter.flow.pipeline import convert_pages
 
         async def one():
             yield w.outcome
@@ -418,7 +418,7 @@ class LayoutStage(_PoolStage):
     role, kind = "layout", "ocr"
 
     def work(self, items):
-        from pagerouter.engines import batch_call_isolated
+        from pagerouter.flow.engines import batch_call_isolated
 
         t0 = time.perf_counter()
         results = batch_call_isolated(self.engine.detect_batch, [w.outcome.task for w in items])
@@ -433,7 +433,7 @@ class ReaderStage(_PoolStage):
     role, kind = "small_reader", "ocr"
 
     def work(self, items):
-        from pagerouter.engines import batch_call_isolated
+        from pagerouter.flow.engines import batch_call_isolated
 
         laid = [w for w in items if not isinstance(w.layout, BaseException)]
         if laid:
@@ -451,7 +451,7 @@ class ReaderStage(_PoolStage):
     async def _settle(self, w: OcrWork):
         """Checks and the page, as `ocr_flow` makes them without an escalation tier; a page the
         flow would escalate goes on, as it came, to the escalation pool instead."""
-        from pagerouter.stages import OcrCalls, Reading
+        from pagerouter.common.stages import OcrCalls, Reading
 
         pristine = dump((w.outcome, w.reading))  # convert_pages consumes the outcome and checks the reading in place
         seen: dict = {}
@@ -474,7 +474,7 @@ class EscalationStage(_PoolStage):
         return list(await asyncio.gather(*(self._one(w) for w in items)))
 
     async def _one(self, w: OcrWork):
-        from pagerouter.stages import OcrCalls
+        from pagerouter.common.stages import OcrCalls
 
         called: list[bool] = []
 

@@ -29,7 +29,7 @@ from .journal import Journal, latest, read_records, tmp_tag, write_atomically
 
 class LocalBackend:
     def __init__(self, cfg, opts: dict):
-        from pagerouter.converter import Converter
+        from pagerouter.convert.converter import Converter
 
         self.conv, self.opts = Converter(cfg), opts
 
@@ -119,7 +119,7 @@ class Outcome:
 
 
 def _one_line(exc: BaseException) -> str:
-    from pagerouter.inputs import InputError
+    from pagerouter.intake.inputs import InputError
 
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return text if isinstance(exc, InputError) else f"{type(exc).__name__}: {text}"[:500]
@@ -138,7 +138,7 @@ class BatchRunner:
         self.outdir, self.make_backend, self.render = outdir, make_backend, render
         self.config_hash, self.shard, self.jobs = config_hash, shard, max(1, jobs)
         self.retry_failed, self.mode, self.on_done = retry_failed, mode, on_done
-        self.judge = judge  # the document filter (pagerouter/docfilter.py), None when it is off
+        self.judge = judge  # the document filter (pagerouter/intake/docfilter.py), None when it is off
         self.tag = tmp_tag(shard)
         self.previous = latest(read_records(outdir))
         self._local = threading.local()

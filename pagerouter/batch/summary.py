@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import time
 
-from ..output import add_route_rows, route_order, route_table
+from ..render.output import add_route_rows, route_order, route_table
 from .runner import Outcome
 
 

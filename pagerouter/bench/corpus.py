@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pymupdf
 
-from .. import synth
+from . import synth
 
 KINDS = ("born_digital", "scan", "lying_layer", "glyph_garbage")
 HARD_KINDS = ("lying_layer", "scan", "glyph_garbage")  # the order the hard share cycles through

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import pymupdf
 
-from .. import synth
+from . import synth
 from ..config import PagerouterConfig
 from .corpus import Corpus
 from .metrics import cer_counts, cost_per_million, percentile, process_tree_cpu

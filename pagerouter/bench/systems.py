@@ -79,7 +79,7 @@ class RouterSystem:
         return None
 
     def warm(self, pdf: bytes) -> None:
-        from ..converter import Converter
+        from ..convert.converter import Converter
 
         self.conv = Converter(self.cfg)
         self.conv.convert(pdf, name="warm-up.pdf", wait="bulk")

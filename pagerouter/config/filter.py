@@ -1,4 +1,4 @@
-"""The document filter (`pagerouter/docfilter.py`): which whole files a batch or `convert --filter`
+"""The document filter (`pagerouter/intake/docfilter.py`): which whole files a batch or `convert --filter`
 skips before converting them. Off by default; every threshold is judged on the text layer of the
 first `pages` pages only, so a decision costs a text read, never OCR.
 """
@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from ..unicode_scripts import JAPANESE, KANA, SCRIPT_NAMES
+from ..common.unicode_scripts import JAPANESE, KANA, SCRIPT_NAMES
 from .base import StrictModel
 
 PROFILED_LANGUAGES = ("en", "de", "fr", "es", "it", "pt", "nl")
-"""Languages with a stopword profile in pagerouter/docfilter.py (the only ones `keep_languages` takes)."""
+"""Languages with a stopword profile in pagerouter/intake/docfilter.py (the only ones `keep_languages` takes)."""
 PAGE_SCRIPTS = frozenset(SCRIPT_NAMES - {KANA} | {JAPANESE})
 
 
@@ -29,7 +29,7 @@ class FilterConfig(StrictModel):
     )
     keep_scripts: list[str] = Field(
         default_factory=list,
-        description="Page scripts to keep (pagerouter/unicode_scripts.py names: Latin, Cyrillic, Greek, Arabic, Han, "
+        description="Page scripts to keep (pagerouter/common/unicode_scripts.py names: Latin, Cyrillic, Greek, Arabic, Han, "
         "Japanese, Hangul, ...); a file whose text is dominated by another script is skipped. Empty: any script.",
     )
     keep_languages: list[str] = Field(

@@ -30,9 +30,9 @@ from typing import Protocol
 import pymupdf
 
 from ..config import PagerouterConfig
-from ..inputs import SourceDocument, open_source
-from ..pagetext import MUPDF_LOCK
-from ..pipeline import TriageOutcome, triage_outcomes
+from ..intake.inputs import SourceDocument, open_source
+from ..common.pagetext import MUPDF_LOCK
+from ..flow.pipeline import TriageOutcome, triage_outcomes
 
 FAULT_ENV = "PAGEROUTER_FAULT_INJECTION_FOR_TESTS"
 """Test-only fault injection hook, read by the pool and applied in its workers only (never in

@@ -23,9 +23,9 @@ from collections.abc import AsyncIterator
 from functools import partial
 
 from ..config import PagerouterConfig
-from ..inputs import InputError, SourceDocument
+from ..intake.inputs import InputError, SourceDocument
 from ..model import Page
-from ..pipeline import TriageOutcome, triage_outcomes
+from ..flow.pipeline import TriageOutcome, triage_outcomes
 from . import FAULT_ENV, WalkAhead, render_figures
 from .process import WorkerLost, _context, _stop_all, _Worker
 from .worker import MARK_OPEN, MARK_PRESCAN

@@ -28,10 +28,10 @@ import pymupdf  # noqa: F401
 
 from .. import ocr, textlayer, triage  # noqa: F401
 from ..config import PagerouterConfig
-from ..inputs import InputError, SourceDocument, check_page_count, open_source, parse_pages
-from ..memory import LARGE_INPUT_BYTES, release_free_memory
+from ..intake.inputs import InputError, SourceDocument, check_page_count, open_source, parse_pages
+from ..common.memory import LARGE_INPUT_BYTES, release_free_memory
 from ..ocr import task  # noqa: F401
-from ..pipeline import DocumentTriage, TriageOutcome
+from ..flow.pipeline import DocumentTriage, TriageOutcome
 from ..triage.layer_proof import prepare
 from . import render_figures
 

@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ..inputs import pages_text as page_numbers_text  # noqa: F401 - the resume plan's page selection
+from ..intake.inputs import pages_text as page_numbers_text  # noqa: F401 - the resume plan's page selection
 
 JobState = Literal["queued", "running", "done", "failed", "cancelled"]
 FINISHED: frozenset[str] = frozenset({"done", "failed", "cancelled"})

@@ -23,8 +23,8 @@ import numpy as np
 
 from ..config.checks import ChecksConfig
 from ..model import Block, CheckResult
-from ..stages import OcrTask, Reading
-from ..unicode_scripts import letter_script, letter_script_counts
+from ..common.stages import OcrTask, Reading
+from ..common.unicode_scripts import letter_script, letter_script_counts
 from . import text_stats as ts
 
 TEXT_ROLES_SKIPPED = frozenset({"figure", "table"})
@@ -83,7 +83,7 @@ def text_rows(task: OcrTask, rotation: int, cfg: ChecksConfig) -> list[tuple[flo
     turned upright first (`rotation`, clockwise) so that rows of a sideways page run across."""
     import cv2
 
-    from ..triage.ink import text_line_boxes
+    from ..layout.ink import text_line_boxes
 
     img = task.image
     if img is None or img.size == 0 or task.scale <= 0:
@@ -118,7 +118,7 @@ def unread_ink(rows: list[tuple[float, float, float, float]], blocks: list[Block
     """Rows of letters on the page that no output block accounts for: text the reading left out.
     Rows inside a figure count only when the figure holds `unread_ink_figure_lines` of them (a
     chart's labels are one or two), or when the figure is a strip no taller than the row."""
-    from ..geometry import overlap_share
+    from ..common.geometry import overlap_share
 
     text_boxes = [b.bbox for b in blocks if b.role != "figure" and b.text.strip()]
     figures = [b.bbox for b in blocks if b.role == "figure"]
@@ -188,7 +188,7 @@ def _covered(r: tuple[float, float, float, float], boxes: list) -> float:
 
 def page_ink(task: OcrTask) -> float:
     """The task's ink share when triage did not fill it in (same measure: tiny grey render)."""
-    from ..pagetext import MUPDF_LOCK
+    from ..common.pagetext import MUPDF_LOCK
     from .raster import ink_share, open_task_page
 
     with MUPDF_LOCK:

@@ -41,9 +41,9 @@ import time
 from dataclasses import dataclass, field
 
 from ..config.ocr import OcrConfig, RenderTargetConfig
-from ..geometry import center_inside, grow, union
+from ..common.geometry import center_inside, grow, union
 from ..model import Block, CheckResult
-from ..stages import OcrTask, Reading
+from ..common.stages import OcrTask, Reading
 from .checks import check_reading, check_text
 from .lines import OcrLine, join_text, sort_lines
 from .regions import upright

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..config.ocr import OcrConfig
-from ..stages import LayoutResult, OcrTask
+from ..common.stages import LayoutResult, OcrTask
 from .orientation import OrientationDetector, orientation_check
 
 

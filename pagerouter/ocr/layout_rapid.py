@@ -17,8 +17,8 @@ import cv2
 import numpy as np
 
 from ..config.ocr import OcrConfig
-from ..reading_order import OrderParams, order_boxes
-from ..stages import LayoutResult, OcrTask, Region
+from ..layout.reading_order import OrderParams, order_boxes
+from ..common.stages import LayoutResult, OcrTask, Region
 from .onnx_sessions import our_sessions
 from .orientation import OrientationDetector, orientation_check
 from .regions import upright

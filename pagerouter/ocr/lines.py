@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..geometry import BBox, union
+from ..common.geometry import BBox, union
 
 
 @dataclass

@@ -12,8 +12,8 @@ import numpy as np
 import pymupdf
 
 from ..config.ocr import RenderTargetConfig
-from ..pagetext import MUPDF_LOCK
-from ..stages import OcrTask
+from ..common.pagetext import MUPDF_LOCK
+from ..common.stages import OcrTask
 
 
 def pixmap_to_rgb(pix: pymupdf.Pixmap) -> np.ndarray:

@@ -23,8 +23,8 @@ import numpy as np
 
 from ..config.ocr import OcrConfig
 from ..model import CheckResult
-from ..stages import LayoutResult, OcrTask, Reading
-from ..unicode_scripts import char_script
+from ..common.stages import LayoutResult, OcrTask, Reading
+from ..common.unicode_scripts import char_script
 from .lines import OcrLine
 from .onnx_sessions import our_sessions
 from .script_options import OSD_SCRIPT_NAMES, allowed_mask, options_for, reading_script

@@ -19,8 +19,8 @@ from functools import lru_cache
 import numpy as np
 
 from ..config.ocr import OcrConfig
-from ..geometry import union
-from ..stages import OcrTask
+from ..common.geometry import union
+from ..common.stages import OcrTask
 from .lines import OcrLine
 from .regions import upright
 from .raster import render_task

@@ -13,11 +13,11 @@ import numpy as np
 
 from ..config.ocr import OcrConfig
 from ..config.textlayer import TextLayerConfig
-from ..geometry import grow, overlap_share, union
+from ..common.geometry import grow, overlap_share, union
 from ..model import Block, CheckResult
-from ..reading_order import OrderParams, median_height, order_boxes
-from ..stages import LayoutResult, OcrTask, Reading, Region
-from ..table_markdown import cells_to_markdown
+from ..layout.reading_order import OrderParams, median_height, order_boxes
+from ..common.stages import LayoutResult, OcrTask, Reading, Region
+from ..render.table_markdown import cells_to_markdown
 from .lines import (
     OcrLine, join_text, mark_scripts, mean_confidence, merge_rows, sort_lines, split_at_gutters, split_paragraphs,
 )

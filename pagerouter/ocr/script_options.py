@@ -3,7 +3,7 @@ and which engine options and decoding mask that script calls for.
 
 The script table itself lives in config (`ocr.scripts.table`, keyed by page script:
 `Japanese` for Han + kana); classifying characters and deciding the dominant script is
-`pagerouter.unicode_scripts`'s, shared with triage. This module builds the character masks
+`pagerouter.common.unicode_scripts`'s, shared with triage. This module builds the character masks
 RapidOCR's recognition decoding uses to keep foreign scripts out of a page.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from ..config.ocr import ScriptConfig, ScriptOptions
-from ..unicode_scripts import ScriptDecision, char_script, dominant_script, engine_script_counts
+from ..common.unicode_scripts import ScriptDecision, char_script, dominant_script, engine_script_counts
 
 
 def reading_script(text: str, cfg: ScriptConfig) -> ScriptDecision:

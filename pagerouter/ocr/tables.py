@@ -11,7 +11,7 @@ text, a picture, or cuts a statement's header from its body), so they are looked
 OCR page whatever the layout says, and a scan gives the same cells as its born-digital page.
 
 Either way the result is a grid of cells, written as a Markdown table by the writer both routes
-share (`pagerouter.table_markdown`, called from regions.py); when no grid can be
+share (`pagerouter.render.table_markdown`, called from regions.py); when no grid can be
 recovered the block stays a `table` block whose text says so (rows kept one per line), never a
 table silently flattened into a paragraph.
 """
@@ -27,8 +27,8 @@ import numpy as np
 
 from ..config.ocr import TablesConfig
 from ..config.textlayer import TextLayerConfig
-from ..geometry import union
-from ..table_markdown import cells_to_markdown, header_spans
+from ..common.geometry import union
+from ..render.table_markdown import cells_to_markdown, header_spans
 from .lines import OcrLine, sort_lines
 
 

@@ -1,6 +1,6 @@
 """Creating OCR work: a page that needs OCR becomes an `OcrTask` (its render plus the page
 alone as bytes, so any tier in any process can re-render it). Running the tasks is the
-orchestration's job (`pagerouter.pipeline.ocr_flow`), not this module's."""
+orchestration's job (`pagerouter.flow.pipeline.ocr_flow`), not this module's."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pymupdf
 
 from ..config.ocr import OcrConfig
 from ..model import Block, TriageDecision
-from ..stages import OcrTask
+from ..common.stages import OcrTask
 from .raster import ink_share, render_page
 
 

@@ -11,7 +11,7 @@ import unicodedata
 import zlib
 from collections import Counter
 
-from ..unicode_scripts import JAPANESE, KANA, NO_SPACE_SCRIPTS, letter_script
+from ..common.unicode_scripts import JAPANESE, KANA, NO_SPACE_SCRIPTS, letter_script
 
 COMPANION_SCRIPTS: dict[str, frozenset[str]] = {
     "Latin": frozenset({"Latin", "Greek"}),  # Greek letters are normal in Latin science text (μm, α)

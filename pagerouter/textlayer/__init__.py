@@ -14,7 +14,7 @@ Pipeline of one page (all cheap unless a table candidate shows up):
    `get_bboxlog()`); table
    candidates from rules or aligned text, cells from word positions (tables.py);
 4. reading order of lines, tables and figures by the column-aware XY cut every route shares
-   (pagerouter.reading_order), or MuPDF's own order where the cut measurably interleaves
+   (pagerouter.layout.reading_order), or MuPDF's own order where the cut measurably interleaves
    what MuPDF keeps whole (native.py);
 
 Everything is read in the page's reading frame (frame.py): the displayed page, or the page
@@ -36,10 +36,10 @@ from typing import Any, Sequence
 import pymupdf
 
 from ..config.textlayer import TextLayerConfig
-from ..geometry import BBox, center_inside, overlap_share
+from ..common.geometry import BBox, center_inside, overlap_share
 from ..model import Block
-from ..reading_order import OrderParams, order_with_keys
-from ..triage.layer import hidden_text_boxes
+from ..layout.reading_order import OrderParams, order_with_keys
+from ..layout.paints import hidden_text_boxes
 from .frame import reading_frame
 from .forms import FormReader
 from .furniture import FurnitureModel, is_page_number, normalise
@@ -97,7 +97,7 @@ def read_text_layer(
 ) -> list[Block]:
     """Blocks of one page in reading order (`order` 0..n-1), furniture included with its role.
 
-    `textdict` is `pagerouter.pagetext.extract_textdict(page)`; `number` is 1-based;
+    `textdict` is `pagerouter.common.pagetext.extract_textdict(page)`; `number` is 1-based;
     `skip_regions` (displayed page points) are handled elsewhere (OCR of pictures): no figure
     blocks are emitted there; `invisible_too` reads invisible (render mode 3) text as well (a
     hidden OCR layer triage proved, `TriageDecision.hidden_layer`).

@@ -35,7 +35,7 @@ from typing import Iterable
 import pymupdf
 
 from ..config.textlayer import TextLayerConfig
-from ..geometry import BBox
+from ..common.geometry import BBox
 from ..model import FormField
 from .lines import Line
 

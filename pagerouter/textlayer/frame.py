@@ -23,7 +23,7 @@ from typing import Any
 
 import pymupdf
 
-from ..geometry import BBox
+from ..common.geometry import BBox
 
 _AXIS = 0.05  # a line direction within this of an axis counts for it (sin of ~3 degrees)
 

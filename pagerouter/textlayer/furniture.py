@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 import pymupdf
 
 from ..config.textlayer import TextLayerConfig
-from ..pagetext import TEXT_FLAGS
+from ..common.pagetext import TEXT_FLAGS
 from ..model import Decision
 from .frame import reading_frame
 from .furniture_cues import (FOOTNOTE_MARK, STRONG_CUES, Box, band_depth, content_cues, gap_to_body, running_head, score_item,

@@ -30,8 +30,8 @@ from typing import Callable, Protocol, Sequence
 import pymupdf
 
 from ..config.textlayer import TextLayerConfig
-from ..geometry import BBox
-from ..pagetext import TEXT_FLAGS
+from ..common.geometry import BBox
+from ..common.pagetext import TEXT_FLAGS
 
 
 

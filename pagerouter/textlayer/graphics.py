@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pymupdf
 
-from .. import pagetext
+from ..common import pagetext
 from ..config.textlayer import TextLayerConfig
-from ..geometry import BBox
-from ..pagetext import page_images
-from ..triage.layer import IMAGE_PAINTS, paint_log
+from ..common.geometry import BBox
+from ..common.pagetext import page_images
+from ..layout.paints import IMAGE_PAINTS, paint_log
 
 _THIN = 2.5
 

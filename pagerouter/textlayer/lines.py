@@ -22,7 +22,7 @@ from typing import Any, Sequence
 import pymupdf
 
 from ..config.textlayer import TextLayerConfig
-from ..geometry import BBox, center_inside
+from ..common.geometry import BBox, center_inside
 from .glyph_runs import GlyphSource, drop_overprints, join_spaced, respace, spaced_letters
 
 # MuPDF per-character flags (span["char_flags"], PyMuPDF >= 1.25): glyph is filled/stroked

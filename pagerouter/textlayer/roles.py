@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import statistics
 
 from ..config.textlayer import TextLayerConfig
-from ..geometry import BBox
+from ..common.geometry import BBox
 from .heading_levels import heading_level
 from .hyphen import join_lines
 from .lines import BULLETS, Line

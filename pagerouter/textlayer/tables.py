@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 import pymupdf
 
 from ..config.textlayer import TextLayerConfig
-from ..geometry import BBox
-from ..pagetext import words_in
-from ..table_markdown import cells_to_html, cells_to_markdown, header_spans
+from ..common.geometry import BBox
+from ..common.pagetext import words_in
+from ..render.table_markdown import cells_to_html, cells_to_markdown, header_spans
 from .lines import Line
 from .tables_text import _UNIT, build_text_table, column_cuts, phrases, rows_of, word_space
 

@@ -4,7 +4,7 @@
     decision = triage_page(page, extract_textdict(page), cfg.triage)
 
 See `decide.py` for the design. Which script a page is in is decided by
-`pagerouter.unicode_scripts.dominant_script`, shared with the OCR route.
+`pagerouter.common.unicode_scripts.dominant_script`, shared with the OCR route.
 """
 
 from ..model import TriageDecision

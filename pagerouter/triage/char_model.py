@@ -35,17 +35,15 @@ from __future__ import annotations
 
 import json
 import math
-import operator
 import re
 import unicodedata
-from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from ..unicode_scripts import script_of
+from ..common.unicode_scripts import script_of
 
 __all__ = ["CharScore", "MODELED_SCRIPTS", "char_model_scores", "normalise_words"]
 
@@ -225,7 +223,7 @@ def _ngram_model(script: str) -> _Ngram:
 @lru_cache(maxsize=None)
 def _repertoire(script: str) -> int:
     """Distinct model letters of a script (the letters of its Unicode blocks, normalised)."""
-    from ..unicode_scripts import SCRIPT_BLOCKS
+    from ..common.unicode_scripts import SCRIPT_BLOCKS
 
     seen = set()
     for lo, hi, name in SCRIPT_BLOCKS:

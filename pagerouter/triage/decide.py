@@ -49,10 +49,11 @@ import pymupdf
 
 from ..config.ocr import OcrConfig
 from ..config.triage import TriageConfig
-from ..geometry import BBox
+from ..common.geometry import BBox
 from ..model import HiddenText, TriageDecision
-from . import ink as inkmod
-from .layer import Picture, pictures, read_layer, text_under_images_share, to_display, union_share, unmapped_font_share
+from ..layout import ink as inkmod
+from ..layout.paints import Picture, pictures, text_under_images_share, to_display, union_share
+from .layer import read_layer, unmapped_font_share
 from .layer_proof import prove_hidden_layer
 from .visibility import hidden_text
 from .words import measure, quality_failures
@@ -122,7 +123,7 @@ def triage_page(
 ) -> TriageDecision:
     """Route one page: `text_layer`, `ocr`, `blank` or `mixed`, with scores and reasons.
 
-    `textdict` is `pagerouter.pagetext.extract_textdict(page)`, computed once by the caller.
+    `textdict` is `pagerouter.common.pagetext.extract_textdict(page)`, computed once by the caller.
     `ocr` (the OCR config; defaults when None) says whether OCR is enabled and which scripts the
     small reader's recogniser reads, for proving a hidden OCR layer (step 2).
 

@@ -30,11 +30,11 @@ import pymupdf
 
 from ..config.ocr import OcrConfig
 from ..config.triage import TriageConfig
-from ..geometry import BBox
+from ..common.geometry import BBox
 from ..ocr.onnx_sessions import our_sessions
 from ..ocr.script_options import options_for
 from ..ocr.text_stats import char_error_rate
-from .layer import to_display
+from ..layout.paints import to_display
 
 # Crop padding around a layer line, as a share of its height: OCR layers' boxes are tight (or
 # a little off); the recogniser wants some paper around the letters, but not the next line.
@@ -149,7 +149,7 @@ def digit_words(page: pymupdf.Page, lines: list[HiddenLine], skip: list[HiddenLi
     """The words holding digits (amounts, dates, part numbers: where one wrong character changes
     what the document says) on up to `n` more lines, spread over the lines that hold digits; each
     word is its own crop, so checking the numbers of a page costs a few short reads."""
-    from ..pagetext import words_in
+    from ..common.pagetext import words_in
 
     skipped = {id(ln) for ln in skip}
     with_digits = [ln for ln in lines if id(ln) not in skipped and _digits(ln.text) and ln.height >= min_height]

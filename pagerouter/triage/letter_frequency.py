@@ -3,7 +3,7 @@
 Triage uses it to catch text layers whose font maps shift or scramble the alphabet: every
 character is a real letter of the right script, so script and bad-character counts look
 healthy, but rare letters turn common and the bits per letter climb. Characters are
-classified by `pagerouter.unicode_scripts` (the one script table).
+classified by `pagerouter.common.unicode_scripts` (the one script table).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import math
 import unicodedata
 from collections import Counter
 
-from ..unicode_scripts import script_of
+from ..common.unicode_scripts import script_of
 
 __all__ = ["letter_cross_entropy"]
 

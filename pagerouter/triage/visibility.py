@@ -34,7 +34,7 @@ from functools import lru_cache
 import numpy as np
 import pymupdf
 
-from ..geometry import BBox
+from ..common.geometry import BBox
 
 _MIN_SHAPE_PT2 = 12.0  # a filled shape smaller than this (a bullet, a rule) hides no text
 _COVER_SHARE = 0.05  # a later shape over this share of a span's box (and most of its height) makes it a suspect
@@ -264,7 +264,7 @@ def hidden_text(page: pymupdf.Page, textdict: dict, pictures: list[BBox], *, min
 def _hide_words(page, s: _Span, shown, mask, origin, zoom, min_share: float) -> list[HiddenText] | None:
     """A span partly shown: its words that do not show are cut off into an invisible span. [] when
     every word shows (the span stays as it is), None when none does (the span is hidden whole)."""
-    from ..pagetext import words_in
+    from ..common.pagetext import words_in
 
     words = [w for w in words_in(page, s.bbox) if w[4].strip()]
     if len(words) < 2:

@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..config.triage import TriageConfig
-from ..unicode_scripts import CJK_SCRIPTS, SCRIPT_NAMES, dominant_script, script_of
+from ..common.unicode_scripts import CJK_SCRIPTS, SCRIPT_NAMES, dominant_script, script_of
 from .char_model import CharScore, char_model_scores
 from .letter_frequency import letter_cross_entropy
 

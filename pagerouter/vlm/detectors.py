@@ -24,7 +24,7 @@ from ..config.vlm import VlmTierConfig
 from ..model import CheckResult
 from ..ocr import text_stats as ts
 from ..ocr.checks import check_text
-from ..unicode_scripts import letter_script
+from ..common.unicode_scripts import letter_script
 from .base import Generation
 
 QUOTE_CHARS = 60

@@ -28,7 +28,7 @@ from ..ocr.raster import render_task
 from ..ocr.regions import upright
 from ..ocr.text_stats import tokens
 from ..ocr.vote import vote
-from ..stages import OcrTask, Reading
+from ..common.stages import OcrTask, Reading
 from .base import Generation, VlmRequest
 from .detectors import judge_output
 from .engines import release_vlm_engine, shared_vlm_engine

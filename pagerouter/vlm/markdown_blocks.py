@@ -12,7 +12,7 @@ import re
 from difflib import SequenceMatcher
 
 from ..model import Block
-from ..table_markdown import cells_to_markdown
+from ..render.table_markdown import cells_to_markdown
 from .profiles import parse_table, strip_math_delimiters
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import yaml
 
 from ..model import Block
-from ..table_markdown import cells_to_markdown
+from ..render.table_markdown import cells_to_markdown
 
 
 class ProfileParseError(ValueError):

@@ -18,7 +18,7 @@ import numpy as np
 from ..config.ocr import OcrConfig
 from ..model import Block, CheckResult
 from ..ocr.regions import ROLE_OF, upright
-from ..stages import LayoutResult, OcrTask, Reading, Region
+from ..common.stages import LayoutResult, OcrTask, Reading, Region
 from .base import Generation, VlmRequest
 from .detectors import judge_output
 from .engines import release_vlm_engine, shared_vlm_engine
@@ -32,7 +32,7 @@ MAX_REGION_THREADS = 64
 def with_text_layer(blocks: list[Block], task: OcrTask) -> list[Block]:
     """A mixed page's reading: the VLM's picture blocks plus the page's text-layer blocks, in one
     reading order (the page's Markdown must keep the text the layer gave)."""
-    from ..reading_order import OrderParams, median_height, order_boxes
+    from ..layout.reading_order import OrderParams, median_height, order_boxes
 
     layer = list(task.text_blocks)
     if not layer:

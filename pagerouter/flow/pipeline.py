@@ -21,16 +21,16 @@ from pathlib import Path
 
 import pymupdf
 
-from .config import PagerouterConfig
-from .inputs import SourceDocument
-from .memory import release_free_memory
-from .model import Block, CheckResult, Document, Page, TriageDecision
-from .ocr.task import make_ocr_task
-from .output import clean_model
-from .page_limits import content_size_problem, page_text_problem
+from ..config import PagerouterConfig
+from ..intake.inputs import SourceDocument
+from ..common.memory import release_free_memory
+from ..model import Block, CheckResult, Document, Page, TriageDecision
+from ..ocr.task import make_ocr_task
+from ..render.output import clean_model
+from ..intake.page_limits import content_size_problem, page_text_problem
 from .page_status import damage_found, failed_page, needs_ocr, ocr_mode_decision, ocr_off, unreadable_before_text
-from .pagetext import MUPDF_LOCK, extract_textdict
-from .stages import _PAGE_STARTED, LayoutResult, OcrCalls, OcrTask, Reading
+from ..common.pagetext import MUPDF_LOCK, extract_textdict
+from ..common.stages import _PAGE_STARTED, LayoutResult, OcrCalls, OcrTask, Reading
 
 
 @dataclass
@@ -61,7 +61,7 @@ class DocumentTriage:
         exactly as one walk over all of them would. `furniture_cache` (a dict the caller keeps
         per open document) holds the models learned, so a second walk of the same `numbers`
         does not pre-scan again."""
-        from .textlayer import FurnitureModel
+        from ..textlayer import FurnitureModel
 
         cache_key = ("furniture", tuple(numbers))
         if furniture_cache is not None and cache_key in furniture_cache:
@@ -100,9 +100,9 @@ class DocumentTriage:
     def _triage_one(
         self, src: SourceDocument, number: int, furniture=None, extracted: tuple[dict, str] | None = None
     ) -> TriageOutcome:
-        from .textlayer import read_text_layer
-        from .textlayer.forms import keep_layer_for_fields
-        from .triage import triage_page
+        from ..textlayer import read_text_layer
+        from ..textlayer.forms import keep_layer_for_fields
+        from ..triage import triage_page
 
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
@@ -187,9 +187,9 @@ class DocumentTriage:
 
     def _account_for_ink(self, page: pymupdf.Page, textdict: dict, blocks: list[Block], out: Page,
                          timings: dict[str, float]) -> TriageDecision:
-        """Rows of letters the text-layer reading left out (`textlayer.ink_accounting`): read by OCR
+        """Rows of letters the text-layer reading left out (`ocr.ink_accounting`): read by OCR
         (the page turns `mixed`, a region per row) or, with OCR off, the page is flagged with them."""
-        from .textlayer.ink_accounting import account_for_ink, may_hold_unread_ink
+        from ..ocr.ink_accounting import account_for_ink, may_hold_unread_ink
 
         decision = out.triage
         if not may_hold_unread_ink(page, textdict):
@@ -219,7 +219,7 @@ class DocumentTriage:
 
 async def ocr_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> Reading:
     """layout -> read -> checks -> (if flagged) escalation with a timeout and fallback."""
-    from .ocr.checks import check_reading
+    from ..ocr.checks import check_reading
 
     timings: dict[str, float] = {}
     t0 = time.perf_counter()

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pymupdf
 
-from .pagetext import MUPDF_LOCK
+from ..common.pagetext import MUPDF_LOCK
 
 logging.getLogger("pypdf").setLevel(logging.ERROR)  # its recoveries are ours to report, in one line
 

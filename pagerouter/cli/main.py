@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from pagerouter.cli_common import (  # noqa: F401 - re-exported: `pagerouter client` and batch use them
+from pagerouter.cli.common import (  # noqa: F401 - re-exported: `pagerouter client` and batch use them
     EXIT_OK,
     EXIT_PAGES_FAILED,
     EXIT_USAGE,
@@ -67,11 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--json", action="store_true", help="print decisions as JSON lines")
     _add_common(t)
 
-    from pagerouter.batch.command import add_batch_parser
+    from pagerouter.cli.batch import add_batch_parser
 
     add_batch_parser(sub, add_option_flags)
 
-    from pagerouter.bench.command import add_bench_parser
+    from pagerouter.cli.bench import add_bench_parser
 
     add_bench_parser(sub)
 
@@ -149,7 +149,7 @@ class ProgressBar:
 
 
 def cmd_convert(args) -> int:
-    from pagerouter.converter import Converter
+    from pagerouter.convert.converter import Converter
 
     cfg = _load_cfg(args)
     if args.outdir is None and len(args.inputs) > 1:
@@ -174,8 +174,8 @@ def cmd_convert(args) -> int:
 
 
 def _convert_inputs(args, cfg, converter) -> int:
-    from pagerouter.inputs import InputError
-    from pagerouter.output import route_summary_table, to_json, to_markdown
+    from pagerouter.intake.inputs import InputError
+    from pagerouter.render.output import route_summary_table, to_json, to_markdown
 
     t0 = time.perf_counter()
     try:
@@ -229,7 +229,7 @@ def _convert_inputs(args, cfg, converter) -> int:
 def _filtered_out(path: Path, cfg, password: str | None) -> bool:
     """Whether the document filter rejects `path` (it then prints one line naming the file and the
     reasons, on stderr, so stdout holds no output for it). An unreadable file is left to the converter."""
-    from pagerouter.docfilter import judge_file
+    from pagerouter.intake.docfilter import judge_file
 
     try:
         data = path.read_bytes()
@@ -243,7 +243,7 @@ def _filtered_out(path: Path, cfg, password: str | None) -> bool:
 
 
 def cmd_triage(args) -> int:
-    from pagerouter.inputs import InputError, open_source, parse_pages
+    from pagerouter.intake.inputs import InputError, open_source, parse_pages
 
     cfg = _load_cfg(args)
     try:
@@ -261,15 +261,15 @@ def _print_decisions(src, numbers, cfg, as_json: bool) -> int:
     """Each page's route decision. A page `convert` could not read (its object lost from a
     truncated file, a page box, content stream or text past the limits, a triage error) is
     `failed` here too, never a route such as `blank`; a page whose PDF objects MuPDF reported
-    damaged is `flagged` with `damaged_page`, as `convert` flags it (pagerouter/pipeline.py runs
+    damaged is `flagged` with `damaged_page`, as `convert` flags it (pagerouter/flow/pipeline.py runs
     the same checks, from page_status.py and page_limits.py, before and after triage)."""
     import json
 
     import pymupdf
 
-    from pagerouter.page_limits import page_text_problem
-    from pagerouter.page_status import damage_found, unreadable_before_text
-    from pagerouter.pagetext import extract_textdict
+    from pagerouter.intake.page_limits import page_text_problem
+    from pagerouter.flow.page_status import damage_found, unreadable_before_text
+    from pagerouter.common.pagetext import extract_textdict
     from pagerouter.triage import triage_page
 
     code = EXIT_OK

@@ -34,8 +34,8 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .config.filter import PROFILED_LANGUAGES, FilterConfig
-from .unicode_scripts import dominant_script, script_counts
+from ..config.filter import PROFILED_LANGUAGES, FilterConfig
+from ..common.unicode_scripts import dominant_script, script_counts
 
 # Common function words, written for this filter. A word listed for two languages (e.g. "de"
 # is French, Spanish, Portuguese and Dutch) is dropped from all of them below: only words that
@@ -126,7 +126,7 @@ def read_evidence(data: bytes, pages: int, password: str | None = None) -> Evide
 
 
 class _Child:
-    """One long-lived `python -m pagerouter.docfilter` child that reads files' text layers: a crash
+    """One long-lived `python -m pagerouter.intake.docfilter` child that reads files' text layers: a crash
     or hang in MuPDF on a hostile file costs the child (killed, started again on the next file),
     never the batch. Long-lived because a fresh interpreter + PyMuPDF import per file cost ~2 s
     each on a loaded 2-core box, against ~25 ms for the read itself. Calls are serialised."""
@@ -139,7 +139,7 @@ class _Child:
         self.served = 0
 
     def _start(self) -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-m", "pagerouter.docfilter"], stdin=subprocess.PIPE,
+        return subprocess.Popen([sys.executable, "-m", "pagerouter.intake.docfilter"], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 
     def stop(self) -> None:
@@ -301,7 +301,7 @@ def judge_file(data: bytes, cfg: FilterConfig, *, isolate: bool = True, password
 
 
 def _child() -> int:
-    """`python -m pagerouter.docfilter`: a loop over framed requests on stdin (lengths of a JSON
+    """`python -m pagerouter.intake.docfilter`: a loop over framed requests on stdin (lengths of a JSON
     header and of the file's bytes, then both) answering framed JSON Evidence (or an error) on stdout."""
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     while True:

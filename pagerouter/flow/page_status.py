@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pymupdf
 
-from .model import CheckResult, Page, TriageDecision
+from ..model import CheckResult, Page, TriageDecision
 
 _DAMAGE_MARKERS = (
     "syntax error", "not a stream", "cannot", "invalid", "unknown", "broken", "malformed", "truncated", "premature",
@@ -40,7 +40,7 @@ def unreadable_before_text(page: pymupdf.Page, limits, *, streams_checked: bool 
     (`config.limits`; `streams_checked`: the content-size check already passed, in the
     pre-scan). `convert` (pipeline.py) and `pagerouter triage` (cli.py) both ask this, so the
     two say `failed` for the same pages."""
-    from .page_limits import content_size_problem, page_box_problem
+    from ..intake.page_limits import content_size_problem, page_box_problem
 
     return (_lost_page(page) or page_box_problem(page.rect.width, page.rect.height, limits.max_page_side_pt)
             or ("" if streams_checked else content_size_problem(page, limits.max_content_stream_mb)))

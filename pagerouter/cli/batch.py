@@ -1,17 +1,19 @@
 """`pagerouter batch INPUT... -o OUTDIR [--local | --endpoint URL | --grpc HOST:PORT]` (wired in
-pagerouter/cli.py). Exit codes: 0 every file done with no failed page, 1 some file or page
+pagerouter/cli/main.py). Exit codes: 0 every file done with no failed page, 1 some file or page
 failed (listed with its error; `--retry-failed` runs the failed files again), 2 usage error.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import re
 import sys
 import time
+import uuid
 from pathlib import Path
+
+from .common import EXIT_OK, EXIT_PAGES_FAILED, load_cli_config, option_problem, option_values, usage_error
 
 DEFAULT_JOBS = 2
 
@@ -46,7 +48,7 @@ def add_batch_parser(sub, add_option_flags) -> None:
                    help="how long flagged pages wait for the escalation tier (default bulk)")
     b.add_argument("--escalation-wait-s", type=float, metavar="SECONDS", help="wait at most this long for escalation")
     b.add_argument("--timeout", type=float, default=3600.0, help="seconds per request with --endpoint/--grpc (default 3600)")
-    from .runner import DEFAULT_JOB_MB
+    from ..batch.runner import DEFAULT_JOB_MB
 
     b.add_argument("--job-mb", type=float, default=DEFAULT_JOB_MB, metavar="MB",
                    help=f"with --endpoint/--grpc, send files of this size or more as server-side jobs (polled; a killed "
@@ -77,13 +79,12 @@ def config_hash(cfg, options: dict) -> str:
 
 
 def cmd_batch(args) -> int:
-    from pagerouter.cli_common import EXIT_OK, EXIT_PAGES_FAILED, load_cli_config, option_problem, option_values, usage_error
-    from pagerouter.output import to_json, to_markdown
+    from pagerouter.render.output import to_json, to_markdown
 
-    from .inputs import BatchUsageError, in_shard, parse_shard, plan
-    from .journal import Journal, JournalBusy, clean_strays, tmp_tag, write_atomically
-    from .runner import BatchRunner, GrpcBackend, HttpBackend, LocalBackend
-    from .summary import BatchProgress, format_summary, summarize
+    from ..batch.inputs import BatchUsageError, in_shard, parse_shard, plan
+    from ..batch.journal import Journal, JournalBusy, clean_strays, tmp_tag, write_atomically
+    from ..batch.runner import BatchRunner, GrpcBackend, HttpBackend, LocalBackend
+    from ..batch.summary import BatchProgress, format_summary, summarize
 
     cfg = load_cli_config(args.config, args.page_markers)
     if args.filter:
@@ -95,7 +96,7 @@ def cmd_batch(args) -> int:
             "escalation_wait_s": args.escalation_wait_s, **values}
     if args.ray is not None:
         return _cmd_batch_ray(args, cfg, opts)
-    from .fsio import is_uri
+    from ..batch.fsio import is_uri
 
     if is_uri(args.outdir) or any(is_uri(a) for a in args.inputs):
         return usage_error("filesystem URIs as INPUT or OUTDIR need --ray")
@@ -111,7 +112,7 @@ def cmd_batch(args) -> int:
     outdir = Path(args.outdir).resolve()
     mode = "http" if args.endpoint else "grpc" if args.grpc else "local"
     if mode == "local":
-        from pagerouter.converter import Converter
+        from pagerouter.convert.converter import Converter
 
         try:  # refuse bad options before any file is read (Converter() starts no workers yet)
             probe = Converter(cfg)
@@ -140,7 +141,7 @@ def cmd_batch(args) -> int:
     progress = BatchProgress(len(items), enabled=not args.quiet)
     judge = None
     if cfg.filter.enabled:
-        from pagerouter.docfilter import judge_file
+        from pagerouter.intake.docfilter import judge_file
 
         judge = lambda data: judge_file(data, cfg.filter, isolate=cfg.isolation.enabled, password=args.password)  # noqa: E731
     runner = BatchRunner(outdir, make, render, config_hash(cfg, {k: v for k, v in opts.items() if k != "password"}),
@@ -166,12 +167,11 @@ def _looks_like_address(value: str) -> bool:
 
 
 def _cmd_batch_ray(args, cfg, opts: dict) -> int:
-    """`--ray`: plan (local paths or URIs), then the Ray Data pipeline of ray_driver.py."""
-    from pagerouter.cli_common import usage_error
-    from pagerouter.output import to_json, to_markdown
+    """`--ray`: plan (local paths or URIs), then the Ray Data pipeline of batch/ray_driver.py."""
+    from pagerouter.render.output import to_json, to_markdown
 
-    from .fsio import Output, plan_items
-    from .inputs import BatchUsageError, in_shard, parse_shard
+    from ..batch.fsio import Output, plan_items
+    from ..batch.inputs import BatchUsageError, in_shard, parse_shard
 
     if args.ray and not _looks_like_address(args.ray):  # `--ray in/ -o out`: argparse took an input for the address
         args.inputs.insert(0, args.ray)
@@ -191,7 +191,99 @@ def _cmd_batch_ray(args, cfg, opts: dict) -> int:
     def render(doc) -> tuple[str, str]:  # exactly what `pagerouter convert --format both` writes
         return to_markdown(doc, cfg.output, images_rel_to=output.local), to_json(doc)
 
-    from .ray_driver import run_ray
-
     h = config_hash(cfg, {k: v for k, v in opts.items() if k != "password"})
-    return run_ray(args, cfg, opts, items, output, journal_dir, h, shard, render)
+    return _run_ray(args, cfg, opts, items, output, journal_dir, h, shard, render)
+
+
+def _run_ray(args, cfg, opts: dict, items: list, output, journal_dir: Path, config_hash: str,
+            shard: tuple[int, int], render) -> int:
+    from pagerouter.bench.metrics import cost_per_million
+    from pagerouter.convert.converter import Converter
+
+    from ..batch.journal import Journal, JournalBusy, clean_strays, latest, read_records, tmp_tag, write_atomically
+    from ..batch.ray_assembly import Assembler, read_staged, staging_path
+    from ..batch.ray_driver import build_dataset, connect, gpu_problem, ray_figures_line, skip_statuses, write_manifest
+    from ..batch.ray_stages import RunSpec, rows_of
+
+    from ..batch.summary import BatchProgress, format_summary, summarize
+
+    probe = Converter(cfg)  # starts no isolation worker: only the options are checked
+    try:
+        options = probe.options(**opts)
+        wait = probe.escalation_wait(args.wait, args.escalation_wait_s)
+    except ValueError as exc:
+        return usage_error(option_problem(exc))
+    finally:
+        probe.close()
+    run = RunSpec(cfg.model_dump_json(), args.pages, args.password, options.ocr, tuple(options.languages or ()),
+                  bool(options.images), wait.seconds, wait.why, cfg.filter.enabled, cfg.batch.pages_per_range,
+                  {"layout": cfg.batch.layout.num_gpus, "small_reader": cfg.batch.small_reader.num_gpus,
+                   "escalation": cfg.batch.escalation.num_gpus})
+    journal_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        journal = Journal(journal_dir, shard)
+    except JournalBusy as exc:
+        return usage_error(str(exc))
+    ray = connect(args.ray, args.quiet)
+    problem = gpu_problem(ray, cfg)
+    if problem:
+        ray.shutdown()
+        journal.close()
+        return usage_error(problem)
+    clean_strays(journal_dir, tmp_tag(shard))
+    if output.local is not None and output.local != journal_dir:
+        clean_strays(output.local, tmp_tag(shard))
+    previous = latest(read_records(journal_dir))
+    skips = skip_statuses(items, previous, config_hash, output, args.retry_failed)
+    staged = []
+    for item in items:
+        got = read_staged(staging_path(journal_dir, item), config_hash)
+        staged.append((got[0], [line["page"]["number"] for line in got[1]]) if got else None)
+
+    run_id = uuid.uuid4().hex[:12]
+    progress = BatchProgress(len(items), enabled=not args.quiet)
+    asm = Assembler(items, output, journal, journal_dir, render, config_hash, args.pages, previous, run_id, shard,
+                    cfg.batch.max_retries, on_done=progress)
+    t0 = time.perf_counter()
+    complete = False
+    try:
+        if items:
+            ds = build_dataset(ray, items, skips, staged, run, cfg, args.quiet)
+            for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
+                asm.take(rows_of(batch))
+        complete = True
+    except Exception as exc:  # noqa: BLE001 - the pipeline itself failed: what is done stays done, the rest reruns
+        problem = f"the Ray Data pipeline stopped: {type(exc).__name__}: {str(exc).strip().splitlines()[0][:400] if str(exc).strip() else ''}"
+    finally:
+        asm.close(complete)
+        journal.close()
+        progress.close()
+        cluster_cpus = ray.cluster_resources().get("CPU", 0.0) if ray.is_initialized() else 0.0
+        ray.shutdown()
+    wall = time.perf_counter() - t0
+    outcomes = [asm.outcomes[i] for i in sorted(asm.outcomes)]
+    summary = summarize(outcomes, wall)
+    pages = asm.pages_in
+    summary.update({
+        "shard": f"{shard[0]}/{shard[1]}", "mode": "ray", "run": run_id, "pages_converted_by_pipeline": pages,
+        "time_to_first_output_s": round(asm.first_output_s, 3) if asm.first_output_s is not None else None,
+        "cpu_seconds": round(asm.cpu_s, 3), "gpu_seconds": round(asm.gpu_s, 3),
+        "cpu_s_per_page": round(asm.cpu_s / pages, 4) if pages else None,
+        "gpu_s_per_page": round(asm.gpu_s / pages, 4) if pages else None,
+        "usd_per_million_pages": round(cost_per_million(asm.cpu_s, asm.gpu_s, pages, cfg.bench), 2) if pages else None,
+        "cluster_cpus": cluster_cpus,
+        "usd_per_million_pages_whole_cluster": round(cost_per_million(wall * cluster_cpus, 0.0, pages, cfg.bench), 2)
+        if pages else None,
+    })
+    name = "pagerouter-batch.summary.json" if shard[1] == 1 else f"pagerouter-batch.shard-{shard[0]}-of-{shard[1]}.summary.json"
+    write_atomically([(journal_dir / name, json.dumps(summary, indent=2) + "\n")], tmp_tag(shard))
+    write_manifest(output, journal_dir, items, config_hash, shard)
+    if not args.quiet:
+        print(format_summary(summary), file=sys.stderr)
+        print(ray_figures_line(summary), file=sys.stderr)
+    if problem:
+        print(f"pagerouter: error: {problem}; rerun the same command to finish", file=sys.stderr)
+        return EXIT_PAGES_FAILED
+    if not items:
+        print("pagerouter: warning: no inputs in this shard", file=sys.stderr)
+    return EXIT_PAGES_FAILED if summary["failed"] or summary["failed_pages"] else EXIT_OK

@@ -159,7 +159,7 @@ class RequestOptions(_Options):
         if isinstance(value, str):
             if not value.strip():
                 return None
-            from .inputs import _RANGE  # the syntax parse_pages reads; the range is checked against the file
+            from ..intake.inputs import _RANGE  # the syntax parse_pages reads; the range is checked against the file
 
             for part in value.split(","):
                 m = _RANGE.match(part)

@@ -10,7 +10,7 @@ another process or machine without changing what it receives or returns.
                                                                      └─► Escalation ──► Page
 
 Engines implement the small Protocols below (one file each, chosen by `kind` in config; see
-`pagerouter.engines`). The orchestration (`pagerouter.pipeline`) calls them through `OcrCalls`:
+`pagerouter.flow.engines`). The orchestration (`pagerouter.flow.pipeline`) calls them through `OcrCalls`:
 in-process the calls run the engines in threads, in the Serve graph they are deployment handles.
 """
 
@@ -25,7 +25,7 @@ from typing import Literal, Protocol, runtime_checkable
 import numpy as np
 
 from .geometry import BBox
-from .model import Attempt, Block, CheckResult, TriageDecision
+from ..model import Attempt, Block, CheckResult, TriageDecision
 
 RegionKind = Literal[
     "text", "title", "figure", "figure_caption", "table", "table_caption", "header", "footer", "reference", "equation"

@@ -10,10 +10,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .config.output import OutputConfig
-from .model import FURNITURE_ROLES, Block, Document, Page
+from ..config.output import OutputConfig
+from ..model import FURNITURE_ROLES, Block, Document, Page
 
-SCHEMA_PATH = Path(__file__).parent / "schema" / "document.schema.json"
+SCHEMA_PATH = Path(__file__).parents[1] / "schema" / "document.schema.json"
 
 FALLBACK_FLAGS = ("vlm_ladder_exhausted", "vlm_regions", "escalation_timeout", "escalation_error")
 """Flags of a page whose text is a reading that failed its checks, kept so the page is not lost:

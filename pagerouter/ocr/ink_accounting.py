@@ -3,7 +3,7 @@
 A healthy text layer can still leave text out of the page's output: a line of text that is a
 picture too small for triage's picture check (an email address or a signature as an image), a
 heading drawn as vector outlines, a stamp. After the layer is read, the page is rendered small
-and its rows of letter-like blobs (`triage.ink.text_line_boxes`) are compared with the blocks the
+and its rows of letter-like blobs (`layout.ink.text_line_boxes`) are compared with the blocks the
 reading produced (`ocr.checks.unread_ink`, the same test the OCR route runs). Rows no block
 covers are the page's unread text: the pipeline reads them by OCR (the page becomes `mixed`,
 one region per row) or, where OCR is off, flags the page with their boxes.
@@ -19,7 +19,7 @@ import pymupdf
 
 from ..config.checks import ChecksConfig
 from ..model import Block, CheckResult
-from ..pagetext import page_images
+from ..common.pagetext import page_images
 
 _OUTLINE_SHAPES = 20  # filled non-rectangular shapes from which a page may hold outlined text
 
@@ -45,8 +45,8 @@ def account_for_ink(page: pymupdf.Page, blocks: list[Block], cfg: ChecksConfig, 
     """`unread_ink` of a text-layer reading: the page's rows of letters against its blocks. Rows in
     a small picture inside the top/bottom `band_share` of the page (a logo, a letterhead's
     emblem) are branding, like the running heads beside them: not asked to be read."""
-    from ..ocr.checks import unread_ink
-    from ..triage.ink import render_gray, text_line_boxes
+    from .checks import unread_ink
+    from ..layout.ink import render_gray, text_line_boxes
 
     rnd = render_gray(page, dpi, max_pixels)
     rows = text_line_boxes(rnd.gray, rnd.scale, cfg.unread_ink_min_letter_pt, cfg.unread_ink_max_letter_pt,
@@ -59,7 +59,7 @@ def account_for_ink(page: pymupdf.Page, blocks: list[Block], cfg: ChecksConfig, 
 def _logos(page: pymupdf.Page, band_share: float) -> list:
     """Small pictures (any size up to `_LOGO_MAX_SHARE` of the page) inside the page bands, displayed
     page points (the paint log triage already took for this page)."""
-    from ..triage.layer import IMAGE_PAINTS, paint_log, to_display
+    from ..layout.paints import IMAGE_PAINTS, paint_log, to_display
 
     if not page_images(page):
         return []

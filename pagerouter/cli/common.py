@@ -1,6 +1,6 @@
 """What the CLI's subcommands share (`convert`, `triage`, `batch`, `pagerouter client`): exit
 codes, the config of `--config`, one-line usage errors and the request-option flags. Its own
-module so pagerouter/cli.py and pagerouter/batch/ import it, not each other."""
+module so pagerouter/cli/main.py and pagerouter/batch/ import it, not each other."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def usage_error(msg: str) -> int:
 
 
 def add_option_flags(p: argparse.ArgumentParser) -> None:
-    """The request options (pagerouter/request_options.py) as flags; `pagerouter client` shares them."""
+    """The request options (pagerouter/flow/options.py) as flags; `pagerouter client` shares them."""
     p.add_argument(
         "--ocr", choices=["auto", "force", "off"], default=None,
         help="auto (default): triage decides; force: OCR every page, even with a good text layer; "

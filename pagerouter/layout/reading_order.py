@@ -46,7 +46,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .config.textlayer import TextLayerConfig
+from ..config.textlayer import TextLayerConfig
 
 Box = tuple[float, float, float, float]
 Key = tuple[int, ...]

@@ -181,7 +181,7 @@ def make_mixed_sample(path: str) -> None:
     )
     add_text_page(doc, [LOREM, LOREM], columns=2, title="Two columns", header="pagerouter sample", footer="4")
     add_blank_page(doc)
-    doc.set_metadata({"title": "pagerouter mixed sample", "creator": "pagerouter.synth"})
+    doc.set_metadata({"title": "pagerouter mixed sample", "creator": "pagerouter.bench.synth"})
     doc.save(path, garbage=3, deflate=True)
 
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import asyncio
 
-from .inputs import SourceDocument
-from .model import Block, CheckResult, Page
-from .request_options import FIGURE_DPI
-from .stages import OcrTask
+from ..intake.inputs import SourceDocument
+from ..model import Block, CheckResult, Page
+from .options import FIGURE_DPI
+from ..common.stages import OcrTask
 
 
 def figure_blocks(page: Page) -> list[Block]:
@@ -25,7 +25,7 @@ def crop_figures(page: Page, task: OcrTask) -> None:
     """Each figure block of an OCR page as a base64 PNG cut from the page's OCR render (no MuPDF
     here: the render is already in the task). Blocks are in displayed-page points; the render
     is the unrotated page, so a page turned upright by the reader is rotated first."""
-    from .ocr.regions import upright
+    from ..ocr.regions import upright
 
     figures = figure_blocks(page)
     if not figures:

@@ -14,8 +14,15 @@ import cv2
 import numpy as np
 import pymupdf
 
-from ..geometry import BBox
-from .layer import Span
+from ..common.geometry import BBox
+
+
+@dataclass
+class Span:
+    bbox: BBox  # displayed-page points
+    chars: int  # non-space characters
+    light: bool  # colour near white: may be invisible on a white page
+
 
 
 @dataclass

@@ -25,17 +25,17 @@ from pathlib import Path
 
 import pymupdf
 
-from .config import PagerouterConfig
-from .engines import EngineSet
-from .escalation_wait import EscalationWait, resolve_escalation_wait
-from .inputs import SourceDocument, check_page_count, parse_pages, read_input
-from .isolation import InProcessPages, PageWork, WalkAhead, page_work
-from .memory import release_free_memory
-from .model import Document, Page
-from .figure_export import figure_problem, figures_of_text_pages
-from .pipeline import convert_pages, new_document, ocr_flow
-from .request_options import RequestOptions
-from .stages import OcrTask, Reading
+from ..config import PagerouterConfig
+from ..flow.engines import EngineSet
+from ..flow.escalation_wait import EscalationWait, resolve_escalation_wait
+from ..intake.inputs import SourceDocument, check_page_count, parse_pages, read_input
+from ..isolation import InProcessPages, PageWork, WalkAhead, page_work
+from ..common.memory import release_free_memory
+from ..model import Document, Page
+from ..flow.figure_export import figure_problem, figures_of_text_pages
+from ..flow.pipeline import convert_pages, new_document, ocr_flow
+from ..flow.options import RequestOptions
+from ..common.stages import OcrTask, Reading
 
 Progress = Callable[[Page, int, int], None]
 """Called after each page: (page, pages done, pages in total)."""

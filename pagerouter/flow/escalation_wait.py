@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from .config.serve import ServeConfig
+from ..config.serve import ServeConfig
 
 WaitMode = Literal["interactive", "bulk"]
 WAIT_MODES: tuple[str, ...] = ("interactive", "bulk")

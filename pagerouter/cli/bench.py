@@ -1,4 +1,4 @@
-"""`pagerouter bench [CORPUS...] -o OUTDIR` (wired in pagerouter/cli.py): the router against text
+"""`pagerouter bench [CORPUS...] -o OUTDIR` (wired in pagerouter/cli/main.py): the router against text
 layer only, RapidOCR on every page, Tesseract on every page and pymupdf4llm, side by side.
 Exit codes: 0 report written, 2 usage error (or no system could run)."""
 
@@ -12,7 +12,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from . import SYSTEM_NAMES  # not from systems.py: its imports are heavy, and every command builds this parser
+from ..bench import SYSTEM_NAMES  # not from systems.py: its imports are heavy, and every command builds this parser
 
 DEFAULT_PAGES = 20  # a few minutes for all five systems on 2 cores
 REAL_CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "real"
@@ -46,10 +46,10 @@ def add_bench_parser(sub) -> None:
 
 
 def cmd_bench(args) -> int:
-    from ..cli_common import EXIT_OK, EXIT_USAGE, load_cli_config, usage_error
-    from .corpus import generate, real_corpus
-    from .report import markdown, write_charts, write_json
-    from .runner import headline, headline_line, run_bench
+    from .common import EXIT_OK, EXIT_USAGE, load_cli_config, usage_error
+    from ..bench.corpus import generate, real_corpus
+    from ..bench.report import markdown, write_charts, write_json
+    from ..bench.runner import headline, headline_line, run_bench
 
     names = [n.strip() for n in args.systems.split(",") if n.strip()]
     unknown = [n for n in names if n not in SYSTEM_NAMES]

@@ -1,6 +1,6 @@
 """Engines by role, chosen by `kind` in config, built lazily, one cache per converter.
 
-Every engine implements one small Protocol of `pagerouter.stages` and lives in one file:
+Every engine implements one small Protocol of `pagerouter.common.stages` and lives in one file:
 
     role           config field                 Protocol        kinds
     layout         ocr.layout.kind              LayoutEngine    rapid_layout, none
@@ -19,8 +19,8 @@ import importlib
 import threading
 from typing import Literal
 
-from .config.ocr import OcrConfig
-from .stages import Escalator, LayoutEngine, OcrCalls, OcrTask, Reading, SmallReader
+from ..config.ocr import OcrConfig
+from ..common.stages import Escalator, LayoutEngine, OcrCalls, OcrTask, Reading, SmallReader
 
 Role = Literal["layout", "small_reader", "escalation"]
 ROLES: tuple[Role, ...] = ("layout", "small_reader", "escalation")

@@ -1,0 +1,1 @@
+"""The `pagerouter` command line: subcommands and their shared helpers."""

@@ -1,0 +1,1 @@
+"""What every stage shares: geometry, Unicode scripts, MuPDF access, memory release, the stage contracts."""

@@ -1,0 +1,1 @@
+"""Intake: reading input files, page selection, limits checked before work, the document filter."""

@@ -1,0 +1,1 @@
+"""Layout: reading order of blocks and regions."""

@@ -1,0 +1,1 @@
+"""Rendering: Markdown and JSON output, tables as Markdown."""
