@@ -4,24 +4,20 @@ noisy scan comes out voted (engine `vote`, witnesses listed, route `escalation`)
 from __future__ import annotations
 
 import dataclasses
-import os
-import shutil
 
 import pymupdf
 import pytest
 
 from pagerouter.bench import synth
+from pagerouter.common.stages import Reading
 from pagerouter.config.ocr import OcrConfig
 from pagerouter.model import Block, TriageDecision
-from pagerouter.ocr.task import make_ocr_task
 from pagerouter.ocr.escalate import VoteEscalator
 from pagerouter.ocr.lines import OcrLine
+from pagerouter.ocr.task import make_ocr_task
 from pagerouter.ocr.text_stats import char_error_rate
-from pagerouter.common.stages import Reading
 
-HAS_TESSERACT = shutil.which("tesseract") is not None
-# CI installs tesseract-ocr: there a missing binary must fail these tests, not skip them.
-SKIP_NO_TESSERACT = not HAS_TESSERACT and not os.environ.get("CI")
+# No skip when tesseract is missing: CI installs tesseract-ocr, so a missing binary fails here.
 LINES = [
     "Quarterly report on routing",
     "The committee reviewed the quarterly figures and agreed that",
@@ -90,7 +86,6 @@ class FakeTesseract:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(SKIP_NO_TESSERACT, reason="tesseract-ocr not installed (outside CI)")
 def test_tesseract_reads_a_rendered_scan(cfg, clean_task):
     from pagerouter.ocr.reader_tesseract import TesseractReader
 
@@ -110,7 +105,6 @@ def test_tesseract_reads_a_rendered_scan(cfg, clean_task):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(SKIP_NO_TESSERACT, reason="tesseract-ocr not installed (outside CI)")
 def test_tesseract_cuts_tall_renders_into_strips(cfg, clean_task):
     from pagerouter.ocr.reader_tesseract import TesseractReader
 
@@ -213,7 +207,6 @@ def test_missing_tesseract_is_said(cfg, clean_task):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(SKIP_NO_TESSERACT, reason="tesseract-ocr not installed (outside CI)")
 def test_noisy_scan_end_to_end_is_voted(cfg):
     """Real engines: first reading by the small reader, then RapidOCR hi-res + Tesseract vote.
     CER bound: <= 0.05 on a blurred, noisy 150-DPI scan of 8 pt text."""
@@ -251,7 +244,6 @@ CYRILLIC = [  # short lines: synth spaces Cyrillic glyphs wide, longer lines run
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(SKIP_NO_TESSERACT, reason="tesseract-ocr not installed (outside CI)")
 def test_cyrillic_scan_escalation_counts_engines_honestly():
     """Real engines on a Cyrillic scan forced to escalate: the shipped RapidOCR model cannot read
     Cyrillic, so the first reading is Tesseract's (through the script fallback). The evidence

@@ -168,7 +168,6 @@ def test_cues_and_page_number_patterns():
 
 
 def test_ocr_page_furniture(tmp_path):
-    pytest.importorskip("rapidocr")
     src = pymupdf.open()
     page = src.new_page(width=595, height=842)
     page.insert_text((56, 36), "Downloaded from www.widgets.example.org on 12 March 2024", fontsize=9)

@@ -24,18 +24,16 @@ import os
 
 import pymupdf
 import pytest
+from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import strategies as st
 
-hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from pagerouter.bench import synth
+from pagerouter.config import PagerouterConfig
+from pagerouter.convert.converter import Converter
+from pagerouter.intake.inputs import InputError
 
-from pagerouter import synth  # noqa: E402
-from pagerouter.config import PagerouterConfig  # noqa: E402
-from pagerouter.convert.converter import Converter  # noqa: E402
-from pagerouter.intake.inputs import InputError  # noqa: E402
-
-from . import textlayer_fixtures as F  # noqa: E402
-from .pdf_mutations import OPS, HypothesisPick, mutate  # noqa: E402
+from . import textlayer_fixtures as F
+from .pdf_mutations import OPS, HypothesisPick, mutate
 
 EXAMPLES = int(os.environ.get("PAGEROUTER_FUZZ_EXAMPLES", "30"))
 SEED = os.environ.get("PAGEROUTER_FUZZ_SEED")
