@@ -3,6 +3,13 @@ so outputs are scripted): the region reader's prompts and parsers, the page esca
 rotation feedback, fallback and the vote with a real third engine, attempts in the page JSON.
 
 Layout, RapidOCR and Tesseract run for real; only the VLM's answers are scripted.
+
+What these tests do NOT test: how well a real VLM reads. The fake answers with text the test
+wrote, so measuring the page's character error rate against that text would only measure the
+script. The tests assert what pagerouter does with the answers instead: the prompt and image it
+sent, which rung of the retry ladder was accepted and why the others were rejected, whose
+reading the page keeps (the VLM's, or the first reading on disagreement or exhaustion), and the
+checks and flags that say so. A real model's reading quality is measured by the GPU benchmarks.
 """
 
 from __future__ import annotations
@@ -20,17 +27,21 @@ from pagerouter.bench.systems import ROUTER_STAGES
 from pagerouter.convert.converter import Converter
 from pagerouter.flow.engines import EngineSet
 from pagerouter.model import TriageDecision
-from pagerouter.ocr.text_stats import char_error_rate as cer
 from pagerouter.render.output import to_json
 from pagerouter.common.stages import LayoutResult, OcrTask, Region
 from pagerouter.vlm.escalator_page import VlmPageEscalator
+from pagerouter.vlm.profiles import PAGE_PROMPT
 from pagerouter.vlm.reader_region import VlmRegionReader
 from tests.vlm_fakes import (
-    PromptRoutedFakeVlmEngine, ScriptedFakeVlmEngine, ScriptedOutput, engine_failure, front_matter, loop_to_limit,
-    truncated, wrong_rotation,
+    PromptRoutedFakeVlmEngine, RecordingFakeWitness, ScriptedFakeVlmEngine, ScriptedOutput, engine_failure,
+    front_matter, loop_to_limit, truncated, wrong_rotation,
 )
 
 TRUTH = "Invoice number 4711\nTotal due 99 EUR"
+# What a scripted VLM answers for the page: one Markdown paragraph per line. A page that took the
+# VLM's answer holds exactly these as `vlm_page` blocks; RapidOCR's own first reading of the scan
+# is one `rapidocr` block, so the two are told apart by engine and by the split.
+VLM_PARAGRAPHS = TRUTH.splitlines()
 
 
 @pytest.fixture(scope="module")
@@ -137,8 +148,14 @@ def test_escalation_ladder_rotation_feedback_and_attempts_in_json(scanned_pdf):
     h, w = fake.requests[0].image_shape[:2]
     assert fake.requests[1].image_shape[:2] == (w, h)
     assert page.rotation == 90
-    assert cer(TRUTH, page_text(page)) == 0
+    # every rung sent the page prompt (a scan has no text layer to anchor it) with the tier's token budget
+    assert [r.prompt for r in fake.requests] == [PAGE_PROMPT] * 3
+    assert {r.max_tokens for r in fake.requests} == {cfg.ocr.escalation.vlm.max_new_tokens}
+    # the page holds the accepted third answer, nothing of the two rejected ones
+    assert [b.text for b in page.blocks] == VLM_PARAGRAPHS
+    assert "Q3" not in page_text(page) and "committee" not in page_text(page)
     assert {b.engine for b in page.blocks} == {"vlm_page"} and {b.route for b in page.blocks} == {"escalation"}
+    assert next(c for c in page.checks if c.name == "vlm_page").reason == "accepted after 3 attempt(s)"
     # every attempt is in the JSON a user gets back
     data = json.loads(to_json(doc))
     assert [a["finish_reason"] for a in data["pages"][0]["attempts"] if a["tier"] == "escalation"] == ["stop", "length", "stop"]
@@ -146,9 +163,13 @@ def test_escalation_ladder_rotation_feedback_and_attempts_in_json(scanned_pdf):
 
 def test_agreeing_vlm_reading_is_taken_and_placed_on_the_small_readers_boxes(scanned_pdf):
     fake = ScriptedFakeVlmEngine([ScriptedOutput(front_matter() + TRUTH.replace("\n", "\n\n"))])
+    witness = RecordingFakeWitness()
     cfg = escalating_cfg()
-    page = converter(cfg, escalation=VlmPageEscalator(cfg.ocr, engine=fake)).convert(scanned_pdf).pages[0]
-    assert cer(TRUTH, page_text(page)) == 0 and page.blocks[0].engine == "vlm_page"
+    page = converter(cfg, escalation=VlmPageEscalator(cfg.ocr, engine=fake, witness=witness)).convert(scanned_pdf).pages[0]
+    # the first rung was accepted; the readings agree, so no third engine was asked and no vote was held
+    assert [(a.number, a.accepted) for a in page.attempts if a.tier == "escalation"] == [(1, True)]
+    assert witness.calls == [] and not [c for c in page.checks if c.name == "vlm_vote"]
+    assert [b.text for b in page.blocks] == VLM_PARAGRAPHS and {b.engine for b in page.blocks} == {"vlm_page"}
     # boxes come from the first reading's matching lines, not the whole page
     assert all(b.bbox != (0.0, 0.0, page.width, page.height) for b in page.blocks)
     for b in page.blocks:
@@ -166,8 +187,10 @@ def test_disagreeing_readings_are_decided_by_a_real_third_engine(scanned_pdf):
     page = converter(cfg, escalation=VlmPageEscalator(cfg.ocr, engine=fake)).convert(scanned_pdf).pages[0]
     vote_check = next(c for c in page.checks if c.name == "vlm_vote")
     assert "kept the first reading" in vote_check.reason, vote_check.reason
-    assert cer(TRUTH, page_text(page)) < 0.1
-    assert "4117" not in page_text(page)
+    assert "witness vote" in vote_check.reason and "< 0.8" in vote_check.reason  # the disagreement, then the vote
+    # the page keeps RapidOCR's first reading; none of the VLM's invented digits
+    assert {b.engine for b in page.blocks} == {"rapidocr"} and {b.route for b in page.blocks} == {"ocr"}
+    assert "4117" not in page_text(page) and "66 EUR" not in page_text(page)
 
 
 def test_every_attempt_failing_keeps_the_first_reading_flagged(scanned_pdf):
@@ -180,8 +203,11 @@ def test_every_attempt_failing_keeps_the_first_reading_flagged(scanned_pdf):
     assert attempts[-1].finish_reason == "error" and "CUDA out of memory" in attempts[-1].rejected_because[0]
     assert page.status == "flagged" and "vlm_ladder_exhausted" in page.flags
     exhausted = next(c for c in page.checks if c.name == "vlm_ladder_exhausted")
-    assert "kept the first reading" in exhausted.reason
-    assert cer(TRUTH, page_text(page)) < 0.1  # the small reader's text survives
+    assert exhausted.reason.startswith("kept the first reading (rapidocr); page: 8 attempts failed"), exhausted.reason
+    assert all(any(r.startswith("vlm_tail_loop") for r in a.rejected_because) for a in attempts[:6])
+    # the fallback: the small reader's blocks survive, none of the looping answers' text
+    assert page.blocks and {b.engine for b in page.blocks} == {"rapidocr"}
+    assert "survey" not in page_text(page)
 
 
 def test_tier_config_errors_are_clear():
@@ -293,7 +319,8 @@ def test_lightonocr_profile_sends_the_page_alone_and_reads_plain_markdown(scanne
     page = converter(cfg, escalation=VlmPageEscalator(cfg.ocr, engine=fake)).convert(scanned_pdf).pages[0]
     (req,) = fake.requests
     assert req.prompt == "" and max(req.image_shape[:2]) == 1540
-    assert cer(TRUTH, page_text(page)) == 0 and page.blocks[0].engine == "vlm_page"
+    # plain Markdown, no front matter: parsed as-is into the page's blocks
+    assert [b.text for b in page.blocks] == VLM_PARAGRAPHS and {b.engine for b in page.blocks} == {"vlm_page"}
     assert [a.accepted for a in page.attempts if a.tier == "escalation"] == [True]
 
 

@@ -114,6 +114,18 @@ class ScriptedFakeVlmEngine:
         self.closed = True
 
 
+class RecordingFakeWitness:
+    """FAKE third engine for the page escalator's vote: records each call and reads nothing
+    (raises), so a test sees whether the escalator asked for a witness at all."""
+
+    def __init__(self):
+        self.calls: list[int] = []
+
+    def escalate(self, task, first):
+        self.calls.append(task.number)
+        raise RuntimeError("RecordingFakeWitness reads nothing")
+
+
 # -- realistic outputs -------------------------------------------------------------------------
 
 
