@@ -3,7 +3,7 @@
     python benchmarks/bench_quality.py [--kinds order,furniture,table,rotated,spacing,marks]
         [--variants 12] [--seed 7] [--out DIR] [--json results.json] [--verbose]
 
-Generates seeded, varied pages per failure kind (`quality_cases.py`, `quality_cases_more.py`),
+Generates seeded, varied pages per failure kind (`quality_cases*.py`),
 converts each with every system side by side and runs the page's checks (`quality_checks.py`:
 present / absent / order / table / separate / together / near / sup / sub / heading) on the
 system's Markdown. Prints the pass rate per kind (share of checks passed) and overall (mean of
@@ -36,13 +36,12 @@ sys.path.insert(0, str(HERE))
 
 import pymupdf  # noqa: E402
 
-from quality_cases import Case, furniture_case, order_case  # noqa: E402
-from quality_cases_more import marks_case, rotated_case, spacing_case, table_case  # noqa: E402
+from quality_cases import Case, furniture_case, marks_case, order_case, rotated_case, spacing_case  # noqa: E402
 from quality_cases_scans import scan_columns_case, scan_marks_case, scan_table_case  # noqa: E402
 from quality_checks import run_check  # noqa: E402
 from quality_cases_headings import headings_case  # noqa: E402
 from quality_cases_furniture import furniture1_case  # noqa: E402
-from quality_cases_tables import tablestruct_case  # noqa: E402
+from quality_cases_tables import table_case, tablestruct_case  # noqa: E402
 from quality_cases_forms import forms_case  # noqa: E402
 
 BUILDERS = {"order": order_case, "furniture": furniture_case, "furniture1": furniture1_case, "table": table_case,

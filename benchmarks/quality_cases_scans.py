@@ -23,7 +23,8 @@ import numpy as np
 import pymupdf
 
 from quality_cases import _ADJ, _NOUN, PAGE_SIZES, Case, Words, bold, flow, mixing_checks, new_doc_page, order_checks
-from quality_cases_more import _marked_paragraph, financial_table, simple_table
+from quality_cases import _marked_paragraph
+from quality_cases_tables import financial_table, simple_table
 from quality_checks import Check
 
 # Fonts a scan keeps legible at 150 dpi (Courier's thin strokes at 8 pt are another problem).

@@ -388,3 +388,152 @@ def tablestruct_case(rng: random.Random, v: int) -> Case:
         flow(pen, [after], [(mx, width)], y + size * 2, pen.h, font, size, 1.25, 0)
         checks.append(Check("order", before=para[-1], after=after[0], max_diffs=1, note="text around the table in order"))
     return Case(f"tablestruct-{v:02d}-{layout}-{style}", "tablestruct", _pdf(doc), checks, note=f"{font} {size:.1f}pt")
+
+
+# ---------------------------------------------------------------------- table
+_LABELS = ["Revenue", "Cost of revenue", "Gross profit", "Research and development", "Sales, general and administrative",
+           "Acquisition termination cost", "Total operating expenses", "Operating income", "Interest income",
+           "Interest expense", "Other income (expense), net", "Income before income tax", "Income tax expense (benefit)",
+           "Net income", "Depreciation and amortization", "Restructuring charges", "Total current assets", "Goodwill"]
+_MON = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
+
+
+def _money(rng: random.Random, used: set[str]) -> str:
+    while True:
+        v = rng.randint(12, 99999)
+        s = f"{v:,}"
+        if rng.random() < 0.2:
+            s = f"({s})"
+        if s not in used:
+            used.add(s)
+            return s
+
+
+def financial_table(pen, rng: random.Random, x0: float, y: float, font: str, size: float) -> tuple[list[Check], float]:
+    """A borderless income statement: label column, one or two column groups under a spanning
+    header ("Year Ended" / dates), `$` in its own cell, a unit line between header and body,
+    parenthesised negatives, subtotal rows. Returns the checks and the y below it."""
+    groups = [("Year Ended", rng.randint(2, 3))] if rng.random() < 0.6 else [("Three Months Ended", 2), ("Nine Months Ended", 2)]
+    ncol = sum(n for _, n in groups)
+    right = pen.w - x0
+    colw = rng.uniform(52, 66)
+    dollar_w = 10
+    pitch = colw + dollar_w + rng.uniform(10, 22)  # a visible gap between a value and the next `$`
+    label_w = right - x0 - ncol * pitch
+    col_right = [x0 + label_w + (i + 1) * pitch for i in range(ncol)]
+    unit = rng.choice(["(In millions, except per share data)", "(In millions)", "(In thousands of dollars)"])
+    unit_above = rng.random() < 0.3
+    if unit_above:
+        pen.text(x0, y, unit, font, size * 0.85)
+        y += size * 1.8
+    years = sorted(rng.sample(range(2015, 2026), ncol // len(groups)), reverse=True)
+    dates, c = [], 0
+    hsize = size * 0.92
+    for g, n in groups:
+        gx0, gx1 = col_right[c] - colw, col_right[c + n - 1]
+        pen.text((gx0 + gx1) / 2 - pen.width(g, bold(font), hsize) / 2, y, g, bold(font), hsize)
+        pen.hline(gx0, gx1, y + 3, 0.4)
+        for k in range(n):
+            d = f"{rng.choice(_MON)} {rng.randint(1, 28)}, {years[k]}"
+            dates.append(d)
+            pen.text(col_right[c] - pen.width(d, bold(font), hsize), y + size * 1.3, d, bold(font), hsize)
+            c += 1
+    y += size * 1.3
+    if not unit_above:
+        pen.text(x0, y + size * 1.4, unit, font, size * 0.85)
+        y += size * 1.4
+    y += size * 1.6
+    labels = rng.sample(_LABELS, rng.randint(7, 11))
+    used: set[str] = set()
+    rows = []
+    for i, lab in enumerate(labels):
+        vals = [_money(rng, used) for _ in range(ncol)]
+        total = lab.startswith(("Total", "Gross", "Net", "Operating income"))
+        indent = 10 if (not total and rng.random() < 0.5) else 0
+        pen.text(x0 + indent, y, lab, bold(font) if total and rng.random() < 0.5 else font, size)
+        for k, val in enumerate(vals):
+            if i == 0 or total:
+                pen.text(col_right[k] - colw - dollar_w + 2, y, "$", font, size)
+            pen.text(col_right[k] - pen.width(val, font, size), y, val, font, size)
+            if total and rng.random() < 0.5:
+                pen.hline(col_right[k] - colw, col_right[k], y - size - 1, 0.4)
+        rows.append((lab, vals))
+        y += size * 1.45
+    checks = []
+    for lab, vals in rng.sample(rows, min(5, len(rows))):
+        k = rng.randrange(ncol)
+        checks.append(Check("table", cell=vals[k], left_heading=lab, top_heading=dates[k], note="label x date -> value"))
+    r = rng.randrange(len(rows))
+    k = rng.randrange(1, ncol)
+    checks.append(Check("table", cell=rows[r][1][k], left=rows[r][1][k - 1], note="left neighbour"))
+    checks.append(Check("table", cell=rows[r][1][0], left=rows[r][0], note="label left of first value"))
+    if r + 1 < len(rows):
+        checks.append(Check("table", cell=rows[r][1][k], down=rows[r + 1][1][k], note="down neighbour"))
+    checks.append(Check("table", cell=rows[-1][1][0], top_heading=groups[0][0], note="group header over the column"))
+    return checks, y
+
+
+def simple_table(pen, rng: random.Random, x0: float, y: float, width: float, font: str, size: float) -> tuple[list[Check], float]:
+    """A borderless text table: left-aligned columns, bold header, no rules."""
+    names = ["Station", "Site", "Elevation (m)", "Annual rain (mm)", "Opened", "Keeper", "Soil", "Depth (cm)", "Owner"]
+    n = rng.randint(3, 5)
+    while True:  # headers that fit their column (a header running into the next one is no table)
+        cw = width / n
+        fit = [h for h in names if pen.width(h, bold(font), size) < cw - 6]
+        if len(fit) >= n or n == 2:
+            break
+        n -= 1
+    heads = rng.sample(fit, min(n, len(fit)))
+    n = len(heads)
+    cw = width / n
+    for k, h in enumerate(heads):
+        pen.text(x0 + k * cw, y, h, bold(font), size)
+    y += size * 1.6
+    rows, used = [], set()
+    for _ in range(rng.randint(4, 7)):
+        row = []
+        for k in range(n):
+            while True:
+                val = rng.choice([f"{rng.choice(_ADJ).capitalize()} {rng.choice(_NOUN)}", str(rng.randint(10, 4000)), f"{rng.randint(1, 99)}.{rng.randint(0, 9)}"])
+                if val not in used and pen.width(val, font, size) < cw - 8:
+                    used.add(val)
+                    break
+            row.append(val)
+            pen.text(x0 + k * cw, y, val, font, size)
+        rows.append(row)
+        y += size * 1.4
+    checks = []
+    for row in rng.sample(rows, min(3, len(rows))):
+        k = rng.randrange(1, n)
+        checks.append(Check("table", cell=row[k], left_heading=row[0], top_heading=heads[k], note="row x header -> value"))
+        checks.append(Check("table", cell=row[k], left=row[k - 1], note="left neighbour"))
+    return checks, y
+
+
+def table_case(rng: random.Random, v: int) -> Case:
+    W = Words(rng)
+    font = rng.choice(["helv", "tiro", "dvsans", "dvserif"])
+    size = rng.uniform(8.5, 10)
+    doc = pymupdf.open()
+    page, pen = new_doc_page(doc, rng.choice(PAGE_SIZES))
+    mx = rng.uniform(45, 70)
+    y = rng.uniform(60, 90)
+    checks: list[Check] = []
+    financial = v % 3 != 2
+    head = rng.choice(["Consolidated Statements of Income", "Condensed Consolidated Statements of Operations",
+                       "Segment Results", "Selected Financial Data"]) if financial else f"Table {rng.randint(1, 9)}. {W.title()}"
+    pen.text(mx, y, head, bold(font), size * 1.4)
+    y += size * 2.2
+    para = W.paragraph(2)
+    _, _, low = flow(pen, [para], [(mx, pen.w - 2 * mx)], y, pen.h, font, size, 1.25, 0)
+    y = low + size * 2.5
+    if financial:
+        fc, y = financial_table(pen, rng, mx, y, font, size)
+        checks += fc
+    else:
+        sc, y = simple_table(pen, rng, mx, y, pen.w - 2 * mx, font, size)
+        checks += sc
+    after = W.paragraph(2)
+    flow(pen, [after], [(mx, pen.w - 2 * mx)], y + size * 1.5, pen.h, font, size, 1.25, 0)
+    checks.append(Check("order", before=para[-1], after=after[0], max_diffs=1, note="text around the table in order"))
+    return Case(f"table-{v:02d}-{'financial' if financial else 'simple'}", "table", _pdf(doc), checks, note=f"{font} {size:.1f}pt")
