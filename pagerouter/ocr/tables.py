@@ -236,7 +236,7 @@ def _layer_lines(lines: list[OcrLine], scale: float, cfg: TablesConfig) -> list:
 def prose_columns(lines: list[OcrLine], scale: float, cfg: TablesConfig) -> bool:
     """Columns of running text (the text-layer route's test: in most columns the lines hold
     several words and fill the column, or run on from line to line), not table columns."""
-    from ..textlayer.tables import _prose_columns
+    from ..textlayer.tables import prose_columns
     from ..textlayer.tables_text import column_cuts
 
     usable = [ln for ln in lines if ln.text.split()]
@@ -245,7 +245,7 @@ def prose_columns(lines: list[OcrLine], scale: float, cfg: TablesConfig) -> bool
     layer = _layer_lines(usable, scale, cfg)
     em = statistics.median(f.size for f in layer)
     cuts = column_cuts([(f.x0, f.x1) for f in layer], len(layer), max(4.0, 0.8 * em))
-    return bool(cuts) and _prose_columns(layer, cuts)
+    return bool(cuts) and prose_columns(layer, cuts)
 
 
 def find_line_tables(lines: list[OcrLine], scale: float, page_width: float, cfg: TablesConfig) -> list[LineTable]:

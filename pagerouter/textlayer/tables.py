@@ -140,7 +140,7 @@ def text_candidates(lines: list[Line], cfg: TextLayerConfig, em: float) -> list[
             # row bands (cells that wrap under a row of aligned cell starts) are a table's shape,
             # however full its wrapped first lines look: prose columns have no such bands
             banded = _banded(run, conts)
-            if len(cols) + 1 >= cfg.table_min_cols and (banded or not _prose_columns(sfrags, cols)):
+            if len(cols) + 1 >= cfg.table_min_cols and (banded or not prose_columns(sfrags, cols)):
                 firsts = [r for r in run if id(r) not in conts]
                 gaps = [b[0].y0 - max(f.y1 for f in a) for a, b in zip(firsts, firsts[1:])]
                 # a header line may stand as far above the rows as the rows stand apart
@@ -303,7 +303,7 @@ def _header_lines(above: list[list[Line]], run: list[list[Line]], first_cut: flo
     return out
 
 
-def _prose_columns(frags: list[Line], cuts: list[float]) -> bool:
+def prose_columns(frags: list[Line], cuts: list[float]) -> bool:
     """Text columns, not table columns: in most columns the fragments hold several words and
     either fill the column (justified) or run on from line to line (ragged prose, where most
     lines continue the sentence of the line above: they start lower-case)."""
