@@ -183,10 +183,12 @@ def test_running_head_form():
 
 @pytest.mark.parametrize("seed", [7, 23])
 def test_generated_single_and_first_pages(conv, seed):
-    """The bench's furniture1 kind (all eight layouts): >= 90% of the furniture lines are out of the
-    Markdown, each one in the JSON with a role and a reason; no body line lost."""
-    absent = passed = 0
-    for v in range(8):
+    """The bench's furniture1 kind, twelve variants (every layout, the first four twice) as
+    `bench_quality.py` runs it: every furniture line is out of the Markdown (measured: 32 of 32 at
+    seed 7, 31 of 31 at seed 23; the commit that added the kind claims 100%), each one in the JSON
+    with a role and a reason; no body line lost."""
+    absent, missed = 0, []
+    for v in range(12):
         case = furniture1_case(random.Random(zlib.crc32(f"{seed}:furniture1:{v}".encode())), v)
         out = conv.convert(case.pdf, name=f"{case.name}.pdf")
         md = to_markdown(out)
@@ -197,9 +199,11 @@ def test_generated_single_and_first_pages(conv, seed):
                 assert ok, (case.name, why)
                 continue
             absent += 1
-            passed += ok
-            if ok:  # out of the Markdown because it is furniture, not because it was lost
-                hits = [b for b in blocks if chk.text in b.text] or [b for b in blocks if b.text and b.text in chk.text]
-                assert hits and all(b.role in FURN and b.furniture and b.furniture.reasons for b in hits), \
-                    (case.name, chk.text, [(b.text, b.role) for b in hits])
-    assert absent >= 12 and passed >= 0.9 * absent, (passed, absent)
+            if not ok:
+                missed.append((case.name, chk.text, why))
+                continue
+            # out of the Markdown because it is furniture, not because it was lost
+            hits = [b for b in blocks if chk.text in b.text] or [b for b in blocks if b.text and b.text in chk.text]
+            assert hits and all(b.role in FURN and b.furniture and b.furniture.reasons for b in hits), \
+                (case.name, chk.text, [(b.text, b.role) for b in hits])
+    assert absent >= 30 and missed == [], (absent, missed)
