@@ -144,6 +144,22 @@ def test_bench_scan_reads_the_same_in_its_window(readers, tmp_path):
     assert got_on == got_off
 
 
+def test_the_library_session_layout_our_options_rely_on():
+    """`use_our_options` rebuilds a model's session from what the libraries expose: the model's
+    `.session` (their OrtInferSession) holding an onnxruntime InferenceSession in `.session`, which
+    keeps its model file in `_model_path`. If a RapidOCR, rapid-layout or onnxruntime release moves
+    any of these, this fails here instead of our sessions quietly spinning again."""
+    from onnxruntime import InferenceSession
+    from rapid_layout import RapidLayout
+    from rapidocr import RapidOCR
+
+    engine = RapidOCR(params={"Global.log_level": "warning"})
+    for model in (engine._load_det_model(), engine._load_rec_model(), engine._load_cls_model(), RapidLayout()):
+        session = model.session.session
+        assert isinstance(session, InferenceSession), type(model)
+        assert session._model_path and session._model_path.endswith(".onnx"), type(model)
+
+
 def _spinning(infer_session) -> str | None:
     """The allow_spinning entry of an engine's onnxruntime session (None: the library's default)."""
     opts = infer_session.session.get_session_options()
@@ -156,20 +172,31 @@ def _spinning(infer_session) -> str | None:
 def test_our_sessions_do_not_spin_and_a_bare_rapidocr_keeps_its_defaults():
     """onnxruntime threads spinning between parallel sections stole the second core from the rest
     of the page (`ocr.onnx_thread_spinning`, ocr/onnx_sessions.py): every session our engines
-    build has it off, one built outside them (the benchmark's bare RapidOCR) is untouched, and
-    the setting turns it back on."""
+    build has it off, one built outside them (the benchmark's bare RapidOCR, a bare RapidLayout),
+    before or after ours, is untouched, and the setting turns it back on."""
+    from rapid_layout import RapidLayout
     from rapidocr import RapidOCR
 
     from pagerouter.ocr.layout_rapid import RapidLayoutEngine
     from pagerouter.triage.layer_proof import _Recogniser
 
+    before = RapidOCR(params={"Global.log_level": "warning"})
     cfg = OcrConfig()
     reader, layout, proof = RapidOcrReader(cfg), RapidLayoutEngine(cfg), _Recogniser(cfg)
     sessions = [reader._det.session, reader.engine.text_rec.session, layout.model.session,
                 layout.orientation._det.session, layout.orientation._cls.session, proof.rec.session]
     assert [_spinning(s) for s in sessions] == ["0"] * 6
     bare = RapidOCR(params={"Global.log_level": "warning"})
+    assert _spinning(before._load_det_model().session) is None
     assert _spinning(bare._load_det_model().session) is None
+    assert _spinning(bare._load_rec_model().session) is None
+    assert _spinning(RapidLayout().session) is None
+    # the library classes are the libraries' own: nothing of theirs is replaced for the process
+    from rapid_layout.inference_engine.onnxruntime.main import OrtInferSession as LayoutSession
+    from rapidocr.inference_engine.onnxruntime.main import OrtInferSession as OcrSession
+
+    for owner in (OcrSession, LayoutSession):
+        assert vars(owner)["_init_sess_opts"].__func__.__module__ == owner.__module__
     spinning = RapidOcrReader(OcrConfig.model_validate({"onnx_thread_spinning": True}))
     assert _spinning(spinning._det.session) == "1"
     # the same text either way

@@ -19,7 +19,7 @@ import numpy as np
 from ..config.ocr import OcrConfig
 from ..layout.reading_order import OrderParams, order_boxes
 from ..common.stages import LayoutResult, OcrTask, Region
-from .onnx_sessions import our_sessions
+from .onnx_sessions import use_our_options
 from .orientation import OrientationDetector, orientation_check
 from .regions import upright
 
@@ -80,9 +80,9 @@ class RapidLayoutEngine:
             # Always pass use_cuda, also when False: rapid-layout merges engine_cfg into its
             # class-level default config in place, so a value set by one engine would otherwise
             # stick for every engine built later in the process.
-            with our_sessions(cfg):  # our session options (onnx_sessions.py)
-                self.model = RapidLayout(model_type=cfg.layout.model_type, conf_thresh=cfg.layout.conf_thresh,
-                                         iou_thresh=cfg.layout.iou_thresh, engine_cfg={"use_cuda": use_cuda})
+            self.model = RapidLayout(model_type=cfg.layout.model_type, conf_thresh=cfg.layout.conf_thresh,
+                                     iou_thresh=cfg.layout.iou_thresh, engine_cfg={"use_cuda": use_cuda})
+            use_our_options(cfg, self.model)  # our session options (onnx_sessions.py)
         finally:
             logging.disable(logging.NOTSET)
         _quiet("rapid_layout")

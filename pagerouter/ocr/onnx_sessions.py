@@ -11,73 +11,47 @@ runs, the isolation worker triaging the next pages, the other model. Measured wi
 | spinning (the libraries' default) | 6.8, 6.9 s | 12.9, 13.2 s |
 | not spinning | 5.7, 5.8 s | 9.7, 10.1 s |
 
-`ocr.onnx_thread_spinning` (default false) applies to sessions built inside `our_sessions(cfg)`:
-the engines build theirs there. A session built elsewhere in the process (the benchmark's bare
-RapidOCR baseline, another library's) keeps the library's defaults.
+`ocr.onnx_thread_spinning` (default false) applies to the models handed to `use_our_options`:
+each engine hands over the models it built, and each model's session is built again from the
+same file, providers and the library's own options, plus ours. Only those instances change: a
+RapidOCR or RapidLayout built elsewhere in the process (the benchmark's bare RapidOCR baseline,
+another library's) keeps the library's defaults, and the library classes are left as they are.
+Building a model's session twice costs its load time once more (0.02 to 0.06 s a model here).
 """
 
 from __future__ import annotations
 
-import contextvars
-import threading
-from contextlib import contextmanager
-
 from ..config.ocr import OcrConfig
 
-_SPIN: contextvars.ContextVar[bool | None] = contextvars.ContextVar("pagerouter_onnx_spin", default=None)
-_PATCHED = False
-_LOCK = threading.Lock()
+SPIN_ENTRIES = ("session.intra_op.allow_spinning", "session.inter_op.allow_spinning")
 
 
-def _wrap(owner: type) -> None:
-    """`owner._init_sess_opts` (a staticmethod building the SessionOptions) also sets ours."""
-    build = owner._init_sess_opts
+def use_our_options(cfg: OcrConfig, *models) -> None:
+    """Give each model's onnxruntime session `cfg`'s thread options.
 
-    def init_sess_opts(*args, **kwargs):
-        opts = build(*args, **kwargs)
-        spin = _SPIN.get()
-        if spin is not None:
-            flag = "1" if spin else "0"
-            opts.add_session_config_entry("session.intra_op.allow_spinning", flag)
-            opts.add_session_config_entry("session.inter_op.allow_spinning", flag)
-        return opts
+    A model is what RapidOCR (`TextDetector`, `TextRecognizer`, `TextClassifier`) or
+    rapid-layout (`RapidLayout`) builds: its `.session` is the library's `OrtInferSession`,
+    whose `.session` is the onnxruntime `InferenceSession` every run goes through. A model
+    on another inference backend (rapid-layout on OpenVINO) has no onnxruntime session and
+    is left as it is, as the libraries' sessions were before."""
+    from onnxruntime import InferenceSession
 
-    owner._init_sess_opts = staticmethod(init_sess_opts)
-
-
-def _patch() -> None:
-    global _PATCHED
-    with _LOCK:
-        if _PATCHED:
-            return
-        owners = []
-        try:
-            from rapidocr.inference_engine.onnxruntime.main import OrtInferSession as RapidOcrSession
-
-            owners.append(RapidOcrSession)
-        except ImportError:
-            pass
-        try:
-            from rapid_layout.inference_engine.onnxruntime.main import OrtInferSession as LayoutSession
-
-            owners.append(LayoutSession)
-        except ImportError:
-            pass
-        for owner in owners:
-            if callable(getattr(owner, "_init_sess_opts", None)):
-                _wrap(owner)
-        _PATCHED = True
+    flag = "1" if cfg.onnx_thread_spinning else "0"
+    for model in models:
+        holder = model.session  # the library's OrtInferSession
+        old = getattr(holder, "session", None)
+        if not isinstance(old, InferenceSession):
+            continue
+        path = getattr(old, "_model_path", None)  # onnxruntime keeps the file it loaded
+        if not path:
+            raise RuntimeError(f"{type(model).__name__}'s onnxruntime session has no model path to rebuild it from")
+        opts = old.get_session_options()  # the library's: threads, arena, optimisation level
+        for key in SPIN_ENTRIES:
+            opts.add_session_config_entry(key, flag)
+        providers = old.get_providers()  # those that started: a failed CUDA stays failed
+        provider_options = old.get_provider_options()
+        holder.session = InferenceSession(path, sess_options=opts, providers=providers,
+                                          provider_options=[provider_options.get(p, {}) for p in providers])
 
 
-@contextmanager
-def our_sessions(cfg: OcrConfig):
-    """Sessions created in this block (this thread or task) get `cfg`'s thread options."""
-    _patch()
-    token = _SPIN.set(cfg.onnx_thread_spinning)
-    try:
-        yield
-    finally:
-        _SPIN.reset(token)
-
-
-__all__ = ["our_sessions"]
+__all__ = ["SPIN_ENTRIES", "use_our_options"]

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..config.ocr import OcrConfig
 from ..model import CheckResult
-from .onnx_sessions import our_sessions
+from .onnx_sessions import use_our_options
 
 
 @dataclass
@@ -46,9 +46,9 @@ class OrientationDetector:
         self.engine = RapidOCR(params={"Global.log_level": "warning", "Global.use_rec": False,
                                        "Det.limit_type": "max", "Det.limit_side_len": side})
         logging.getLogger("RapidOCR").setLevel(logging.WARNING)
-        with our_sessions(cfg):  # our session options (onnx_sessions.py)
-            self._det = self.engine._load_det_model()
-            self._cls = self.engine._load_cls_model()
+        self._det = self.engine._load_det_model()
+        self._cls = self.engine._load_cls_model()
+        use_our_options(cfg, self._det, self._cls)  # our session options (onnx_sessions.py)
 
     def _ink_window(self, small: np.ndarray, f: float) -> tuple[np.ndarray, tuple[int, int]]:
         """The part of the trial image the detector needs (`orientation.crop_to_ink`: the box

@@ -26,7 +26,7 @@ from ..model import CheckResult
 from ..common.stages import LayoutResult, OcrTask, Reading
 from ..common.unicode_scripts import char_script
 from .lines import OcrLine
-from .onnx_sessions import our_sessions
+from .onnx_sessions import use_our_options
 from .script_options import OSD_SCRIPT_NAMES, allowed_mask, options_for, reading_script
 
 __all__ = ["RapidOcrReader", "OcrLine"]
@@ -98,11 +98,13 @@ class RapidOcrReader:
             params["EngineConfig.onnxruntime.intra_op_num_threads"] = sr.threads
         self.engine = RapidOCR(params=params)
         logging.getLogger("RapidOCR").setLevel(logging.WARNING)
-        with our_sessions(cfg):  # every model now, with our session options (onnx_sessions.py)
-            self._det = self.engine._load_det_model()
-            rec = self.engine._load_rec_model()  # load now: the decoder must be wrapped before first use
-            if sr.line_direction_classifier:
-                self.engine._load_cls_model()
+        # every model now, with our session options (onnx_sessions.py)
+        self._det = self.engine._load_det_model()
+        rec = self.engine._load_rec_model()  # load now: the decoder must be wrapped before first use
+        models = [self._det, rec]
+        if sr.line_direction_classifier:
+            models.append(self.engine._load_cls_model())
+        use_our_options(cfg, *models)
         self._decoder = _MaskedCTCDecode(rec.postprocess_op, sr.foreign_char_penalty)
         rec.postprocess_op = self._decoder
         self._characters = tuple(self._decoder.character)

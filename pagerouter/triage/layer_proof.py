@@ -31,7 +31,7 @@ import pymupdf
 from ..config.ocr import OcrConfig
 from ..config.triage import TriageConfig
 from ..common.geometry import BBox
-from ..ocr.onnx_sessions import our_sessions
+from ..ocr.onnx_sessions import use_our_options
 from ..ocr.script_options import options_for
 from ..ocr.text_stats import char_error_rate
 from ..layout.paints import to_display
@@ -178,8 +178,8 @@ class _Recogniser:
             params["EngineConfig.onnxruntime.intra_op_num_threads"] = ocr.small_reader.threads
         engine = RapidOCR(params=params)  # loads no model by itself
         logging.getLogger("RapidOCR").setLevel(logging.WARNING)
-        with our_sessions(ocr):  # our session options (ocr/onnx_sessions.py)
-            self.rec = engine._load_rec_model()
+        self.rec = engine._load_rec_model()
+        use_our_options(ocr, self.rec)  # our session options (ocr/onnx_sessions.py)
         self.decoder = _MaskedCTCDecode(self.rec.postprocess_op, ocr.small_reader.foreign_char_penalty)
         self.rec.postprocess_op = self.decoder
         self.characters = tuple(self.decoder.character)
