@@ -224,3 +224,37 @@ def test_usage_errors(corpus, tmp_path, capsys):
         assert "another `pagerouter batch` run" in capsys.readouterr().err
     finally:
         held.close()
+
+
+def test_local_reads_file_uris_like_paths(corpus, tmp_path):
+    """`--local` (no Ray) reads a filesystem URI input through pyarrow (`file://` here: its local
+    filesystem) and writes what the same folder given as a path writes; a rerun skips the URI's
+    done files, and a missing URI fails in the words a missing path fails in."""
+    cfg = str(corpus / "cfg.yaml")
+    folder = corpus / "in" / "b"
+    by_path, by_uri = tmp_path / "path", tmp_path / "uri"
+    assert batch(str(folder), "-o", str(by_path), "--config", cfg, "-q") == 0
+    assert batch(f"file://{folder}", "-o", str(by_uri), "--config", cfg, "-q", "--local") == 0
+    names = sorted(str(p.relative_to(by_path)) for p in by_path.glob("x*.*"))
+    assert len(names) == 2 * N_PER_DIR and names == sorted(str(p.relative_to(by_uri)) for p in by_uri.glob("x*.*"))
+    for name in names:
+        if name.endswith(".md"):
+            assert (by_uri / name).read_text() == (by_path / name).read_text(), name
+        else:  # the same document, but for timings
+            got, want = (strip_timings(json.loads((d / name).read_text())) for d in (by_uri, by_path))
+            assert got == want and got["source"] == name.replace(".json", ".pdf"), name
+    recs = records(by_uri)
+    assert {r["input"] for r in recs} == {f"file://{folder}/x{i}.pdf" for i in range(N_PER_DIR)}
+    assert all(r["status"] == "done" for r in recs)
+
+    assert batch(f"file://{folder}", "-o", str(by_uri), "--config", cfg, "-q") == 0  # a rerun: nothing converted
+    assert len(records(by_uri)) == N_PER_DIR
+    summary = json.loads((by_uri / "pagerouter-batch.summary.json").read_text())
+    assert summary["converted_this_run"] == 0 and summary["skipped"] == N_PER_DIR
+
+    gone = tmp_path / "gone"
+    assert batch(f"file://{tmp_path}/gone.pdf", "-o", str(gone), "--config", cfg, "-q") == 1
+    assert batch(str(tmp_path / "gone.pdf"), "-o", str(gone / "p"), "--config", cfg, "-q") == 1
+    (by_uri_err,), (by_path_err,) = records(gone), records(gone / "p")
+    assert by_uri_err["error"] == f"file://{tmp_path}/gone.pdf: no such file"
+    assert by_path_err["error"] == f"{tmp_path}/gone.pdf: no such file"

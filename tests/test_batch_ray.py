@@ -23,6 +23,7 @@ import sys
 import time
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pymupdf
 import pytest
 
@@ -35,7 +36,6 @@ from .hostile_corpus import cmdline, descendants
 from .ray_cluster import REPO, RayStartCluster
 
 pytestmark = pytest.mark.slow
-pq = pytest.importorskip("pyarrow.parquet")
 
 SCAN_LINES = ["Quarterly ledger", "Invoices paid in March", "Total due 4,210 euros"]
 

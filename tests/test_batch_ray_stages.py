@@ -23,7 +23,6 @@ from pagerouter.convert.converter import Converter
 from pagerouter.render.output import to_json, to_markdown
 from pagerouter.bench.synth import LOREM, add_text_page
 
-pytest.importorskip("pyarrow")
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "samples" / "mixed-sample.pdf"
 

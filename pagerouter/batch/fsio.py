@@ -1,9 +1,10 @@
-"""Inputs and outputs of `pagerouter batch --ray` through pyarrow filesystems.
+"""Inputs and outputs of `pagerouter batch`, local or through pyarrow filesystems, in every mode.
 
-An INPUT is a local path, folder, glob or `@LIST` (planned by `inputs.plan`, as for every
-mode), or a filesystem URI that pyarrow resolves (`s3://bucket/prefix/`, `gs://...`,
-`file:///abs/dir/`, globs allowed after the prefix). The Ray tasks read each file through
-the same filesystem, by path: the driver never reads an input's bytes.
+An INPUT is a local path, folder, glob or `@LIST` (planned by `inputs.plan`), or a filesystem
+URI that pyarrow resolves (`s3://bucket/prefix/`, `gs://...`, `file:///abs/dir/`, globs allowed
+after the prefix). A local file is read as `pagerouter convert` reads it, a URI's file through
+its filesystem, by path (with `--ray` in the Ray tasks: the driver never reads an input's
+bytes). pyarrow is needed only when a URI is given.
 
 OUTDIR is a local path or a URI. A local one (a plain path or `file://`) gets the journal, the
 staged pages and the summary too, and outputs are written atomically (temp file, fsync,
@@ -17,25 +18,15 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import posixpath
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
-from .inputs import SUFFIXES, BatchUsageError, plan
+from pagerouter.intake.inputs import InputError
+from pagerouter.intake.inputs import read_input as read_local_input
+
+from .inputs import SUFFIXES, BatchItem, BatchUsageError, plan
 
 _GLOB_CHARS = set("*?[")
-
-
-@dataclass(frozen=True)
-class FsItem:
-    """One input of a Ray batch: `uri` is its journal key (the local path for local files, so a
-    `--ray` journal and a `--local` journal agree), `scheme` + `path` locate it."""
-
-    uri: str
-    scheme: str  # "" for a local path
-    path: str  # the path within its filesystem
-    rel: PurePosixPath  # output path relative to OUTDIR, without .md/.json
-    shown: str  # as the user wrote it, for messages and Document.source
 
 
 def is_uri(arg: str) -> bool:
@@ -44,7 +35,10 @@ def is_uri(arg: str) -> bool:
 
 def split_uri(uri: str) -> tuple[str, str]:
     """(scheme, filesystem path) of a URI, by pyarrow's own parsing (s3://b/k -> ("s3", "b/k"))."""
-    import pyarrow.fs as pafs
+    try:
+        import pyarrow.fs as pafs
+    except ImportError:
+        raise BatchUsageError(f"{uri}: filesystem URIs need pyarrow (pip install 'pagerouter[serve]')") from None
 
     scheme = uri.split("://", 1)[0]
     try:
@@ -82,6 +76,22 @@ def read_bytes(scheme: str, path: str) -> bytes:
         return f.readall()
 
 
+def read_input(scheme: str, path: str, shown: str) -> bytes:
+    """An input's bytes, or the `InputError` `pagerouter convert` gives for a file it cannot read
+    ("no such file", "is a directory, not a file", "cannot read: ..."), naming it as `shown`:
+    the one wording of a read error, whichever mode and filesystem."""
+    if not scheme:
+        return read_local_input(path, shown)
+    try:
+        return read_bytes(scheme, path)
+    except FileNotFoundError:
+        raise InputError(shown, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(shown, "is a directory, not a file") from None
+    except OSError as exc:
+        raise InputError(shown, f"cannot read: {exc.strerror or exc}") from None
+
+
 def _list_uri(arg: str) -> tuple[str, list[str], list[str]]:
     """(scheme, file paths, folder anchors) of one URI argument; a missing file stays listed."""
     import pyarrow.fs as pafs
@@ -102,12 +112,12 @@ def _list_uri(arg: str) -> tuple[str, list[str], list[str]]:
     return scheme, [path], []
 
 
-def plan_items(args: list[str]) -> list[FsItem]:
+def plan_items(args: list[str]) -> list[BatchItem]:
     """Every input of `args`: local ones as `inputs.plan` plans them, URIs listed through their
     filesystem, mirrored under their common folder; one kind per run (a mix has no common folder)."""
     uris = [a for a in args if is_uri(a)]
     if not uris:
-        return [FsItem(str(i.path), "", str(i.path), i.rel, i.shown) for i in plan(args)]
+        return plan(args)
     if len(uris) != len(args):
         raise BatchUsageError("give either local paths or filesystem URIs as inputs, not both")
     found: dict[tuple[str, str], str] = {}
@@ -129,7 +139,7 @@ def plan_items(args: list[str]) -> list[FsItem]:
         if rel in seen:
             raise BatchUsageError(f"{seen[rel]} and {shown} would both write {rel}.md/.json; convert them separately")
         seen[rel] = shown
-        items.append(FsItem(shown, scheme, path, rel, shown))
+        items.append(BatchItem(shown, scheme, path, rel, shown))
     return sorted(items, key=lambda i: str(i.rel))
 
 
@@ -154,11 +164,23 @@ class Output:
         return posixpath.join(self.path, rel)
 
     def exists(self, rel: str) -> bool:
-        import pyarrow.fs as pafs
-
         if self.local is not None:
             return (self.local / rel).exists()
+        import pyarrow.fs as pafs
+
         return self.fs.get_file_info(self.target(rel)).type == pafs.FileType.File
+
+    @staticmethod
+    def outputs(item: BatchItem) -> list[str]:
+        """A document's outputs, relative to OUTDIR: `<rel>.md` and `<rel>.json`."""
+        return [f"{item.rel}.md", f"{item.rel}.json"]
+
+    def write_document(self, item: BatchItem, md: str, js: str, tag: str) -> list[str]:
+        """The one writer of a converted document's outputs, in every mode (before its journal
+        record, the commit point); returns their paths relative to OUTDIR, for that record."""
+        outs = self.outputs(item)
+        self.write(list(zip(outs, (md, js))), tag)
+        return outs
 
     def write(self, files: list[tuple[str, str | bytes]], tag: str) -> None:
         """Write each (relative path, content); locally all-or-nothing per call (journal.write_atomically)."""

@@ -1,4 +1,5 @@
-"""INPUT arguments of `pagerouter batch` -> the planned items, each with its mirrored output path.
+"""Local INPUT arguments of `pagerouter batch` -> the planned items, each with its mirrored output path
+(fsio.plan_items plans filesystem URIs the same way and is what the command calls).
 
 An argument is a file, a folder (searched recursively for supported suffixes), a glob
 (`'scans/**/*.pdf'`, expanded here so it works unquoted or quoted) or `@LIST` (a text file with
@@ -30,9 +31,14 @@ class BatchUsageError(Exception):
 
 @dataclass(frozen=True)
 class BatchItem:
-    path: Path          # absolute input path (it may not exist: the item then fails)
+    """One input of a batch, in every mode. A local file is read by its path, a URI's file
+    through its pyarrow filesystem (fsio.py); either may not exist, and the item then fails."""
+
+    uri: str            # the journal key: a local file's absolute path (so every mode's journal agrees), else the URI
+    scheme: str         # "" for a local path, else the filesystem's ("s3", "gs", "file", ...)
+    path: str           # the path within its filesystem (absolute for a local file)
     rel: PurePosixPath  # output path relative to OUTDIR, without the .md/.json suffix
-    shown: str          # the path as the user wrote it (or folder/relative), for messages and Document.source
+    shown: str          # as the user wrote it (or folder/relative), for messages and Document.source
 
 
 def _expand(arg: str, cwd: Path) -> tuple[list[tuple[Path, str]], list[Path]]:
@@ -60,7 +66,7 @@ def _list_file(arg: str, cwd: Path) -> list[str]:
 
 
 def plan(args: list[str], cwd: Path | None = None) -> list[BatchItem]:
-    """Every input of `args`, deduplicated by absolute path, in a stable order (sorted by output path)."""
+    """Every local input of `args`, deduplicated by absolute path, in a stable order (sorted by output path)."""
     cwd = cwd or Path.cwd()
     found: dict[Path, str] = {}
     anchors: list[Path] = []
@@ -79,7 +85,7 @@ def plan(args: list[str], cwd: Path | None = None) -> list[BatchItem]:
         if rel in seen:  # x.pdf beside x.png: both would write x.md
             raise BatchUsageError(f"{seen[rel]} and {shown} would both write {rel}.md/.json; convert them separately")
         seen[rel] = shown
-        items.append(BatchItem(f, rel, shown))
+        items.append(BatchItem(str(f), "", str(f), rel, shown))
     return sorted(items, key=lambda i: str(i.rel))
 
 

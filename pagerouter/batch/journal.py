@@ -8,6 +8,12 @@ route, seconds. Every record is written with one `write` and fsynced before the 
 
 A kill -9 can leave a torn last line: reading skips a line that does not parse, and opening for
 append first ends such a line, so the next record starts on a line of its own.
+
+What a rerun skips is one rule for every mode (`skip_statuses`): an input whose latest record
+under the same config hash is `done` with both outputs in place, `failed` (unless
+--retry-failed; a file still unreadable is matched by its record without a sha256), or
+`skipped` by the document filter. Anything else (no record, a `job` record, a done one whose
+outputs are gone, a changed file or config) is converted again.
 """
 
 from __future__ import annotations
@@ -16,7 +22,11 @@ import fcntl
 import json
 import os
 import threading
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
+
+from .inputs import BatchItem
 
 JOURNAL_PREFIX = "pagerouter-batch"
 TMP_SUFFIX = ".pagerouter-tmp"
@@ -49,6 +59,51 @@ def read_records(outdir: Path) -> list[dict]:
 def latest(records: list[dict]) -> dict[tuple, dict]:
     """The last record per key (a retried file's newer record wins over its failed one)."""
     return {record_key(r): r for r in records}
+
+
+def skip_statuses(items: list[BatchItem], previous: dict, config_hash: str, output, retry_failed: bool) -> list[dict]:
+    """Per item {sha256, or None for a file that could not be read: status} of the records in
+    `previous` (`latest` of the journal) that let a rerun skip it when its bytes hash to that
+    sha256 (see the module's docstring); `output` is the fsio.Output the outputs are looked for in."""
+    by_input: dict[str, dict] = {}
+    for (inp, sha, h), rec in previous.items():
+        if h == config_hash:
+            by_input.setdefault(inp, {})[sha] = rec
+    out = []
+    for item in items:
+        keep = {}
+        for sha, rec in by_input.get(item.uri, {}).items():
+            st = rec.get("status")
+            if st == "done" and all(output.exists(rel) for rel in output.outputs(item)):
+                keep[sha] = st
+            elif (st == "failed" and not retry_failed) or st == "skipped":
+                keep[sha] = st
+        out.append(keep)
+    return out
+
+
+def journal_record(item: BatchItem, sha: str | None, config_hash: str, mode: str, seconds: float, **fields) -> dict:
+    """One journal line; `fields` add status, error, outputs, pages, ..."""
+    return {"v": 1, "input": item.uri, "shown": item.shown, "rel": str(item.rel), "sha256": sha,
+            "config_hash": config_hash, "mode": mode, "seconds": round(seconds, 4),
+            "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), **fields}
+
+
+def document_fields(doc) -> dict:
+    """The done record's figures of a converted document: pages, pages per status, routes."""
+    status = {"ok": 0, "flagged": 0, "failed": 0}
+    for p in doc.pages:
+        status[p.status] = status.get(p.status, 0) + 1
+    return {"pages": len(doc.pages), "page_status": status, "routes": doc.route_summary()}
+
+
+@dataclass
+class Outcome:
+    """One input's result in this run, for the progress line and the summary."""
+
+    item: BatchItem
+    record: dict
+    converted: bool  # False: skipped, its record is from an earlier run
 
 
 class JournalBusy(Exception):

@@ -22,16 +22,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 
-from .fsio import FsItem, Output
-from .journal import Journal, tmp_tag
+from .failures import file_error
+from .fsio import Output
+from .inputs import BatchItem
+from .journal import Journal, Outcome, document_fields, journal_record, tmp_tag
 from .ray_stages import ROLE_ORDER, DocHeader, DocResult, PagesOut, Row
-from .runner import Outcome, document_fields, journal_record
 
 STAGING = "pagerouter-batch.staging"
 LOST = "its Ray task failed {n} times (a process or node lost, or an error the stage could not keep to the page)"
 
 
-def staging_path(journal_dir: Path, item: FsItem) -> Path:
+def staging_path(journal_dir: Path, item: BatchItem) -> Path:
     return journal_dir / STAGING / f"{hashlib.sha256(item.uri.encode()).hexdigest()[:24]}.jsonl"
 
 
@@ -66,7 +67,7 @@ def manifest_row(path: str, page, run: str) -> dict:
 
 @dataclass
 class _Doc:
-    item: FsItem
+    item: BatchItem
     header: DocHeader
     t0: float
     pages: dict = field(default_factory=dict)  # number -> Page
@@ -78,7 +79,7 @@ class _Doc:
 
 
 class Assembler:
-    def __init__(self, items: list[FsItem], output: Output, journal: Journal, journal_dir: Path, render,
+    def __init__(self, items: list[BatchItem], output: Output, journal: Journal, journal_dir: Path, render,
                  config_hash: str, pages_opt: str | None, previous: dict, run_id: str, shard: tuple[int, int],
                  max_retries: int, on_done=None):
         self.items, self.output, self.journal, self.journal_dir = items, output, journal, journal_dir
@@ -187,7 +188,7 @@ class Assembler:
             self._finish(res.doc)
             return
         extra = {"reasons": res.reasons, "scores": res.scores} if res.status == "filtered" else {}
-        rec = journal_record(item.uri, item.shown, str(item.rel), res.sha, self.config_hash, "ray", 0.0,
+        rec = journal_record(item, res.sha, self.config_hash, "ray", 0.0,
                              status="skipped" if res.status == "filtered" else "failed", error=res.error, **extra)
         self.journal.append(rec)
         self._outcome(res.doc, rec, converted=True)
@@ -203,15 +204,12 @@ class Assembler:
         # {engine: version} in the order a Converter first calls them: pymupdf, layout, reader, escalation
         out.engines = {"pymupdf": h.pymupdf, **{name: ver for role in ROLE_ORDER
                                                  for (r, name, ver) in sorted(doc.labels) if r == role}}
-        outs = [f"{item.rel}.md", f"{item.rel}.json"]
         try:
             md, js = self.render(out)
-            self.output.write(list(zip(outs, (md, js))), self.tag)
+            outs = self.output.write_document(item, md, js, self.tag)
         except Exception as exc:  # noqa: BLE001 - as in --local: one file's problem is its failed record, the run goes on
-            from .runner import _one_line
-
-            rec = journal_record(item.uri, item.shown, str(item.rel), h.sha, self.config_hash, "ray", 0.0,
-                                 status="failed", error=f"{item.shown}: cannot write its outputs: {_one_line(exc)}")
+            rec = journal_record(item, h.sha, self.config_hash, "ray", 0.0, status="failed",
+                                 error=file_error(item.shown, exc, "cannot write its outputs"))
             self.journal.append(rec)
             staging_path(self.journal_dir, item).unlink(missing_ok=True)
             self._outcome(i, rec, converted=True)
@@ -219,10 +217,9 @@ class Assembler:
         if self.first_output_s is None:
             self.first_output_s = time.perf_counter() - self.t0
         rows = [manifest_row(item.uri, p, doc.runs.get(p.number, "")) for p in out.pages]
-        rec = journal_record(item.uri, item.shown, str(item.rel), h.sha, self.config_hash, "ray",
-                             sum(r["seconds"] for r in rows), status="done", error=None, outputs=outs,
-                             **document_fields(out), cpu_s=round(doc.cpu_s, 4), gpu_s=round(doc.gpu_s, 4),
-                             page_rows=rows)
+        rec = journal_record(item, h.sha, self.config_hash, "ray", sum(r["seconds"] for r in rows),
+                             status="done", error=None, outputs=outs, **document_fields(out),
+                             cpu_s=round(doc.cpu_s, 4), gpu_s=round(doc.gpu_s, 4), page_rows=rows)
         self.journal.append(rec)  # the commit point: after the outputs are in place
         staging_path(self.journal_dir, item).unlink(missing_ok=True)
         self._outcome(i, rec, converted=True)
@@ -252,8 +249,7 @@ class Assembler:
             self._finish(i)
         for i, item in enumerate(self.items):
             if i not in self.outcomes:
-                rec = journal_record(item.uri, item.shown, str(item.rel), None, self.config_hash, "ray", 0.0,
-                                     status="failed", error=f"{item.shown}: lost before it was opened: "
-                                     + LOST.format(n=self.max_retries + 1))
+                rec = journal_record(item, None, self.config_hash, "ray", 0.0, status="failed",
+                                     error=f"{item.shown}: lost before it was opened: " + LOST.format(n=self.max_retries + 1))
                 self.journal.append(rec)
                 self._outcome(i, rec, converted=True)

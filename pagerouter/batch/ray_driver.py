@@ -19,7 +19,8 @@ import os
 import warnings
 from pathlib import Path
 
-from .fsio import FsItem, Output
+from .fsio import Output
+from .inputs import BatchItem
 from .journal import latest, read_records, tmp_tag
 from .ray_stages import EscalationStage, FileJob, LayoutStage, ReaderStage, RunSpec, dump, open_files, triage_ranges
 
@@ -31,33 +32,17 @@ def _spread() -> dict:
     return {"scheduling_strategy": "SPREAD"}
 
 
-def skip_statuses(items: list[FsItem], previous: dict, config_hash: str, output: Output, retry_failed: bool) -> list[dict]:
-    """Per item {sha256 or None: status} of the journal records that let the open task skip it:
-    done with both outputs in place, failed (unless --retry-failed), skipped by the filter."""
-    by_input: dict[str, dict] = {}
-    for (inp, sha, h), rec in previous.items():
-        if h == config_hash:
-            by_input.setdefault(inp, {})[sha] = rec
-    out = []
-    for item in items:
-        keep = {}
-        for sha, rec in by_input.get(item.uri, {}).items():
-            st = rec.get("status")
-            if st == "done" and all(output.exists(f"{item.rel}{s}") for s in (".md", ".json")):
-                keep[sha] = st
-            elif (st == "failed" and not retry_failed) or st == "skipped":
-                keep[sha] = st
-        out.append(keep)
-    return out
-
-
 def connect(address: str | None, quiet: bool):
     import ray
 
     from pagerouter.isolation import FAULT_ENV
 
     env = {k: os.environ[k] for k in (FAULT_ENV,) if k in os.environ}  # the test-only hook reaches the workers
-    kwargs = {"runtime_env": {"env_vars": env}} if env else {}
+    # each Ray worker skips PyMuPDF's unused layout model before it imports pymupdf
+    runtime_env: dict = {"worker_process_setup_hook": "pagerouter.common.pymupdf_setup.skip_pymupdf_layout"}
+    if env:
+        runtime_env["env_vars"] = env
+    kwargs = {"runtime_env": runtime_env}
     if address in (None, "local"):
         kwargs["include_dashboard"] = False
     ray.init(address=None if address == "local" else address, logging_level="ERROR",
@@ -65,7 +50,7 @@ def connect(address: str | None, quiet: bool):
     return ray
 
 
-def build_dataset(ray, items: list[FsItem], skips: list[dict], staged: list, run: RunSpec, cfg, quiet: bool):
+def build_dataset(ray, items: list[BatchItem], skips: list[dict], staged: list, run: RunSpec, cfg, quiet: bool):
     from ray.data import ActorPoolStrategy, DataContext
 
     b = cfg.batch
@@ -117,7 +102,7 @@ def ray_figures_line(s: dict) -> str:
             f"${f(s['usd_per_million_pages_whole_cluster'], '.2f')})")
 
 
-def write_manifest(output: Output, journal_dir: Path, items: list[FsItem], config_hash: str, shard: tuple[int, int]) -> None:
+def write_manifest(output: Output, journal_dir: Path, items: list[BatchItem], config_hash: str, shard: tuple[int, int]) -> None:
     """`pagerouter-batch.pages.parquet` in OUTDIR: one row per page of every done file of this
     plan (this run's and earlier ones'), from the journal's records."""
     import pyarrow as pa

@@ -201,18 +201,15 @@ def _open_one(doc: int, job: FileJob, run: RunSpec) -> DocResult | list[RangeJob
 
     from pagerouter.intake.inputs import InputError, check_page_count, parse_pages
 
-    from .fsio import read_bytes
-    from .runner import _one_line
+    from .failures import file_error
+    from .fsio import read_input
 
     try:
-        data = read_bytes(job.scheme, job.path)
-    except OSError as exc:
+        data = read_input(job.scheme, job.path, job.shown)
+    except InputError as exc:
         if None in job.skip:  # still unreadable: its failed record stands
             return DocResult(doc, "skip")
-        why = ("no such file" if isinstance(exc, FileNotFoundError) else
-               "is a directory, not a file" if isinstance(exc, IsADirectoryError) else
-               f"cannot read: {exc.strerror or exc}")
-        return DocResult(doc, "failed", error=f"{job.shown}: {why}")
+        return DocResult(doc, "failed", error=file_error(job.shown, exc))
     sha = hashlib.sha256(data).hexdigest()
     if sha in job.skip:
         return DocResult(doc, "skip", sha)
@@ -232,8 +229,7 @@ def _open_one(doc: int, job: FileJob, run: RunSpec) -> DocResult | list[RangeJob
         finally:
             src.close()
     except Exception as exc:  # noqa: BLE001 - InputError names the file; anything else is this file's failure
-        msg = _one_line(exc)
-        return DocResult(doc, "failed", sha, error=msg if isinstance(exc, InputError) or job.shown in msg else f"{job.shown}: {msg}")
+        return DocResult(doc, "failed", sha, error=file_error(job.shown, exc))
     done = set(job.staged[1]) if job.staged and job.staged[0] == sha else set()
     header = DocHeader(sha, page_count, len(numbers), pymupdf.VersionBind, staged=bool(done))
     todo = [i for i, n in enumerate(numbers) if n not in done]

@@ -5,11 +5,11 @@ A backend turns (bytes, name) into a `Document`: `LocalBackend` is an in-process
 the converter's isolation worker processes), `HttpBackend` / `GrpcBackend` are the typed clients
 (the API key comes from PAGEROUTER_API_KEY / PAGEROUTER_API_KEY_FILE, as for `pagerouter client`).
 
-Per item: read the bytes once, hash them, skip it when the journal already has a done record
-for (path, sha256, config hash) whose outputs exist (or a failed one, unless --retry-failed),
-or a skipped one (the document filter rejected it under the same config), else judge it with the
-filter when that is on (a rejected file gets a `skipped` record with the reasons and scores and
-no outputs), else convert, write .md and .json atomically, then append and fsync the record.
+Per item: read the bytes once (fsio.read_input: a local path or a filesystem URI), hash them,
+skip it when the journal says a rerun skips it (journal.skip_statuses, the rule `--ray` keeps
+too), else judge it with the filter when that is on (a rejected file gets a `skipped` record
+with the reasons and scores and no outputs), else convert, write .md and .json
+(fsio.Output.write_document), then append and fsync the record.
 """
 
 from __future__ import annotations
@@ -19,12 +19,14 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
+from pagerouter.intake.inputs import InputError
+
+from .failures import file_error
+from .fsio import Output, read_input
 from .inputs import BatchItem
-from .journal import Journal, latest, read_records, tmp_tag, write_atomically
+from .journal import Journal, Outcome, document_fields, journal_record, latest, read_records, skip_statuses, tmp_tag
 
 
 class LocalBackend:
@@ -95,52 +97,16 @@ class GrpcBackend(HttpBackend):
         self.timeout, self.job_mb, self.poll_s = timeout, job_mb, poll_s
 
 
-def journal_record(input: str, shown: str, rel: str, sha: str | None, config_hash: str, mode: str, seconds: float,
-                   **fields) -> dict:
-    """One journal line (see journal.py); `fields` add status, error, outputs, pages, ..."""
-    return {"v": 1, "input": input, "shown": shown, "rel": rel, "sha256": sha, "config_hash": config_hash,
-            "mode": mode, "seconds": round(seconds, 4),
-            "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), **fields}
-
-
-def document_fields(doc) -> dict:
-    """The done record's figures of a converted document: pages, pages per status, routes."""
-    status = {"ok": 0, "flagged": 0, "failed": 0}
-    for p in doc.pages:
-        status[p.status] = status.get(p.status, 0) + 1
-    return {"pages": len(doc.pages), "page_status": status, "routes": doc.route_summary()}
-
-
-@dataclass
-class Outcome:
-    item: BatchItem
-    record: dict
-    converted: bool  # False: skipped, its record is from an earlier run
-
-
-def _one_line(exc: BaseException) -> str:
-    from pagerouter.intake.inputs import InputError
-
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return text if isinstance(exc, InputError) else f"{type(exc).__name__}: {text}"[:500]
-
-
-def _error_name(item: BatchItem, exc: BaseException) -> str:
-    """One line that names the file (InputError messages already do, client errors may not)."""
-    msg = _one_line(exc)
-    return msg if item.shown in msg or item.path.name in msg else f"{item.shown}: {msg}"
-
-
 class BatchRunner:
-    def __init__(self, outdir: Path, make_backend: Callable[[], object], render: Callable, config_hash: str,
-                 shard: tuple[int, int], jobs: int, retry_failed: bool, mode: str,
+    def __init__(self, output: Output, journal_dir: Path, make_backend: Callable[[], object], render: Callable,
+                 config_hash: str, shard: tuple[int, int], jobs: int, retry_failed: bool, mode: str,
                  on_done: Callable[[Outcome], None] | None = None, judge: Callable[[bytes], object] | None = None):
-        self.outdir, self.make_backend, self.render = outdir, make_backend, render
+        self.output, self.make_backend, self.render = output, make_backend, render
         self.config_hash, self.shard, self.jobs = config_hash, shard, max(1, jobs)
         self.retry_failed, self.mode, self.on_done = retry_failed, mode, on_done
         self.judge = judge  # the document filter (pagerouter/intake/docfilter.py), None when it is off
         self.tag = tmp_tag(shard)
-        self.previous = latest(read_records(outdir))
+        self.previous = latest(read_records(journal_dir))
         self._local = threading.local()
         self._backends: list = []
         self._lock = threading.Lock()
@@ -153,32 +119,22 @@ class BatchRunner:
                 self._backends.append(b)
         return b
 
-    def _outputs(self, item: BatchItem) -> list[Path]:
-        return [self.outdir / f"{item.rel}.md", self.outdir / f"{item.rel}.json"]
-
     def _record(self, item: BatchItem, sha: str | None, t0: float, **fields) -> dict:
-        return journal_record(str(item.path), item.shown, str(item.rel), sha, self.config_hash, self.mode,
-                              time.perf_counter() - t0, **fields)
+        return journal_record(item, sha, self.config_hash, self.mode, time.perf_counter() - t0, **fields)
 
-    def _process(self, item: BatchItem, journal: Journal) -> Outcome:
+    def _process(self, item: BatchItem, skip: dict, journal: Journal) -> Outcome:
+        """`skip`: the item's entry of journal.skip_statuses."""
         t0 = time.perf_counter()
         try:
-            data = item.path.read_bytes()
-        except OSError as exc:
-            why = "no such file" if isinstance(exc, FileNotFoundError) else f"cannot read: {exc.strerror or exc}"
-            prev = self.previous.get((str(item.path), None, self.config_hash))
-            if prev is not None and not self.retry_failed:  # still missing: its failed record stands
-                return Outcome(item, prev, converted=False)
-            return self._finish(journal, item, self._record(item, None, t0, status="failed", error=f"{item.shown}: {why}"))
+            data = read_input(item.scheme, item.path, item.shown)
+        except InputError as exc:
+            if None in skip:  # still unreadable: its failed record stands
+                return Outcome(item, self.previous[(item.uri, None, self.config_hash)], converted=False)
+            return self._finish(journal, item, self._record(item, None, t0, status="failed", error=file_error(item.shown, exc)))
         sha = hashlib.sha256(data).hexdigest()
-        prev = self.previous.get((str(item.path), sha, self.config_hash))
-        if prev is not None:
-            if prev.get("status") == "done" and all(p.exists() for p in self._outputs(item)):
-                return Outcome(item, prev, converted=False)
-            if prev.get("status") == "failed" and not self.retry_failed:
-                return Outcome(item, prev, converted=False)
-            if prev.get("status") == "skipped":  # judged under this very config: not judged again
-                return Outcome(item, prev, converted=False)
+        prev = self.previous.get((item.uri, sha, self.config_hash))
+        if sha in skip:
+            return Outcome(item, prev, converted=False)
         if self.judge is not None:
             decision = self.judge(data)
             if not decision.keep:  # a record like any other, so a re-run does not judge it again
@@ -195,12 +151,15 @@ class BatchRunner:
                 doc, job_id = backend.convert_job(data, item.shown, known, submitted)
             else:
                 doc = backend.convert(data, item.shown)
-            md, js = self.render(doc)
-            outs = self._outputs(item)
-            write_atomically(list(zip(outs, (md, js))), self.tag)
         except Exception as exc:  # noqa: BLE001 - any problem with one file is that file's failed record
-            return self._finish(journal, item, self._record(item, sha, t0, status="failed", error=_error_name(item, exc)))
-        rec = self._record(item, sha, t0, status="done", error=None, outputs=[str(p.relative_to(self.outdir)) for p in outs],
+            return self._finish(journal, item, self._record(item, sha, t0, status="failed", error=file_error(item.shown, exc)))
+        try:
+            md, js = self.render(doc)
+            outs = self.output.write_document(item, md, js, self.tag)
+        except Exception as exc:  # noqa: BLE001 - e.g. a page text JSON cannot encode: this file fails, the run goes on
+            return self._finish(journal, item, self._record(item, sha, t0, status="failed",
+                                                            error=file_error(item.shown, exc, "cannot write its outputs")))
+        rec = self._record(item, sha, t0, status="done", error=None, outputs=outs,
                            **document_fields(doc), **({"job_id": job_id} if job_id else {}))
         return self._finish(journal, item, rec)
 
@@ -214,7 +173,8 @@ class BatchRunner:
         outcomes: list[Outcome] = []
         pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="batch")
         try:
-            futures = [pool.submit(self._process, item, journal) for item in items]
+            skips = skip_statuses(items, self.previous, self.config_hash, self.output, self.retry_failed)
+            futures = [pool.submit(self._process, item, skip, journal) for item, skip in zip(items, skips)]
             for fut in as_completed(futures):
                 out = fut.result()
                 outcomes.append(out)

@@ -13,8 +13,7 @@ import sys
 import time
 
 from ..render.output import add_route_rows, route_order, route_table
-from .runner import Outcome
-
+from .journal import Outcome
 
 
 class BatchProgress:

@@ -1,6 +1,9 @@
-"""`pagerouter batch INPUT... -o OUTDIR [--local | --endpoint URL | --grpc HOST:PORT]` (wired in
-pagerouter/cli/main.py). Exit codes: 0 every file done with no failed page, 1 some file or page
-failed (listed with its error; `--retry-failed` runs the failed files again), 2 usage error.
+"""`pagerouter batch INPUT... -o OUTDIR [--local | --endpoint URL | --grpc HOST:PORT | --ray [ADDRESS]]`
+(wired in pagerouter/cli/main.py). Every mode plans its inputs (local paths or filesystem URIs),
+OUTDIR and journal the same way (pagerouter/batch/fsio.py); then `--ray` runs the Ray Data
+pipeline, the others the runner's worker threads. Exit codes: 0 every file done with no failed
+page, 1 some file or page failed (listed with its error; `--retry-failed` runs the failed files
+again), 2 usage error.
 """
 
 from __future__ import annotations
@@ -21,21 +24,22 @@ DEFAULT_JOBS = 2
 def add_batch_parser(sub, add_option_flags) -> None:
     b = sub.add_parser("batch", help="convert many files into OUTDIR, resumably (journal in OUTDIR)")
     b.add_argument("inputs", nargs="+", metavar="INPUT",
-                   help="files, folders (recursive), globs ('in/**/*.pdf') or @LIST (one path per line)")
+                   help="files, folders (recursive), globs ('in/**/*.pdf') or @LIST (one path per line), or "
+                   "filesystem URIs pyarrow opens (s3://, gs://, file://; globs after the prefix)")
     b.add_argument("-o", "--outdir", required=True,
-                   help="writes <relative path>.md and .json per input, the journal and the summary here (with --ray "
-                   "also a filesystem URI such as s3://bucket/out/; the journal then lives in --journal-dir)")
+                   help="writes <relative path>.md and .json per input, the journal and the summary here (also a "
+                   "filesystem URI such as s3://bucket/out/; the journal then lives in --journal-dir)")
     where = b.add_mutually_exclusive_group()
     where.add_argument("--local", action="store_true", help="convert in this process (the default)")
     where.add_argument("--endpoint", metavar="URL", help="a pagerouter server's HTTP base URL, e.g. http://127.0.0.1:8000")
     where.add_argument("--grpc", metavar="HOST:PORT", help="a pagerouter server's gRPC address")
     where.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
                        help="run as a Ray Data pipeline on the Ray cluster at ADDRESS (host:port, auto, local; none: "
-                       "RAY_ADDRESS or a cluster on this machine, else a new local one); inputs may be filesystem URIs "
-                       "(s3://, gs://, file://). Put it after the inputs, or write --ray=ADDRESS")
+                       "RAY_ADDRESS or a cluster on this machine, else a new local one). Put it after the inputs, or "
+                       "write --ray=ADDRESS")
     b.add_argument("--journal-dir", type=Path, metavar="DIR",
-                   help="with --ray and a remote OUTDIR: the local folder of the journal, staged pages and summary "
-                   "(default ~/.cache/pagerouter/batch/<hash of OUTDIR>)")
+                   help="the local folder of the journal and summary (and --ray's staged pages) instead of OUTDIR "
+                   "(default: OUTDIR when it is local, else ~/.cache/pagerouter/batch/<hash of OUTDIR>)")
     b.add_argument("--jobs", "-j", type=int, default=DEFAULT_JOBS,
                    help=f"files converted at once (default {DEFAULT_JOBS}; each local job has its own converter)")
     b.add_argument("--shard", metavar="I/N", help="convert only shard I (0-based) of N, e.g. 0/4 on the first of four machines")
@@ -79,12 +83,11 @@ def config_hash(cfg, options: dict) -> str:
 
 
 def cmd_batch(args) -> int:
+    """Plan the inputs, OUTDIR and journal (one way for every mode), then run them here or on Ray."""
     from pagerouter.render.output import to_json, to_markdown
 
-    from ..batch.inputs import BatchUsageError, in_shard, parse_shard, plan
-    from ..batch.journal import Journal, JournalBusy, clean_strays, tmp_tag, write_atomically
-    from ..batch.runner import BatchRunner, GrpcBackend, HttpBackend, LocalBackend
-    from ..batch.summary import BatchProgress, format_summary, summarize
+    from ..batch.fsio import Output, plan_items
+    from ..batch.inputs import BatchUsageError, in_shard, parse_shard
 
     cfg = load_cli_config(args.config, args.page_markers)
     if args.filter:
@@ -94,85 +97,6 @@ def cmd_batch(args) -> int:
     values = option_values(args)
     opts = {"pages": args.pages, "password": args.password, "wait": args.wait,
             "escalation_wait_s": args.escalation_wait_s, **values}
-    if args.ray is not None:
-        return _cmd_batch_ray(args, cfg, opts)
-    from ..batch.fsio import is_uri
-
-    if is_uri(args.outdir) or any(is_uri(a) for a in args.inputs):
-        return usage_error("filesystem URIs as INPUT or OUTDIR need --ray")
-    try:
-        shard = parse_shard(args.shard)
-        items = [i for i in plan(args.inputs) if in_shard(i, shard)]
-    except BatchUsageError as exc:
-        return usage_error(str(exc))
-    try:
-        Path(args.outdir).mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        return usage_error(f"{args.outdir}: cannot create output directory: {exc.strerror or exc}")
-    outdir = Path(args.outdir).resolve()
-    mode = "http" if args.endpoint else "grpc" if args.grpc else "local"
-    if mode == "local":
-        from pagerouter.convert.converter import Converter
-
-        try:  # refuse bad options before any file is read (Converter() starts no workers yet)
-            probe = Converter(cfg)
-            probe.options(**opts)
-            probe.escalation_wait(args.wait, args.escalation_wait_s)
-            probe.close()
-        except ValueError as exc:
-            return usage_error(option_problem(exc))
-        make = lambda: LocalBackend(cfg, opts)  # noqa: E731
-    else:
-        client_opts = {**opts, "images": bool(values["images"]),
-                       "languages": [v for v in (args.lang or "").replace(",", "+").split("+") if v] or None}
-        if mode == "http":
-            make = lambda: HttpBackend(args.endpoint, client_opts, args.timeout, args.job_mb)  # noqa: E731
-        else:
-            make = lambda: GrpcBackend(args.grpc, client_opts, args.timeout, args.application, args.job_mb)  # noqa: E731
-
-    def render(doc) -> tuple[str, str]:  # exactly what `pagerouter convert --format both` writes
-        return to_markdown(doc, cfg.output, images_rel_to=outdir), to_json(doc)
-
-    try:
-        journal = Journal(outdir, shard)  # locked first: the strays cleaned next are surely ours
-    except JournalBusy as exc:
-        return usage_error(str(exc))
-    clean_strays(outdir, tmp_tag(shard))
-    progress = BatchProgress(len(items), enabled=not args.quiet)
-    judge = None
-    if cfg.filter.enabled:
-        from pagerouter.intake.docfilter import judge_file
-
-        judge = lambda data: judge_file(data, cfg.filter, isolate=cfg.isolation.enabled, password=args.password)  # noqa: E731
-    runner = BatchRunner(outdir, make, render, config_hash(cfg, {k: v for k, v in opts.items() if k != "password"}),
-                         shard, args.jobs, args.retry_failed, mode, on_done=progress, judge=judge)
-    t0 = time.perf_counter()
-    try:
-        outcomes = runner.run(items, journal)
-    finally:
-        progress.close()
-    summary = summarize(outcomes, time.perf_counter() - t0)
-    summary["shard"] = f"{shard[0]}/{shard[1]}"
-    name = "pagerouter-batch.summary.json" if shard[1] == 1 else f"pagerouter-batch.shard-{shard[0]}-of-{shard[1]}.summary.json"
-    write_atomically([(outdir / name, json.dumps(summary, indent=2) + "\n")], tmp_tag(shard))
-    if not args.quiet:
-        print(format_summary(summary), file=sys.stderr)
-    if not items:
-        print("pagerouter: warning: no inputs in this shard", file=sys.stderr)
-    return EXIT_PAGES_FAILED if summary["failed"] or summary["failed_pages"] else EXIT_OK
-
-
-def _looks_like_address(value: str) -> bool:
-    return value in ("auto", "local") or value.startswith("ray://") or bool(re.fullmatch(r"[\w.\-]+:\d+", value))
-
-
-def _cmd_batch_ray(args, cfg, opts: dict) -> int:
-    """`--ray`: plan (local paths or URIs), then the Ray Data pipeline of batch/ray_driver.py."""
-    from pagerouter.render.output import to_json, to_markdown
-
-    from ..batch.fsio import Output, plan_items
-    from ..batch.inputs import BatchUsageError, in_shard, parse_shard
-
     if args.ray and not _looks_like_address(args.ray):  # `--ray in/ -o out`: argparse took an input for the address
         args.inputs.insert(0, args.ray)
         args.ray = ""
@@ -192,19 +116,101 @@ def _cmd_batch_ray(args, cfg, opts: dict) -> int:
         return to_markdown(doc, cfg.output, images_rel_to=output.local), to_json(doc)
 
     h = config_hash(cfg, {k: v for k, v in opts.items() if k != "password"})
-    return _run_ray(args, cfg, opts, items, output, journal_dir, h, shard, render)
+    run = _run_ray if args.ray is not None else _run_here
+    return run(args, cfg, opts, items, output, journal_dir, h, shard, render)
+
+
+def _looks_like_address(value: str) -> bool:
+    return value in ("auto", "local") or value.startswith("ray://") or bool(re.fullmatch(r"[\w.\-]+:\d+", value))
+
+
+def _clean_strays(output, journal_dir: Path, shard: tuple[int, int]) -> None:
+    """Temp files a killed run of this shard left, once its journal is locked (so they are surely its own)."""
+    from ..batch.journal import clean_strays, tmp_tag
+
+    clean_strays(journal_dir, tmp_tag(shard))
+    if output.local is not None and output.local != journal_dir:
+        clean_strays(output.local, tmp_tag(shard))
+
+
+def _write_summary(journal_dir: Path, shard: tuple[int, int], summary: dict) -> None:
+    from ..batch.journal import tmp_tag, write_atomically
+
+    name = "pagerouter-batch.summary.json" if shard[1] == 1 else f"pagerouter-batch.shard-{shard[0]}-of-{shard[1]}.summary.json"
+    write_atomically([(journal_dir / name, json.dumps(summary, indent=2) + "\n")], tmp_tag(shard))
+
+
+def _exit(summary: dict, items: list) -> int:
+    if not items:
+        print("pagerouter: warning: no inputs in this shard", file=sys.stderr)
+    return EXIT_PAGES_FAILED if summary["failed"] or summary["failed_pages"] else EXIT_OK
+
+
+def _run_here(args, cfg, opts: dict, items: list, output, journal_dir: Path, config_hash: str,
+              shard: tuple[int, int], render) -> int:
+    """`--local` (in-process converters), `--endpoint` or `--grpc`: the runner's worker threads."""
+    from ..batch.journal import Journal, JournalBusy
+    from ..batch.runner import BatchRunner, GrpcBackend, HttpBackend, LocalBackend
+    from ..batch.summary import BatchProgress, format_summary, summarize
+
+    mode = "http" if args.endpoint else "grpc" if args.grpc else "local"
+    if mode == "local":
+        from pagerouter.convert.converter import Converter
+
+        try:  # refuse bad options before any file is read (Converter() starts no workers yet)
+            probe = Converter(cfg)
+            probe.options(**opts)
+            probe.escalation_wait(args.wait, args.escalation_wait_s)
+            probe.close()
+        except ValueError as exc:
+            return usage_error(option_problem(exc))
+        make = lambda: LocalBackend(cfg, opts)  # noqa: E731
+    else:
+        client_opts = {**opts, "images": bool(opts["images"]),
+                       "languages": [v for v in (args.lang or "").replace(",", "+").split("+") if v] or None}
+        if mode == "http":
+            make = lambda: HttpBackend(args.endpoint, client_opts, args.timeout, args.job_mb)  # noqa: E731
+        else:
+            make = lambda: GrpcBackend(args.grpc, client_opts, args.timeout, args.application, args.job_mb)  # noqa: E731
+
+    journal_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        journal = Journal(journal_dir, shard)  # locked first: the strays cleaned next are surely ours
+    except JournalBusy as exc:
+        return usage_error(str(exc))
+    _clean_strays(output, journal_dir, shard)
+    progress = BatchProgress(len(items), enabled=not args.quiet)
+    judge = None
+    if cfg.filter.enabled:
+        from pagerouter.intake.docfilter import judge_file
+
+        judge = lambda data: judge_file(data, cfg.filter, isolate=cfg.isolation.enabled, password=args.password)  # noqa: E731
+    runner = BatchRunner(output, journal_dir, make, render, config_hash, shard, args.jobs, args.retry_failed, mode,
+                         on_done=progress, judge=judge)
+    t0 = time.perf_counter()
+    try:
+        outcomes = runner.run(items, journal)
+    finally:
+        progress.close()
+    summary = summarize(outcomes, time.perf_counter() - t0)
+    summary["shard"] = f"{shard[0]}/{shard[1]}"
+    _write_summary(journal_dir, shard, summary)
+    if not args.quiet:
+        print(format_summary(summary), file=sys.stderr)
+    return _exit(summary, items)
 
 
 def _run_ray(args, cfg, opts: dict, items: list, output, journal_dir: Path, config_hash: str,
-            shard: tuple[int, int], render) -> int:
+             shard: tuple[int, int], render) -> int:
+    """`--ray`: the Ray Data pipeline of batch/ray_driver.py, assembled by batch/ray_assembly.py."""
     from pagerouter.bench.metrics import cost_per_million
     from pagerouter.convert.converter import Converter
 
-    from ..batch.journal import Journal, JournalBusy, clean_strays, latest, read_records, tmp_tag, write_atomically
+    from ..batch.failures import one_line
+    from ..batch.journal import Journal, JournalBusy, latest, read_records, skip_statuses
     from ..batch.ray_assembly import Assembler, read_staged, staging_path
-    from ..batch.ray_driver import build_dataset, connect, gpu_problem, ray_figures_line, skip_statuses, write_manifest
+    from ..batch.ray_driver import build_dataset, connect, gpu_problem, ray_figures_line, write_manifest
     from ..batch.ray_stages import RunSpec, rows_of
-
     from ..batch.summary import BatchProgress, format_summary, summarize
 
     probe = Converter(cfg)  # starts no isolation worker: only the options are checked
@@ -221,7 +227,7 @@ def _run_ray(args, cfg, opts: dict, items: list, output, journal_dir: Path, conf
                    "escalation": cfg.batch.escalation.num_gpus})
     journal_dir.mkdir(parents=True, exist_ok=True)
     try:
-        journal = Journal(journal_dir, shard)
+        journal = Journal(journal_dir, shard)  # locked first: the strays cleaned next are surely ours
     except JournalBusy as exc:
         return usage_error(str(exc))
     ray = connect(args.ray, args.quiet)
@@ -230,9 +236,7 @@ def _run_ray(args, cfg, opts: dict, items: list, output, journal_dir: Path, conf
         ray.shutdown()
         journal.close()
         return usage_error(problem)
-    clean_strays(journal_dir, tmp_tag(shard))
-    if output.local is not None and output.local != journal_dir:
-        clean_strays(output.local, tmp_tag(shard))
+    _clean_strays(output, journal_dir, shard)
     previous = latest(read_records(journal_dir))
     skips = skip_statuses(items, previous, config_hash, output, args.retry_failed)
     staged = []
@@ -253,7 +257,7 @@ def _run_ray(args, cfg, opts: dict, items: list, output, journal_dir: Path, conf
                 asm.take(rows_of(batch))
         complete = True
     except Exception as exc:  # noqa: BLE001 - the pipeline itself failed: what is done stays done, the rest reruns
-        problem = f"the Ray Data pipeline stopped: {type(exc).__name__}: {str(exc).strip().splitlines()[0][:400] if str(exc).strip() else ''}"
+        problem = f"the Ray Data pipeline stopped: {one_line(exc)}"
     finally:
         asm.close(complete)
         journal.close()
@@ -275,8 +279,7 @@ def _run_ray(args, cfg, opts: dict, items: list, output, journal_dir: Path, conf
         "usd_per_million_pages_whole_cluster": round(cost_per_million(wall * cluster_cpus, 0.0, pages, cfg.bench), 2)
         if pages else None,
     })
-    name = "pagerouter-batch.summary.json" if shard[1] == 1 else f"pagerouter-batch.shard-{shard[0]}-of-{shard[1]}.summary.json"
-    write_atomically([(journal_dir / name, json.dumps(summary, indent=2) + "\n")], tmp_tag(shard))
+    _write_summary(journal_dir, shard, summary)
     write_manifest(output, journal_dir, items, config_hash, shard)
     if not args.quiet:
         print(format_summary(summary), file=sys.stderr)
@@ -284,6 +287,4 @@ def _run_ray(args, cfg, opts: dict, items: list, output, journal_dir: Path, conf
     if problem:
         print(f"pagerouter: error: {problem}; rerun the same command to finish", file=sys.stderr)
         return EXIT_PAGES_FAILED
-    if not items:
-        print("pagerouter: warning: no inputs in this shard", file=sys.stderr)
-    return EXIT_PAGES_FAILED if summary["failed"] or summary["failed_pages"] else EXIT_OK
+    return _exit(summary, items)
