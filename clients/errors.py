@@ -29,7 +29,7 @@ def resolve_api_key(api_key: str | None):
     """The key a client sends: `api_key` if given ("" = none), else PAGEROUTER_API_KEY or the
     file named by PAGEROUTER_API_KEY_FILE (the server's variables); None when there is none.
     A bad key source is a client error naming the variable or file, never the key."""
-    from deployments.auth import ApiKey, ApiKeyError, load_api_key
+    from pagerouter.service.api_key import ApiKey, ApiKeyError, load_api_key
 
     try:
         if api_key is not None:

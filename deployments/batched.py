@@ -19,10 +19,10 @@ from ray import serve
 
 from pagerouter.flow.engines import EngineSet, Role, batch_call_isolated
 from pagerouter.common.memory import release_free_memory
+from pagerouter.service.stage_faults import GARBAGE, stage_fault, task_of
 
 from .common import load_cfg, raise_if_error
 from .health import check_batch_loop, stage_ready
-from .faults import GARBAGE, stage_fault, task_of
 from .observe import GraphMetrics
 
 BATCH_METHODS: dict[str, str] = {"layout": "detect_batch", "small_reader": "read_batch"}
@@ -95,6 +95,13 @@ def batched_deployment(name: str, role: Role, stage: str):
         async def check_health(self) -> None:
             """Serve calls this periodically; raising makes it replace this replica."""
             await check_batch_loop(self._run_batch)
+
+        def __del__(self) -> None:
+            """Serve calls this when the replica shuts down gracefully: the engine it built is
+            closed here (a VLM engine stops its vLLM processes), not left to interpreter exit."""
+            engines = getattr(self, "engines", None)
+            if engines is not None:
+                engines.close()
 
         def describe(self) -> dict[str, str]:
             return self.engines.version_of(role)

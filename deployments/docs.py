@@ -3,35 +3,19 @@
 FastAPI's own pages load Swagger UI and ReDoc from cdn.jsdelivr.net (and fonts from Google),
 so they are blank on a machine without internet access. Here the same pages load their assets
 from this server: the files ship in the `fastapi-offline` package (Swagger UI 5, which renders
-OpenAPI 3.1, and ReDoc's standalone bundle; the `serve` extra installs it). Only the page
-helpers of FastAPI are used, not that package's app class. Asset URLs carry the request's
-root path, so an application mounted under a route prefix (e.g. /gpu) still finds them.
+OpenAPI 3.1, and ReDoc's standalone bundle; the `serve` extra installs it; their paths are in
+pagerouter.service.doc_assets). Only the page helpers of FastAPI are used, not that package's
+app class. Asset URLs carry the request's root path, so an application mounted under a route
+prefix (e.g. /gpu) still finds them.
 """
 
 # No `from __future__ import annotations`: FastAPI must see the real `Request` annotation.
 
-from pathlib import Path
-
-ASSET_PREFIX = "/docs/assets/"
-ASSETS = {
-    "swagger-ui-bundle.js": "application/javascript",
-    "swagger-ui.css": "text/css",
-    "redoc.standalone.js": "application/javascript",
-    "favicon.png": "image/png",
-}
-DOC_PATHS = frozenset({"/docs", "/redoc", *(ASSET_PREFIX + name for name in ASSETS)})
-"""Paths that answer without the API key (the API description holds no data)."""
-
-
-def asset_dir() -> Path:
-    import fastapi_offline
-
-    return Path(fastapi_offline.__file__).resolve().parent / "static"
+from pagerouter.service.doc_assets import ASSET_PREFIX, ASSETS, asset_dir
 
 
 def install_docs(api) -> None:
     """Add /docs, /redoc and their assets to the FastAPI `api` (built with docs_url=None, redoc_url=None)."""
-    # FastAPI only here: deployments.auth (used by the clients) imports this module for DOC_PATHS.
     from fastapi import Request
     from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
     from fastapi.responses import FileResponse, JSONResponse

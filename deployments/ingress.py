@@ -10,9 +10,7 @@ from the Triage deployment's stream, and pages go out as JSON, NDJSON lines or p
 # (e.g. `request: Request`) on the methods Serve wraps.
 
 import asyncio
-import json
 import logging
-import time
 import weakref
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -20,55 +18,45 @@ from contextlib import aclosing, contextmanager
 
 import pymupdf
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 from ray import serve
 from ray.serve.handle import DeploymentHandle
 
-from pagerouter.flow.escalation_wait import EscalationWait, resolve_escalation_wait
-from pagerouter.isolation import PageWork, page_work
 from pagerouter.common.memory import release_after
-from pagerouter.model import Document, Page
-from pagerouter.render.output import to_markdown
-from pagerouter.flow.pipeline import convert_pages
-from pagerouter.flow.options import PageOptions, RequestOptions, installed_languages
 from pagerouter.common.stages import LayoutResult, OcrCalls, OcrTask, Reading, page_work_started
+from pagerouter.flow.escalation_wait import EscalationWait, resolve_escalation_wait
+from pagerouter.flow.options import PageOptions, RequestOptions, installed_languages
+from pagerouter.flow.pipeline import convert_pages
+from pagerouter.isolation import PageWork, page_work
+from pagerouter.model import Document, Page
+from pagerouter.service.admission import Admission, Refused
+from pagerouter.service.api_key import ENV_KEY, ENV_KEY_FILE, server_api_key
+from pagerouter.service.api_key_middleware import ApiKeyMiddleware
+from pagerouter.service.api_problems import for_api, single_page_field_problem
+from pagerouter.service.client_identity import grpc_client_id, http_client_id
+from pagerouter.service.deadline import deadline_in
+from pagerouter.service.delivery import collect_document, ndjson_lines
+from pagerouter.service.document_body import document_body
+from pagerouter.service.error_status import grpc_refused, problem_error, refused_error
+from pagerouter.service.errors import internal_message
+from pagerouter.service.openapi import JOB_RESPONSES, OPTION_RESPONSES, option_body
+from pagerouter.service.redaction import public_config, redact
+from pagerouter.service.request_options import request_options
+from pagerouter.service.tracing import stage_span
+from pagerouter.service.upload import parse_upload
 from pagerouter.wire.items import DocumentHead, DocumentTail, InputProblem
 
-from .auth import ENV_KEY, ENV_KEY_FILE, server_api_key
 from .common import load_cfg
 from .docs import install_docs
 from .fast_path import LocalWalk, triaged_in_ingress, warm_up_pdf
-from .health import Readiness, applied_config, public_config, redact
+from .health import Readiness, applied_config
+from .http_errors import install_error_handlers
 from .ingress_grpc import GrpcMethods
-from .jobs import JOB_RESPONSES, JobMethods
-from .ingress_support import (
-    _PROBLEM_STATUS,
-    _for_api,
-    _single_page_problem,
-    install_error_handlers,
-)
-from .http_input import (
-    ApiError,
-    ApiKeyMiddleware,
-    error_body,
-    internal_message,
-    parse_upload,
-    request_options,
-)
-from .options_api import OPTION_RESPONSES, option_body
-from .limits import (
-    Admission,
-    Refused,
-    RequestTimeout,
-    assigned,
-    grpc_client_id,
-    TriageWalk,
-    missing_pages_text,
-    stage_call,
-    until_deadline,
-)
-from .observe import GraphMetrics, current_request_id, stage_span
+from .jobs import JobMethods
+from .observe import GraphMetrics, current_request_id
+from .stage_calls import TriageWalk, assigned, stage_call
 from .triage import triage_stream
+
 
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
@@ -143,7 +131,7 @@ class IngressCore(GrpcMethods, JobMethods):
         triage = self._triage_walk(data, name, password, pages, opts)
         try:
             first = await triage.head()
-            yield _for_api(first) if isinstance(first, InputProblem) else first
+            yield for_api(first) if isinstance(first, InputProblem) else first
             if triage.finished:  # Triage stops after an InputProblem
                 return
             used: dict[str, str] = {"pymupdf": pymupdf.VersionBind}
@@ -186,6 +174,13 @@ class IngressCore(GrpcMethods, JobMethods):
         if self._local_pages is None:
             self._local_pages = page_work(self.cfg)
         return self._local_pages
+
+    def __del__(self) -> None:
+        """Serve calls this when the replica shuts down gracefully (and the collector may, later):
+        the isolation workers this replica started go with it."""
+        pages, self._local_pages = getattr(self, "_local_pages", None), None
+        if pages is not None:
+            pages.close()
 
     async def check_health(self) -> None:
         """Serve calls this periodically. The first call warms both triage paths in the background:
@@ -262,46 +257,25 @@ class IngressCore(GrpcMethods, JobMethods):
     ) -> Document | InputProblem:
         """The whole document, or the InputProblem that stopped it (`timeout` past `deadline`)."""
         deadline = deadline if deadline is not None else self._deadline()
-        doc: Document | None = None
-        numbers: list[int] = []
         items = self.convert_items(data, name, password, pages, wait, escalation_wait_s, options)
-        async with aclosing(items):
-            try:
-                async for item in until_deadline(items, deadline, self.deadline_s):
-                    if isinstance(item, InputProblem):
-                        return item
-                    if isinstance(item, DocumentHead):
-                        doc, numbers = item.document, item.numbers
-                    elif isinstance(item, Page):
-                        doc.pages.append(item)  # type: ignore[union-attr]
-                    elif isinstance(item, DocumentTail):
-                        doc.engines.update(item.engines)  # type: ignore[union-attr]
-            except RequestTimeout as exc:
-                done = {p.number for p in doc.pages} if doc is not None else set()
-                left = missing_pages_text([n for n in numbers if n not in done])
-                msg = f"{name}: {exc}" + (f"; pages not converted: {left}" if left else "")
-                return InputProblem("timeout", msg, name, None, str(exc))
-        return doc  # type: ignore[return-value]
+        return await collect_document(items, name, deadline, self.deadline_s)
 
     def _deadline(self) -> float | None:
-        return None if self.deadline_s is None else time.monotonic() + self.deadline_s
+        return deadline_in(self.deadline_s)
 
     def _admit_http(self, request: Request):
         """The release of one admitted conversion, or ApiError 503/429 with Retry-After (before the upload is read)."""
         try:
-            return self.admission.acquire(request.client.host if request.client else "http")
+            return self.admission.acquire(http_client_id(request))
         except Refused as exc:
-            raise ApiError(exc.status, exc.code, exc.message, {"Retry-After": str(exc.retry_after_s)}) from None
+            raise refused_error(exc) from None
 
     def _admit_grpc(self, grpc_context):
         """The release of one admitted gRPC conversion, or None with the call's status set (UNAVAILABLE...)."""
         try:
             return self.admission.acquire(grpc_client_id(grpc_context))
         except Refused as exc:
-            if grpc_context is not None:
-                grpc_context.set_code(exc.grpc_code)
-                grpc_context.set_details(exc.message)
-                grpc_context.set_trailing_metadata([("error-code", exc.code), ("retry-after", str(exc.retry_after_s))])
+            grpc_refused(grpc_context, exc)
             return None
 
     # ------------------------------------------------------------------ HTTP
@@ -340,12 +314,9 @@ class IngressCore(GrpcMethods, JobMethods):
             return await self._stream_http(data, name, password, pages, rid, wait, deadline, release, opts)
         result = await self.collect(data, name, password, pages, *wait, deadline=deadline, options=opts)
         if isinstance(result, InputProblem):
-            raise ApiError(_PROBLEM_STATUS.get(result.code, 400), result.code, result.message)
-        # Rendering a large document takes a while: in a thread, so the ingress loop keeps serving.
-        if opts.format == "md":
-            text = await asyncio.to_thread(to_markdown, result, self.cfg.output)
-            return PlainTextResponse(text, media_type="text/markdown")
-        return Response(await asyncio.to_thread(result.model_dump_json), media_type="application/json")
+            raise problem_error(result)
+        text, media_type = await document_body(result, opts.format, self.cfg.output)
+        return Response(text, media_type=media_type)
 
     async def _stream_http(
         self, data: bytes, name: str, password: str | None, pages: str | None, rid: str,
@@ -356,34 +327,8 @@ class IngressCore(GrpcMethods, JobMethods):
         head = await items.__anext__()  # bad input must be a 4xx, not a 200 stream with an error
         if isinstance(head, InputProblem):
             await items.aclose()
-            raise ApiError(_PROBLEM_STATUS.get(head.code, 400), head.code, head.message)
-        document, sent = head.document, set()
-
-        async def lines() -> AsyncIterator[bytes]:
-            # Always ends with the `document` line or an error line naming the pages not delivered.
-            # aclosing: a client that hangs up mid-stream closes `items`, which cancels Triage.
-            try:
-                async with aclosing(items):
-                    async for item in until_deadline(items, deadline, self.deadline_s):
-                        if isinstance(item, Page):
-                            sent.add(item.number)
-                            yield b'{"type":"page","page":' + item.model_dump_json().encode() + b"}\n"
-                        elif isinstance(item, DocumentTail):
-                            document.engines.update(item.engines)
-                            yield b'{"type":"document","document":' + document.model_dump_json().encode() + b"}\n"
-                            return
-                raise RuntimeError("the conversion ended without its closing summary")
-            except Exception as exc:  # noqa: BLE001 - headers are gone: report in-band, same shape
-                missing = [n for n in head.numbers if n not in sent]
-                code, why = ("timeout", str(exc)) if isinstance(exc, RequestTimeout) else ("internal", internal_message(exc))
-                text = f"{name}: {why}" + (f"; pages not delivered: {missing_pages_text(missing)}" if missing else "")
-                error = error_body(code, text, rid)
-                yield (json.dumps({"type": "error", **error, "missing_pages": missing}) + "\n").encode()
-            finally:
-                if release is not None:
-                    release()
-
-        body = lines()
+            raise problem_error(head)
+        body = ndjson_lines(items, head, name, rid, deadline, self.deadline_s, release)
         if release is not None:  # a body never started (client gone first) still frees its slot
             weakref.finalize(body, release)
         return StreamingResponse(body, media_type="application/x-ndjson")
@@ -403,18 +348,16 @@ class IngressCore(GrpcMethods, JobMethods):
 
     async def _convert_page_http(self, request: Request, deadline: float | None) -> Response:
         data, name, fields = await parse_upload(request, self.cfg.serve.max_upload_mb)
-        raw = (fields.get("page") or "1").strip()
-        if raw.lstrip("-").isdecimal() and raw.isascii():  # "-3" is a page below 1, not a range (bad_pages, named)
-            problem = _single_page_problem(int(raw), name)
-            if problem is not None:
-                raise ApiError(_PROBLEM_STATUS[problem.code], problem.code, problem.message)
+        problem = single_page_field_problem(fields.get("page"), name)  # "-3": bad_pages, named, not a range
+        if problem is not None:
+            raise problem_error(problem)
         opts = request_options(fields, PageOptions)
         result = await self.collect(
             data, name, opts.password, str(opts.page), opts.wait, opts.escalation_wait_s, deadline=deadline,
             options=opts,
         )
         if isinstance(result, InputProblem):
-            raise ApiError(_PROBLEM_STATUS.get(result.code, 400), result.code, result.message)
+            raise problem_error(result)
         return Response(result.pages[0].model_dump_json(), media_type="application/json")
 
 
@@ -428,7 +371,8 @@ def make_ingress():
     api = FastAPI(title="pagerouter", version=PAGEROUTER_VERSION, docs_url=None, redoc_url=None)
     install_error_handlers(api)
     install_docs(api)
-    api.add_middleware(ApiKeyMiddleware)  # the key is read in the replica, when the app first runs
+    # the key is read in the replica, when the app first runs; 401s carry Serve's request id
+    api.add_middleware(ApiKeyMiddleware, request_id=current_request_id)
 
     @serve.deployment(name="Ingress")
     @serve.ingress(api)

@@ -17,10 +17,10 @@ from ray import serve
 from pagerouter.flow.engines import EngineSet
 from pagerouter.common.memory import release_free_memory
 from pagerouter.common.stages import OcrTask, Reading
+from pagerouter.service.stage_faults import GARBAGE, stage_fault
 
 from .common import load_cfg
 from .health import stage_ready
-from .faults import GARBAGE, stage_fault
 
 
 @serve.deployment(name="LargeReader")
@@ -43,6 +43,13 @@ class LargeReader:
         finally:
             release_free_memory()  # see pagerouter.common.memory: keeps replica RSS flat
         return reading, self.engines.version_of("escalation")
+
+    def __del__(self) -> None:
+        """Serve calls this when the replica shuts down gracefully: the escalation engine it built
+        is closed here (a VLM engine stops its vLLM processes), not left to interpreter exit."""
+        engines = getattr(self, "engines", None)
+        if engines is not None:
+            engines.close()
 
     def ready(self) -> dict:
         """The readiness ping of /healthz (sent only to a running replica: it never wakes one)."""

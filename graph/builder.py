@@ -97,7 +97,7 @@ def app_builder(args: dict[str, Any]) -> Application:
         from graph.replicas import derive_replicas, machine_now
 
         cfg.serve = derive_replicas(cfg.serve, machine_now(cluster=True), cfg.serve.replicas)
-    from deployments.auth import load_api_key
+    from pagerouter.service.api_key import load_api_key
 
     return build_app(cfg, require_api_key=load_api_key() is not None)
 

@@ -3,7 +3,7 @@
 Ray Serve 2.60's own gRPC proxy always listens on `[::]:port` (ray/serve/_private/grpc_util.py
 builds the address; no option changes it), so `pagerouter serve` does not start it. This
 server runs in the `pagerouter serve` process instead, on its own asyncio loop thread, binds
-exactly the configured host, checks the API key (deployments/auth.py), and forwards each
+exactly the configured host, checks the API key (pagerouter/service/api_key.py), and forwards each
 PageRouter call to the Ingress through a DeploymentHandle (`grpc_unary` / `grpc_stream`)
 as raw bytes: no re-encoding here, replies stream through as the Ingress yields them.
 It enforces `serve.request_timeout_s` (DEADLINE_EXCEEDED) and the upload limit (the receive
@@ -21,10 +21,10 @@ from typing import Any
 
 import grpc
 
-from deployments.auth import UNAUTHORIZED_CODE, UNAUTHORIZED_MESSAGE, ApiKey, metadata_authorized
-from deployments.grpc_forward import SERVICE
-from deployments.http_input import internal_message
-from deployments.limits import PEER_METADATA
+from pagerouter.service.api_key import UNAUTHORIZED_CODE, UNAUTHORIZED_MESSAGE, ApiKey, metadata_authorized
+from pagerouter.service.client_identity import PEER_METADATA
+from pagerouter.service.errors import internal_message
+from pagerouter.service.grpc_forwarding import SERVICE
 
 log = logging.getLogger("pagerouter.grpc_front")
 _UPLOAD_OVERHEAD_BYTES = 64 * 1024  # the request's other fields around the file bytes

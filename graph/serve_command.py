@@ -81,7 +81,7 @@ def _port_free(host: str, port: int) -> bool:
 
 def _auth_line(key, host: str) -> str | None:
     """The warning for an open server on a reachable address, else None."""
-    from deployments.auth import ENV_KEY, ENV_KEY_FILE, is_loopback
+    from pagerouter.service.api_key import ENV_KEY, ENV_KEY_FILE, is_loopback
 
     if key is None and not is_loopback(host):
         return (f"pagerouter: warning: listening on {host} without an API key: anyone who can reach this "
@@ -108,7 +108,7 @@ def cmd_serve(args) -> int:
     if args.replicas is not None:
         cfg.serve.replicas = args.replicas
     num_cpus = args.num_cpus or cfg.serve.ray_num_cpus or 2 * (os.cpu_count() or 1)
-    from deployments.auth import ApiKeyError, load_api_key
+    from pagerouter.service.api_key import ApiKeyError, load_api_key
 
     try:
         key = load_api_key()  # the replicas and the gRPC front read the same variables

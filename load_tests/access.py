@@ -2,7 +2,7 @@
 each user's connection comes from.
 
 - The API key: `PAGEROUTER_API_KEY`, or the first line of the file named by
-  `PAGEROUTER_API_KEY_FILE` (deployments/auth.py, the server's own rules; no Ray import), sent as
+  `PAGEROUTER_API_KEY_FILE` (pagerouter/service/api_key.py, the server's own rules; no Ray import), sent as
   `Authorization: Bearer KEY` (gRPC metadata `authorization`). Without either variable nothing
   is sent; against a keyed server every request is then a 401 / UNAUTHENTICATED, counted as an
   `unauthorized` error (records.is_unauthorized) and shouted at the top of the report.
@@ -27,8 +27,8 @@ UNAUTHORIZED_KINDS = ("401", "UNAUTHENTICATED")
 
 
 def api_key():
-    """The key from the environment (a `deployments.auth.ApiKey`, hiding its secret), or None."""
-    from deployments.auth import ApiKeyError, load_api_key
+    """The key from the environment (a `pagerouter.service.api_key.ApiKey`, hiding its secret), or None."""
+    from pagerouter.service.api_key import ApiKeyError, load_api_key
 
     try:
         return load_api_key()

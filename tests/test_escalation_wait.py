@@ -235,15 +235,15 @@ def test_http_wait_fields_reach_the_pipeline_and_bad_values_are_422():
 def test_grpc_wait_fields_round_trip_and_bad_mode_is_invalid_argument():
     import grpc
 
-    from deployments.ingress_support import _grpc_wait
+    from pagerouter.service.request_options import grpc_wait
     from pagerouter.wire.protos import pagerouter_pb2 as pb
     from tests.test_ingress_local import FakeGrpcContext
 
     sent = pb.ConvertRequest(data=b"%PDF", wait="bulk", escalation_wait_s=30.0)
     got = pb.ConvertRequest.FromString(sent.SerializeToString())
-    assert _grpc_wait(got) == ("bulk", 30.0)
-    assert _grpc_wait(pb.ConvertRequest(data=b"%PDF")) == (None, None)  # old clients: defaults
-    assert _grpc_wait(pb.PageRequest.FromString(pb.PageRequest(page=2, escalation_wait_s=5).SerializeToString())) \
+    assert grpc_wait(got) == ("bulk", 30.0)
+    assert grpc_wait(pb.ConvertRequest(data=b"%PDF")) == (None, None)  # old clients: defaults
+    assert grpc_wait(pb.PageRequest.FromString(pb.PageRequest(page=2, escalation_wait_s=5).SerializeToString())) \
         == (None, 5.0)
     old_client_bytes = pb.ConvertRequest(data=b"x", filename="a.pdf").SerializeToString()
     assert pb.ConvertRequest.FromString(old_client_bytes).filename == "a.pdf"

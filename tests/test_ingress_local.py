@@ -20,7 +20,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 # -- HTTP input parsing, CLI ----------------------------------------------------------------
 def test_multipart_parser_reads_file_and_fields():
-    from deployments.http_input import ApiError, _parse_multipart
+    from pagerouter.service.errors import ApiError
+    from pagerouter.service.upload import parse_multipart
 
     boundary = "XyZ"
     body = (
@@ -28,10 +29,10 @@ def test_multipart_parser_reads_file_and_fields():
         f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.pdf\"\r\n"
         f"Content-Type: application/pdf\r\n\r\n"
     ).encode() + b"%PDF-1.7\r\n\x00\xff binary" + f"\r\n--{boundary}--\r\n".encode()
-    data, name, fields = _parse_multipart(f"multipart/form-data; boundary={boundary}", body)
+    data, name, fields = parse_multipart(f"multipart/form-data; boundary={boundary}", body)
     assert data == b"%PDF-1.7\r\n\x00\xff binary" and name == "a.pdf" and fields == {"pages": "1-2"}
     with pytest.raises(ApiError) as err:
-        _parse_multipart("multipart/form-data", body)
+        parse_multipart("multipart/form-data", body)
     assert err.value.status == 400
 
 
@@ -40,7 +41,7 @@ def test_unexpected_http_error_has_the_documented_shape():
     from fastapi import FastAPI
     from fastapi.testclient import TestClient
 
-    from deployments.http_input import ApiError
+    from pagerouter.service.errors import ApiError
     from deployments.ingress import install_error_handlers
 
     api = FastAPI()
@@ -195,7 +196,7 @@ def test_ingress_cancels_the_triage_stream_when_its_consumer_goes_away():
 
 
 def test_internal_message_drops_remote_tracebacks():
-    from deployments.http_input import internal_message
+    from pagerouter.service.errors import internal_message
 
     class FakeRayTaskError(Exception):  # shaped like ray.exceptions.RayTaskError: str() is a traceback
         def __init__(self, cause):
@@ -208,7 +209,7 @@ def test_internal_message_drops_remote_tracebacks():
 
 
 def test_public_config_redacts_secrets():
-    from deployments.http_input import public_config
+    from pagerouter.service.redaction import public_config
 
     out = public_config(PagerouterConfig())
     assert out["serve"]["http_port"] == 8000

@@ -101,7 +101,7 @@ def test_cli_names_file_for_too_many_pages(tmp_path):
 
 # -- ingress helpers ------------------------------------------------------------------------
 def test_admission_bounds_clients_and_the_replica():
-    from deployments.limits import Admission, Refused
+    from pagerouter.service.admission import Admission, Refused
     from pagerouter.config.limits import LimitsConfig
 
     adm = Admission(LimitsConfig(max_requests_per_client=2, max_in_flight_requests=3, retry_after_s=7))
@@ -123,7 +123,7 @@ def test_admission_bounds_clients_and_the_replica():
 
 
 def test_peer_host():
-    from deployments.limits import peer_host
+    from pagerouter.service.client_identity import peer_host
 
     assert peer_host("ipv4:127.0.0.2:5555") == "127.0.0.2"
     assert peer_host("ipv6:[::1]:5555") == "::1"
@@ -131,7 +131,8 @@ def test_peer_host():
 
 
 def test_deadline_and_missing_pages():
-    from deployments.limits import RequestTimeout, missing_pages_text, until_deadline
+    from pagerouter.intake.inputs import pages_text as missing_pages_text
+    from pagerouter.service.deadline import RequestTimeout, until_deadline
 
     assert missing_pages_text([3, 4, 5, 9, 11, 12]) == "3-5,9,11-12"
     assert missing_pages_text([]) == ""
@@ -159,7 +160,7 @@ def test_deadline_and_missing_pages():
 def test_stage_call_retries_once_when_the_replica_died():
     from ray.exceptions import RayActorError
 
-    from deployments.limits import ReplicaDied, stage_call
+    from deployments.stage_calls import ReplicaDied, stage_call
 
     calls = []
 
@@ -387,7 +388,7 @@ def test_a_retried_stage_call_gets_a_fresh_page_clock_and_a_timeout_names_the_cr
     the page with a reason that names the dead replica."""
     from ray.exceptions import ActorDiedError
 
-    from deployments.limits import stage_call
+    from deployments.stage_calls import stage_call
     from pagerouter.flow.pipeline import _timed_flow
     from pagerouter.common.stages import LayoutResult, OcrCalls, page_work_started
 

@@ -274,7 +274,7 @@ def test_source_addresses_spread_users_over_loopback_addresses(fake_server, tmp_
 
 
 def server_view_peer(peer: str) -> str:
-    from deployments.limits import peer_host
+    from pagerouter.service.client_identity import peer_host
 
     return peer_host(peer)
 

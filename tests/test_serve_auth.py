@@ -26,7 +26,7 @@ import yaml
 from clients.errors import PagerouterClientError
 from clients.grpc_client import PagerouterGrpcClient
 from clients.http_client import PagerouterHttpClient
-from deployments.auth import UNAUTHORIZED_MESSAGE, ApiKey, ApiKeyError, load_api_key
+from pagerouter.service.api_key import UNAUTHORIZED_MESSAGE, ApiKey, ApiKeyError, load_api_key
 from pagerouter.bench import synth
 from tests.serve_fixtures import free_port, pagerouter_serve_process
 
@@ -77,8 +77,8 @@ def test_http_middleware_without_ray(monkeypatch):
     from fastapi import FastAPI
     from fastapi.testclient import TestClient
 
-    import deployments.auth as auth
-    from deployments.http_input import ApiKeyMiddleware
+    import pagerouter.service.api_key as auth
+    from pagerouter.service.api_key_middleware import ApiKeyMiddleware
 
     monkeypatch.setattr(auth, "_SERVER_KEY", [ApiKey(KEY)])
     api = FastAPI()
@@ -97,7 +97,7 @@ def test_http_middleware_without_ray(monkeypatch):
 
 
 def test_forwarded_grpc_context_records_the_status():
-    from deployments.grpc_forward import RecordingContext, grpc_request_type
+    from pagerouter.service.grpc_forwarding import RecordingContext, grpc_request_type
     from pagerouter.wire.protos import pagerouter_pb2 as pb
 
     assert grpc_request_type("ConvertPage", streaming=False) is pb.PageRequest
@@ -106,18 +106,18 @@ def test_forwarded_grpc_context_records_the_status():
         grpc_request_type("StreamDocument", streaming=False)
     with pytest.raises(ValueError):
         grpc_request_type("__init__", streaming=False)
-    from deployments.ingress_support import _grpc_unauthenticated
+    from pagerouter.service.grpc_auth import grpc_unauthenticated
 
     class ServeProxyContext(RecordingContext):  # what Serve's own gRPC proxy hands a method
         authenticated_upstream = False
 
     key = ApiKey(KEY)
-    assert not _grpc_unauthenticated(ServeProxyContext([("authorization", f"Bearer {KEY}")], "r"), key)
-    assert not _grpc_unauthenticated(ServeProxyContext([], "r"), None)  # auth off
-    assert not _grpc_unauthenticated(RecordingContext([], "r"), key)  # checked by the front already
-    assert _grpc_unauthenticated(None, key)  # a direct call without metadata
+    assert not grpc_unauthenticated(ServeProxyContext([("authorization", f"Bearer {KEY}")], "r"), key)
+    assert not grpc_unauthenticated(ServeProxyContext([], "r"), None)  # auth off
+    assert not grpc_unauthenticated(RecordingContext([], "r"), key)  # checked by the front already
+    assert grpc_unauthenticated(None, key)  # a direct call without metadata
     denied = ServeProxyContext([("authorization", "Bearer wrong")], "r")
-    assert _grpc_unauthenticated(denied, key)
+    assert grpc_unauthenticated(denied, key)
     assert denied.outcome()[:2] == ("UNAUTHENTICATED", UNAUTHORIZED_MESSAGE) and KEY not in str(denied.outcome())
     ctx = RecordingContext([("application", "pagerouter")], "rid1")
     assert ctx.outcome() == (None, "", [("request_id", "rid1")])

@@ -101,7 +101,7 @@ def test_ingress_triage_problems_name_the_file_like_the_triage_deployment():
 def test_http_page_route_answers_without_the_triage_deployment():
     core = _core()
     api = FastAPI()
-    from deployments.ingress_support import install_error_handlers
+    from deployments.http_errors import install_error_handlers
 
     install_error_handlers(api)
     api.router.add_route("/v1/pages", core.convert_page_http, methods=["POST"])

@@ -20,7 +20,8 @@ import grpc
 import httpx
 import pytest
 
-from deployments.health import BUSY, OPTIONAL, is_secret_key, redact, stage_state
+from pagerouter.service.readiness import BUSY, OPTIONAL, stage_state
+from pagerouter.service.redaction import is_secret_key, redact
 from tests.serve_fixtures import free_port, wait_for
 
 pytest_plugins = ["tests.serve_fixtures"]
@@ -40,7 +41,7 @@ def test_redaction_hides_secrets_only():
     assert out["vlm"] == {"api_key": "***", "token": "***", "hf_token": "***", "tokenizer": "byte", "password": ""}
     assert out["env"] == {"PAGEROUTER_API_KEY": "***", "AUTHORIZATION": "***", "credentials": {"user": "***", "n": 3}}
     assert out["note"] == "***"
-    from deployments.auth import ApiKey
+    from pagerouter.service.api_key import ApiKey
 
     key = ApiKey("k-4")
     # the key inside a longer value (a URL, an env string) goes too; an unrelated value stays
@@ -55,10 +56,10 @@ def test_docs_and_their_assets_need_no_key_under_a_prefix(monkeypatch):
     from fastapi import FastAPI
     from fastapi.testclient import TestClient
 
-    import deployments.auth as auth
-    from deployments.auth import ApiKey
+    import pagerouter.service.api_key as auth
     from deployments.docs import install_docs
-    from deployments.http_input import ApiKeyMiddleware
+    from pagerouter.service.api_key import ApiKey
+    from pagerouter.service.api_key_middleware import ApiKeyMiddleware
 
     monkeypatch.setattr(auth, "_SERVER_KEY", [ApiKey("k-5")])
     api = FastAPI(title="pagerouter", docs_url=None, redoc_url=None)

@@ -23,7 +23,7 @@ import pymupdf
 import pytest
 import yaml
 
-from deployments.faults import FAULT_ENV, LOG_ENV
+from pagerouter.service.stage_faults import FAULT_ENV, LOG_ENV
 from pagerouter.bench import synth
 from pagerouter.wire.protos import pagerouter_pb2 as pb
 from pagerouter.wire.protos import pagerouter_pb2_grpc as pb_grpc

@@ -1,4 +1,4 @@
-"""The ingress side of gRPC calls forwarded through a DeploymentHandle (graph/grpc_front.py).
+"""gRPC calls forwarded as bytes: the front server (graph/grpc_front.py) to the ingress.
 
 The front server checks the API key, drops the `authorization` metadata (the key never crosses
 into Ray) and calls the Ingress's `grpc_unary` / `grpc_stream` with the method name, the

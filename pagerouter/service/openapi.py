@@ -1,4 +1,4 @@
-"""OpenAPI of the POST routes, generated from the request-options models.
+"""OpenAPI of the POST routes (/v1/convert, /v1/pages, /v1/jobs), generated from the request-options models.
 
 The conversion routes take a raw `Request` (uploads are streamed and counted against the size
 limit before anything is parsed), so FastAPI cannot infer their body or parameters; this module
@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pagerouter.flow.options import OptionError, _Options, check_served_languages
-from pagerouter.wire import proto_model
-from pagerouter.wire.items import InputProblem
+from pagerouter.flow.options import _Options
 
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -97,13 +95,8 @@ def option_body(model: type[_Options]) -> dict[str, Any]:
     }
 
 
-def grpc_request_options(request, model: type[_Options]):
-    """The validated options of a gRPC request, or the InputProblem (INVALID_ARGUMENT, error-code
-    bad_request) that refuses it before any work starts."""
-    name = request.filename or "-"
-    try:
-        opts = model.from_fields(proto_model.request_fields(request))
-        check_served_languages(opts)
-    except OptionError as exc:
-        return InputProblem(exc.code, f"{name}: {exc.message}", name, None, exc.message)
-    return opts
+# POST /v1/jobs: the upload errors of /v1/convert, 202 instead of 200, no 504 (no deadline).
+JOB_RESPONSES: dict[int | str, dict[str, Any]] = {k: v for k, v in OPTION_RESPONSES.items() if k not in (200, 504)}
+JOB_RESPONSES[202] = {"description": "The job was accepted: its status (`id`, `state` queued), Location /v1/jobs/{id}."}
+JOB_RESPONSES[503] = {**OPTION_RESPONSES[503], "description": "At capacity, or serve.jobs.max_queued jobs already "
+                      "waiting or running (`jobs_full`); retry after Retry-After seconds."}

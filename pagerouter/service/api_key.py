@@ -16,7 +16,7 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from .docs import DOC_PATHS  # /docs, /redoc and their local assets (no FastAPI import)
+from .doc_assets import DOC_PATHS
 
 ENV_KEY = "PAGEROUTER_API_KEY"
 ENV_KEY_FILE = "PAGEROUTER_API_KEY_FILE"
