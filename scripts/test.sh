@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 command -v tesseract >/dev/null 2>&1 || need_apt+=(tesseract-ocr)
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)  # tests/test_review.py drives it with Playwright
 for lang in deu rus; do
   [ -e "/usr/share/tesseract-ocr/5/tessdata/$lang.traineddata" ] || need_apt+=("tesseract-ocr-$lang")
 done

@@ -27,7 +27,7 @@ RANKS: list[set[str]] = [
     {"flow"},
     {"isolation"},
     {"convert"},
-    {"wire", "jobs", "bench", "service"},
+    {"wire", "jobs", "bench", "service", "review"},
     {"batch"},
     {"cli"},
 ]
