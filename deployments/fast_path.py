@@ -18,7 +18,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 from pagerouter.config.serve import ServeConfig
-from pagerouter.intake.inputs import _RANGE as RANGE_SYNTAX  # the syntax parse_pages reads
+from pagerouter.intake.inputs import InputError, page_ranges
 
 from .limits import WalkHead
 
@@ -28,23 +28,13 @@ def bounded_page_count(selection: str | None) -> int | None:
     (`5-`, all pages) or not a selection at all (the real parser then names the mistake)."""
     if selection is None or not selection.strip():
         return None
-    total = 0
-    for part in selection.split(","):
-        m = RANGE_SYNTAX.match(part)
-        if not m:
-            return None
-        lo, dash, hi = m.groups()
-        if not dash:
-            if not lo:
-                return None
-            total += 1
-        elif not lo and hi:  # `-3` reads as 1-3
-            total += int(hi)
-        elif lo and hi:
-            total += max(0, int(hi) - int(lo) + 1)
-        else:
-            return None
-    return total
+    try:
+        parts = [(lo, hi) for _, lo, hi in page_ranges(selection)]
+    except InputError:
+        return None
+    if any(hi is None for _, hi in parts):
+        return None
+    return sum(hi - lo + 1 for lo, hi in parts)
 
 
 def triaged_in_ingress(s: ServeConfig, size: int, selection: str | None) -> bool:

@@ -1,25 +1,25 @@
 """Triage deployment (CPU): opens the input, triages each page, reads good text layers itself.
 
 Streams `DocumentHead` (or `InputProblem`), then one `TriageOutcome` per page in page order:
-a finished page, or a page plus its `OcrTask` for the OCR tiers. The page walk is the core
-`pagerouter.flow.pipeline.triage_outcomes`, unchanged; the file is opened and its pages read through
-`pagerouter.isolation` (worker processes unless `isolation.enabled: false`), so a crash or a hang
-in MuPDF fails one page, never this replica.
+a finished page, or a page plus its `OcrTask` for the OCR tiers. The walk is the core's
+`pagerouter.convert.walk.walk_document`, the one the Converter runs; the file is opened and its
+pages read through `pagerouter.isolation` (worker processes unless `isolation.enabled: false`),
+so a crash or a hang in MuPDF fails one page, never this replica.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 
 from ray import serve
 
-from pagerouter.flow.figure_export import figures_of_text_pages
-from pagerouter.intake.inputs import InputError, check_page_count, parse_pages
+from pagerouter.intake.inputs import InputError
 from pagerouter.config import PagerouterConfig
-from pagerouter.isolation import PageWork, WalkAhead, page_work
+from pagerouter.convert.walk import walk_document
+from pagerouter.isolation import PageWork, page_work
 from pagerouter.common.memory import release_after
-from pagerouter.flow.pipeline import TriageOutcome, new_document
+from pagerouter.flow.pipeline import TriageOutcome
 from pagerouter.wire.items import DocumentHead, InputProblem
 
 from .common import load_cfg
@@ -64,31 +64,24 @@ async def triage_stream(
     The one triage walk of the served graph: the Triage deployment streams it to the ingress,
     and the ingress runs it itself, in its own isolation workers, for small requests of a few
     pages (`serve.ingress_triage_max_pages`, deployments/fast_path.py): the same code, so the
-    same pages, problems, fault hooks and spans either way."""
+    same pages, problems, fault hooks and spans either way. The walk itself (open, page
+    selection, triage, figures) is the core's `walk_document`; here are only what a Serve
+    stream adds: problems as items, the test fault hook, spans and the upload's memory."""
+    walk = walk_document(work, data, max_pages=cfg.limits.max_pages, name=name, password=password, pages=pages,
+                         ocr=ocr, images=images)
     try:
-        # Opening may repair a broken PDF (pypdf) for seconds: off the event loop. The worker that
-        # opens it reads the first pages of the walk below at once (WalkAhead: one round trip).
-        src = await asyncio.to_thread(work.open, data, name, password, WalkAhead(pages, ocr))
-    except InputError as exc:
-        yield InputProblem("bad_input", str(exc), exc.source, exc.page, exc.message)
-        return
-    try:
-        try:
-            numbers = parse_pages(pages, src.page_count, src.name)
-            check_page_count(numbers, cfg.limits.max_pages, src.name)
-        except InputError as exc:  # before any page is triaged
-            yield InputProblem(getattr(exc, "code", "bad_pages"), str(exc), exc.source, exc.page, exc.message)
-            return
-        yield DocumentHead(new_document(src), numbers)
-        walk = work.outcomes(src, numbers, ocr)
-        if images:
-            walk = figures_of_text_pages(walk, src, work)
-        async for outcome in walk:
-            await stage_fault("triage", src.name, outcome.page.number)  # test-only hook, off by default
-            for stage in TRIAGE_STAGES:
-                if stage in outcome.page.timings:
-                    record_stage_span(stage, outcome.page.number, outcome.page.route, outcome.page.timings[stage])
-            yield outcome
+        async with aclosing(walk):
+            try:
+                head = await anext(walk)
+            except InputError as exc:  # before any page is triaged: a file that does not open, or a bad selection
+                yield InputProblem(getattr(exc, "code", "bad_input"), str(exc), exc.source, exc.page, exc.message)
+                return
+            yield DocumentHead(head.document, head.numbers)
+            async for outcome in walk:
+                await stage_fault("triage", head.src.name, outcome.page.number)  # test-only hook, off by default
+                for stage in TRIAGE_STAGES:
+                    if stage in outcome.page.timings:
+                        record_stage_span(stage, outcome.page.number, outcome.page.route, outcome.page.timings[stage])
+                yield outcome
     finally:
-        src.close()
         release_after(len(data))  # a large upload's buffers back to the OS (pagerouter.common.memory)

@@ -208,3 +208,165 @@ def test_an_error_in_one_file_of_a_shared_triage_unit_fails_only_its_pages(tmp_p
     (b_page, _), = out[1].pages
     assert a_page.status == "failed" and a_page.error == "a.pdf: page 1: triage failed: a bug in the walk"
     assert b_page.status == "ok" and "File b.pdf" in b_page.blocks[0].text
+
+
+# -- the OCR pools with fake engines --------------------------------------------------------------
+class FakeLayoutEngine:
+    """FAKE layout engine: no regions, no turn; counts its closes."""
+
+    name, version = "fake-layout", "0"
+
+    def __init__(self):
+        self.closed = 0
+
+    def detect_batch(self, tasks):
+        from pagerouter.common.stages import LayoutResult
+
+        return [LayoutResult(rotation=0, regions=[], engine=self.name) for _ in tasks]
+
+    def close(self):
+        self.closed += 1
+
+
+class FakeDoubtingReader(FakeLayoutEngine):
+    """FAKE small reader: one line per page, with a failed check of its own, so every page is flagged."""
+
+    name = "fake-reader"
+
+    def read_batch(self, tasks, layouts):
+        from pagerouter.common.stages import Reading
+        from pagerouter.model import Block, CheckResult
+
+        return [Reading(blocks=[Block(text="first reading", role="paragraph", bbox=(72, 72, 300, 90), page=t.number,
+                                      engine=self.name, route="ocr", confidence=0.4)],
+                        checks=[CheckResult(name="fake_doubt", passed=False, reason="the fake reader doubts itself")],
+                        engine=self.name) for t in tasks]
+
+
+class FakeEscalator(FakeLayoutEngine):
+    """FAKE escalation tier: a fixed reading; counts its calls."""
+
+    name = "fake-escalator"
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def escalate(self, task, first):
+        from pagerouter.common.stages import Reading
+        from pagerouter.model import Block
+
+        self.calls += 1
+        return Reading(blocks=[Block(text="escalated reading", role="paragraph", bbox=(72, 72, 300, 90),
+                                     page=task.number, engine=self.name, route="ocr", confidence=0.9)],
+                       engine=self.name)
+
+
+def _fake_engines(monkeypatch) -> dict:
+    from pagerouter.flow import engines
+
+    fakes = {"layout": FakeLayoutEngine(), "small_reader": FakeDoubtingReader(), "escalation": FakeEscalator()}
+    monkeypatch.setattr(engines, "build_engine", lambda role, cfg: fakes[role])
+    return fakes
+
+
+def test_an_escalated_page_is_converted_once_in_the_pools(tmp_path, monkeypatch):
+    """The reader pool asks the pipeline's escalation rule and sends the flagged scan on without
+    converting it; the escalation pool converts it, once (one `convert_pages` call and one check
+    of the first reading for the page, where there were two of each), into the Converter's page."""
+    from pagerouter.bench.synth import add_scanned_page
+    from pagerouter.flow import pipeline
+    from pagerouter.flow.engines import EngineSet
+    from pagerouter.ocr import checks
+
+    d = pymupdf.open()
+    add_scanned_page(d, ["A scanned page the fake reader doubts."])
+    d.save(tmp_path / "scan.pdf")
+    cfg = PagerouterConfig.model_validate({"isolation": {"enabled": False}})
+    run = RunSpec(cfg.model_dump_json(), None, None, "auto", (), False, 900.0, "bulk wait", False, 2)
+    fakes = _fake_engines(monkeypatch)
+    counts = {"convert_pages": 0, "check_reading": 0}
+
+    def counted(module, name):
+        real = getattr(module, name)
+
+        def call(*args, **kwargs):
+            counts[name] += 1
+            return real(*args, **kwargs)
+        monkeypatch.setattr(module, name, call)
+
+    counted(pipeline, "convert_pages")
+    counted(checks, "check_reading")
+    triaged = rows_of(triage_ranges(table_of(rows_of(open_files(
+        table_of([Row(0, "file", dump(FileJob("", str(tmp_path / "scan.pdf"), "scan.pdf", {})))]), run))), run))
+    ocr_rows = [r for r in triaged if r.kind == "ocr"]
+    assert len(ocr_rows) == 1
+    rows = rows_of(ReaderStage(run)(LayoutStage(run)(table_of(ocr_rows))))
+    assert [r.kind for r in rows] == ["escalate"] and counts == {"convert_pages": 0, "check_reading": 1}
+    rows = rows_of(EscalationStage(run)(table_of(rows)))
+    assert [r.kind for r in rows] == ["pages"] and fakes["escalation"].calls == 1
+    assert counts["convert_pages"] == 1 and counts["check_reading"] == 2  # the first reading's, the escalated one's
+    (page, engines_ran), = rows[0].obj.pages
+
+    with Converter(cfg) as conv:
+        conv.engines = EngineSet(cfg.ocr, prebuilt=fakes)
+        want = conv.convert(str(tmp_path / "scan.pdf"), name="scan.pdf", wait="bulk").pages[0]
+    assert page.blocks[0].text == "escalated reading" and page.status == want.status
+    assert page.model_dump(exclude={"timings"}) == want.model_dump(exclude={"timings"})
+    assert [role for role, _, _ in engines_ran] == ["layout", "small_reader", "escalation"]
+
+
+def test_a_page_the_rule_keeps_is_finished_by_the_reader_pool(tmp_path, monkeypatch):
+    """Escalation off: the same flagged page is finished in the reader pool, flagged, with the
+    first reading (the pipeline's rule, not a copy of it in the pool)."""
+    from pagerouter.bench.synth import add_scanned_page
+
+    d = pymupdf.open()
+    add_scanned_page(d, ["A scanned page the fake reader doubts."])
+    d.save(tmp_path / "scan.pdf")
+    cfg = PagerouterConfig.model_validate({"isolation": {"enabled": False}, "ocr": {"escalation": {"enabled": False}}})
+    run = RunSpec(cfg.model_dump_json(), None, None, "auto", (), False, 900.0, "bulk wait", False, 2)
+    fakes = _fake_engines(monkeypatch)
+    triaged = rows_of(triage_ranges(table_of(rows_of(open_files(
+        table_of([Row(0, "file", dump(FileJob("", str(tmp_path / "scan.pdf"), "scan.pdf", {})))]), run))), run))
+    rows = rows_of(ReaderStage(run)(LayoutStage(run)(table_of([r for r in triaged if r.kind == "ocr"]))))
+    assert [r.kind for r in rows] == ["pages"] and fakes["escalation"].calls == 0
+    (page, _), = rows[0].obj.pages
+    assert page.status == "flagged" and "fake_doubt" in page.flags and page.blocks[0].text == "first reading"
+
+
+def test_a_pool_stage_closes_its_engines(monkeypatch):
+    """An actor's EngineSet has an owner: the stage's close(), which Ray Data reaches through
+    `__del__` when it shuts the actor pool down."""
+    import gc
+
+    cfg = PagerouterConfig()
+    run = RunSpec(cfg.model_dump_json(), None, None, "auto", (), False, 900.0, "bulk wait", False, 2)
+    fakes = _fake_engines(monkeypatch)
+    stage = ReaderStage(run)
+    stage.close()
+    assert fakes["small_reader"].closed == 1
+    stage = EscalationStage(run)
+    del stage
+    gc.collect()
+    assert fakes["escalation"].closed == 1
+
+
+def test_a_process_closes_its_cached_isolation_pools_at_exit(monkeypatch):
+    """The triage tasks' per-process isolation pool is closed by an exit hook registered with it."""
+    from types import SimpleNamespace
+
+    from pagerouter.batch import ray_stages
+
+    registered = []
+    fake_atexit = SimpleNamespace(register=lambda fn, *a, **k: registered.append(fn) or fn)
+    monkeypatch.setattr(ray_stages, "atexit", fake_atexit)  # FAKE: records, never runs at exit
+    monkeypatch.setattr(ray_stages, "_CACHE", {})
+    cfg = PagerouterConfig.model_validate({"isolation": {"enabled": True}})
+    run = RunSpec(cfg.model_dump_json(), None, None, "auto", (), False, 900.0, "bulk wait", False, 2)
+    work = ray_stages._page_work(run)
+    assert ray_stages._page_work(run) is work and registered == [ray_stages.close_page_works]
+    closed = []
+    monkeypatch.setattr(work, "close", lambda: closed.append(work))
+    registered[0]()
+    assert closed == [work] and ray_stages._CACHE == {("cfg", run.cfg_json): ray_stages._cfg(run)}

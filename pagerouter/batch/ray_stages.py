@@ -2,8 +2,9 @@
 `Converter` and the Serve deployments run (no Ray import here: Ray Data hands these functions
 and classes pyarrow tables, and they return pyarrow tables).
 
-    file rows ─► open_files (CPU tasks: hash, journal check, cheap open, cut into page ranges)
-              ─► triage_ranges (CPU tasks: `PageWork.outcomes` over one range: triage, text
+    file rows ─► open_files (CPU tasks: hash, journal check, the head of the file's walk
+                 (`walk.walk_document`: open, page selection), cut into page ranges)
+              ─► triage_ranges (CPU tasks: the file's walk over one range: triage, text
                  layers, render for OCR, in MuPDF isolation workers)
               ─► LayoutStage ─► ReaderStage ─► EscalationStage (actor pools of `EngineSet`
                  engines; batched engine calls as in the Serve deployments)
@@ -16,13 +17,19 @@ only pages that need one travel as `ocr` rows (the page render, never the file's
 The OCR path's orchestration is `pipeline.convert_pages` itself, fed by replayed stage
 calls: the layout and reading computed by the pools upstream are what its `OcrCalls` return
 (as deployment handles return them in the Serve graph), and only the escalation tier's call
-runs for real in its own pool. So the checks, the escalation rule, the timeout fallback and
-the page status rules are the Converter's, and the Markdown is byte-identical.
+runs for real in its own pool. The reader pool checks the first reading (`pipeline.
+first_reading`) and asks the pipeline's rule (`pipeline.escalates`) whether the page goes on;
+each page goes through `convert_pages` once, in the pool that finishes it (the escalation
+pool runs the rest of the flow, `pipeline.escalated_reading`). So the checks, the escalation
+rule, the timeout fallback and the page status rules are the Converter's, and the Markdown is
+byte-identical. Each actor's engines close with it (`_PoolStage.close`), and a process's
+isolation pools at its exit (`close_page_works`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import hashlib
 import pickle
 import time
@@ -102,7 +109,7 @@ class OcrWork:
     outcome: object  # pipeline.TriageOutcome with its OcrTask
     layout: object = None  # LayoutResult, or the exception the layout engine raised for this page
     layout_s: float = 0.0
-    reading: object = None  # the small reader's Reading before checks, or its exception
+    reading: object = None  # the small reader's Reading (checked, on its way to escalation), or its exception
     read_s: float = 0.0
     engines: list = field(default_factory=list)  # (role, name, version) of engines that ran
     cpu_s: float = 0.0
@@ -175,13 +182,23 @@ def _cfg(run: RunSpec):
 
 
 def _page_work(run: RunSpec):
-    """This worker process's PageWork (isolation pool), kept across tasks: its workers start once."""
+    """This worker process's PageWork (isolation pool), kept across tasks: its workers start once,
+    and stop when the process exits (`close_page_works`, registered with the first pool)."""
     from pagerouter.isolation import page_work
 
     key = ("work", run.cfg_json)
     if key not in _CACHE:
+        if not any(k[0] == "work" for k in _CACHE):
+            atexit.register(close_page_works)
         _CACHE[key] = page_work(_cfg(run))
     return _CACHE[key]
+
+
+def close_page_works() -> None:
+    """Close this process's cached isolation pools (at exit: a Ray worker process that ran
+    triage tasks ends its MuPDF workers itself, not by leaving them to their own watch)."""
+    for key in [k for k in _CACHE if k[0] == "work"]:
+        _CACHE.pop(key).close()
 
 
 # ---------------------------------------------------------------------------- CPU tasks
@@ -199,7 +216,7 @@ def ranges(todo: list[int], size: int) -> list[tuple[int, int]]:
 def _open_one(doc: int, job: FileJob, run: RunSpec) -> DocResult | list[RangeJob]:
     import pymupdf
 
-    from pagerouter.intake.inputs import InputError, check_page_count, parse_pages
+    from pagerouter.intake.inputs import InputError
 
     from .failures import file_error
     from .fsio import read_input
@@ -221,13 +238,8 @@ def _open_one(doc: int, job: FileJob, run: RunSpec) -> DocResult | list[RangeJob
         if not decision.keep:
             return DocResult(doc, "filtered", sha, reasons=decision.reasons, scores=decision.scores)
     try:
-        src = _page_work(run).open(data, job.shown, run.password)
-        try:
-            page_count = src.page_count
-            numbers = parse_pages(run.pages, page_count, src.name)
-            check_page_count(numbers, cfg.limits.max_pages, src.name)
-        finally:
-            src.close()
+        head = asyncio.run(_head(data, job.shown, run))
+        page_count, numbers = head.document.page_count, head.numbers
     except Exception as exc:  # noqa: BLE001 - InputError names the file; anything else is this file's failure
         return DocResult(doc, "failed", sha, error=file_error(job.shown, exc))
     done = set(job.staged[1]) if job.staged and job.staged[0] == sha else set()
@@ -236,6 +248,17 @@ def _open_one(doc: int, job: FileJob, run: RunSpec) -> DocResult | list[RangeJob
     if not todo:
         return DocResult(doc, "staged", sha, header=header)
     return [RangeJob(doc, header, job.scheme, job.path, job.shown, a, b) for a, b in ranges(todo, run.pages_per_range)]
+
+
+async def _head(data: bytes, name: str, run: RunSpec):
+    """The head of the file's walk (`walk.walk_document`): it opens, its selection holds, its
+    page count; the walk stops there and the file is closed (its pages are read by range)."""
+    from pagerouter.convert.walk import walk_document
+
+    walk = walk_document(_page_work(run), data, max_pages=_cfg(run).limits.max_pages, name=name,
+                         password=run.password, pages=run.pages, ocr=run.ocr, span=(0, 0))
+    async with aclosing(walk):
+        return await anext(walk)
 
 
 def packed(jobs: list[RangeJob], size: int) -> list[list[RangeJob]]:
@@ -277,23 +300,25 @@ def open_files(batch, run: RunSpec):
 
 
 async def _triage_range(job: RangeJob, run: RunSpec) -> tuple[list, list[OcrWork]]:
-    from pagerouter.flow.figure_export import figures_of_text_pages
+    from pagerouter.convert.walk import walk_document
     from pagerouter.intake.inputs import parse_pages
     from pagerouter.flow.page_status import failed_page
 
     from .fsio import read_bytes
 
-    work, finished, ocr = _page_work(run), [], []
+    finished, ocr, walk = [], [], None
     try:
-        src = work.open(await asyncio.to_thread(read_bytes, job.scheme, job.path), job.name, run.password)
+        data = await asyncio.to_thread(read_bytes, job.scheme, job.path)
+        walk = walk_document(_page_work(run), data, max_pages=_cfg(run).limits.max_pages, name=job.name,
+                             password=run.password, pages=run.pages, ocr=run.ocr, images=run.images,
+                             span=(job.start, job.stop))
+        await anext(walk)  # the head: the open task already sent it on
     except Exception as exc:  # noqa: BLE001 - it opened in the open task: a lost worker, a changed file
+        if walk is not None:
+            await walk.aclose()
         numbers = parse_pages(run.pages, job.header.page_count, job.name)
         return [failed_page(job.name, n, "reading", exc) for n in numbers[job.start:job.stop]], []
-    try:
-        numbers = parse_pages(run.pages, src.page_count, src.name)
-        walk = work.outcomes(src, numbers, run.ocr, span=(job.start, job.stop))
-        if run.images:
-            walk = figures_of_text_pages(walk, src, work)
+    async with aclosing(walk):
         async for outcome in walk:
             if outcome.task is None:
                 finished.append(outcome.page)
@@ -301,8 +326,6 @@ async def _triage_range(job: RangeJob, run: RunSpec) -> tuple[list, list[OcrWork
                 if run.languages:  # what convert_pages does before the OCR flow: the reader reads them first here
                     outcome.task.languages = tuple(run.languages)
                 ocr.append(OcrWork(job.header, job.name, outcome))
-    finally:
-        src.close()
     return finished, ocr
 
 
@@ -344,15 +367,22 @@ def _storable(result):
     return result
 
 
-def _replay(value, seen: dict | None = None):
+def _replay(value):
     """A stage call of `OcrCalls` that returns what a pool upstream already computed."""
     async def call(*_args):
-        if seen is not None:
-            seen["value"] = value
         if isinstance(value, BaseException):
             raise value
         return value
     return call
+
+
+def _replay_flow(reading):
+    """An OCR flow (`pipeline.OcrFlow`) whose reading this stage already made (or its error)."""
+    call = _replay(reading)
+
+    async def flow(_task, _calls, _cfg):
+        return await call()
+    return flow
 
 
 class _PoolStage:
@@ -367,6 +397,18 @@ class _PoolStage:
         self.engine = self.engines.get(self.role)  # an actor counts as up once its model is loaded
         self.label = (self.role, self.engine.name, self.engine.version)
         self.gpus = run.gpus.get(self.role, 0.0)
+
+    def close(self) -> None:
+        """Close this actor's engines (a VLM engine stops its vLLM processes here, before
+        interpreter exit, where vLLM's own clean-up fails)."""
+        engines = getattr(self, "engines", None)  # absent when __init__ failed before it
+        if engines is not None:
+            engines.close()
+
+    def __del__(self) -> None:
+        # Ray Data drops its reference to an actor's UDF object when the actor pool shuts down
+        # gracefully (`_MapWorker.__ray_shutdown__`), and this runs then.
+        self.close()
 
     def __call__(self, batch):
         from pagerouter.common.memory import release_free_memory
@@ -388,15 +430,16 @@ class _PoolStage:
     def work(self, items: list[OcrWork]) -> list[tuple[str, object]]:
         raise NotImplementedError
 
-    async def _page(self, w: OcrWork, calls):
-        """The page through `pipeline.convert_pages`, as the Converter runs it."""
+    async def _page(self, w: OcrWork, calls, flow):
+        """The page through `pipeline.convert_pages`, as the Converter runs it, with `flow` the
+        part of the OCR flow this stage still runs (the parts before it ran upstream)."""
         from pagerouter.flow.pipeline import convert_pages
 
         async def one():
             yield w.outcome
 
         gen = convert_pages(one(), w.name, self.cfg, calls, concurrency=1,
-                            languages=tuple(self.run.languages or ()), images=self.run.images)
+                            languages=tuple(self.run.languages or ()), images=self.run.images, flow=flow)
         async with aclosing(gen) as pages:
             async for page in pages:
                 if "layout" in page.timings:  # the replayed calls took no time: the pools' measured share
@@ -445,18 +488,21 @@ class ReaderStage(_PoolStage):
         return list(await asyncio.gather(*(self._settle(w) for w in items)))
 
     async def _settle(self, w: OcrWork):
-        """Checks and the page, as `ocr_flow` makes them without an escalation tier; a page the
-        flow would escalate goes on, as it came, to the escalation pool instead."""
+        """The first reading's checks (`pipeline.first_reading`, over the layout and reading the
+        pools made); a page the pipeline's rule escalates (`pipeline.escalates`) goes on to the
+        escalation pool with that checked reading, any other page is finished here."""
         from pagerouter.common.stages import OcrCalls, Reading
+        from pagerouter.flow.pipeline import escalates, first_reading
 
-        pristine = dump((w.outcome, w.reading))  # convert_pages consumes the outcome and checks the reading in place
-        seen: dict = {}
-        page = await self._page(w, OcrCalls(layout=_replay(w.layout), read=_replay(w.reading, seen), escalate=None))
-        first = seen.get("value")
-        if (self.cfg.ocr.escalation.enabled and page.status != "failed" and isinstance(first, Reading)
-                and first.flagged):
-            w.outcome, w.reading = pickle.loads(pristine)
+        calls = OcrCalls(layout=_replay(w.layout), read=_replay(w.reading))
+        try:
+            first = await first_reading(w.outcome.task, calls, self.cfg)
+        except Exception as exc:  # noqa: BLE001 - the page fails in convert_pages, as ocr_flow's would
+            first = exc
+        if isinstance(first, Reading) and escalates(first, self.cfg):
+            w.reading = first
             return "escalate", w
+        page = await self._page(w, calls, flow=_replay_flow(first))
         return self._done(w, page)
 
 
@@ -470,7 +516,10 @@ class EscalationStage(_PoolStage):
         return list(await asyncio.gather(*(self._one(w) for w in items)))
 
     async def _one(self, w: OcrWork):
+        """The escalation of a page the reader pool sent on, and the page (`convert_pages` once,
+        running the part of `ocr_flow` after the first reading: `pipeline.escalated_reading`)."""
         from pagerouter.common.stages import OcrCalls
+        from pagerouter.flow.pipeline import escalated_reading
 
         called: list[bool] = []
 
@@ -478,9 +527,12 @@ class EscalationStage(_PoolStage):
             called.append(True)
             return await asyncio.to_thread(self.engine.escalate, task, first)
 
+        async def flow(task, calls, cfg):
+            return await escalated_reading(task, w.reading, calls, cfg)
+
         calls = OcrCalls(layout=_replay(w.layout), read=_replay(w.reading), escalate=escalate,
                          escalation_timeout_s=self.run.escalation_s, escalation_wait=self.run.escalation_why)
-        page = await self._page(w, calls)
+        page = await self._page(w, calls, flow=flow)
         if called:
             w.engines.append(self.label)
         return self._done(w, page)

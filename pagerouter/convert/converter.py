@@ -10,8 +10,10 @@
 It owns the engines (`engines.EngineSet`: one cache, built per `kind` on first use) and runs
 the one orchestration of `pipeline.py`. The Serve deployments build the very same engines with
 `engines.build_engine` and feed the same `pipeline.convert_pages`, so the served graph and
-this converter produce identical documents. MuPDF's work on the input (open, triage, text
-layer, render for OCR, figure export) goes through `isolation.PageWork`, in worker processes
+this converter produce identical documents. Each input is opened and walked by
+`walk.walk_document`, the walk the served graph and the batch run read theirs with. MuPDF's
+work on the input (open, triage, text layer, render for OCR, figure export) goes through
+`isolation.PageWork`, in worker processes
 unless `isolation.enabled: false`, so a crash or hang in MuPDF fails a page, not the caller;
 `close()` (or `with Converter(...)`) stops the workers. No Ray import here or below.
 """
@@ -28,14 +30,15 @@ import pymupdf
 from ..config import PagerouterConfig
 from ..flow.engines import EngineSet
 from ..flow.escalation_wait import EscalationWait, resolve_escalation_wait
-from ..intake.inputs import SourceDocument, check_page_count, parse_pages, read_input
-from ..isolation import InProcessPages, PageWork, WalkAhead, page_work
+from ..intake.inputs import SourceDocument, read_input
+from ..isolation import InProcessPages, PageWork, page_work
 from ..common.memory import release_free_memory
 from ..model import Document, Page
-from ..flow.figure_export import figure_problem, figures_of_text_pages
-from ..flow.pipeline import convert_pages, new_document, ocr_flow
+from ..flow.figure_export import figure_problem
+from ..flow.pipeline import convert_pages, ocr_flow
 from ..flow.options import RequestOptions
 from ..common.stages import OcrTask, Reading
+from .walk import OpenedDocument, walk_document
 
 Progress = Callable[[Page, int, int], None]
 """Called after each page: (page, pages done, pages in total)."""
@@ -72,50 +75,50 @@ class Converter:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    # ------------------------------------------------------------------ opening
-    def open(
-        self, source: Source | SourceDocument, *, name: str | None = None, password: str | None = None,
-        ahead: WalkAhead | None = None,
-    ) -> SourceDocument:
-        """A path, raw bytes or an already open document; raises `InputError` for bad input.
-        `ahead`: the pages (and ocr mode) `stream` will be asked for next, read at once by the
-        isolation worker that opens the file (`isolation.WalkAhead`)."""
+    # ------------------------------------------------------------------ walking
+    @staticmethod
+    def _input(source: Source | SourceDocument, name: str | None) -> tuple[bytes | SourceDocument, str]:
+        """What `walk.walk_document` opens, and its name: a path is read here (`InputError` if it cannot be)."""
         if isinstance(source, SourceDocument):
-            return source
+            return source, source.name
         if isinstance(source, (bytes, bytearray)):
-            return self.pages.open(bytes(source), name or "-", password, ahead)
+            return bytes(source), name or "-"
         name = name or str(source)
-        return self.pages.open(read_input(source, name), name, password, ahead)
+        return read_input(source, name), name
 
-    # ------------------------------------------------------------------ streaming
     def escalation_wait(self, wait: str | None = None, escalation_wait_s: float | None = None) -> EscalationWait:
         """The escalation wait of `wait` (interactive | bulk) and an optional explicit wait, capped
         at the mode's configured bound; raises ValueError for bad values."""
         return resolve_escalation_wait(self.cfg.serve, wait, escalation_wait_s)
 
-    async def stream(
-        self, src: SourceDocument, numbers: list[int], *, used: dict[str, str] | None = None,
-        wait: EscalationWait | None = None, options: RequestOptions | None = None,
+    def _converted(
+        self, outcomes: AsyncIterator, name: str, used: dict[str, str] | None, wait: EscalationWait | None,
+        opts: RequestOptions,
     ) -> AsyncIterator[Page]:
-        """Each page of `numbers`, in page order, as soon as it and the pages before it are done.
-        `used` collects {engine: version} of the OCR engines that ran; `wait` bounds how long
-        flagged pages wait for escalation (default: the interactive bound); `options` carries
-        the request's ocr mode, languages and images (validated by the caller)."""
-        opts = options or RequestOptions()
+        """The walk's triage outcomes through `pipeline.convert_pages` with this converter's engines."""
         calls = self.engines.calls(used)
         if calls is not None and wait is not None:
             calls.escalation_timeout_s, calls.escalation_wait = wait.seconds, wait.why
-        outcomes = self.pages.outcomes(src, numbers, opts.ocr)
-        if opts.images:
-            outcomes = figures_of_text_pages(outcomes, src, self.pages)
         in_flight = self.cfg.ocr.pages_in_flight_for(served=False)
-        converted = convert_pages(
-            outcomes, src.name, self.cfg, calls, concurrency=in_flight,
+        return convert_pages(
+            outcomes, name, self.cfg, calls, concurrency=in_flight,
             languages=tuple(opts.languages or ()), images=opts.images,
         )
-        async with aclosing(converted) as pages:
-            async for page in pages:
-                yield page
+
+    async def _walk(
+        self, source: Source | SourceDocument, name: str | None, password: str | None, pages: str | None,
+        opts: RequestOptions, wait: EscalationWait, used: dict[str, str] | None,
+    ) -> AsyncIterator[OpenedDocument | Page]:
+        """`walk.walk_document` of one input, its pages converted: the document head, then each
+        page in page order. A path is read first; an open document is walked and left open."""
+        data, name = self._input(source, name)
+        walk = walk_document(self.pages, data, max_pages=self.cfg.limits.max_pages, name=name, password=password,
+                             pages=pages, ocr=opts.ocr, images=opts.images)
+        async with aclosing(walk):
+            yield await anext(walk)
+            async with aclosing(self._converted(walk, name, used, wait, opts)) as converted:
+                async for page in converted:
+                    yield page
 
     def options(self, **values) -> RequestOptions:
         """The validated options of one call (`OptionError`, a ValueError, names a bad one);
@@ -148,24 +151,18 @@ class Converter:
         opts = self.options(pages=pages, wait=wait, escalation_wait_s=escalation_wait_s, ocr=ocr,
                             languages=languages, images=images)
         escalation = self.escalation_wait(wait, escalation_wait_s)
-        owned = not isinstance(source, SourceDocument)
-        src = self.open(source, name=name, password=password, ahead=WalkAhead(pages, opts.ocr))
-        try:
-            numbers = parse_pages(pages, src.page_count, src.name)
-            check_page_count(numbers, self.cfg.limits.max_pages, src.name)
-            doc = new_document(src)
-            used: dict[str, str] = {}
-            async for page in self.stream(src, numbers, used=used, wait=escalation, options=opts):
+        used: dict[str, str] = {}
+        async with aclosing(self._walk(source, name, password, pages, opts, escalation, used)) as walk:
+            head = await anext(walk)
+            doc = head.document
+            async for page in walk:
                 if images_dir is not None and page.status != "failed":
-                    save_figures(src, page, Path(images_dir), pages=self.pages)
+                    save_figures(head.src, page, Path(images_dir), pages=self.pages)
                 doc.pages.append(page)
                 if progress is not None:
-                    progress(page, len(doc.pages), len(numbers))
-            doc.engines = {"pymupdf": pymupdf.VersionBind, **used}
-            return doc
-        finally:
-            if owned:
-                src.close()
+                    progress(page, len(doc.pages), len(head.numbers))
+        doc.engines = {"pymupdf": pymupdf.VersionBind, **used}
+        return doc
 
     def convert(self, source: Source | SourceDocument, **options) -> Document:
         """`convert_async` for callers without an event loop (the CLI, scripts)."""
@@ -181,27 +178,19 @@ class Converter:
         opts = self.options(pages=pages, wait=wait, escalation_wait_s=escalation_wait_s, ocr=ocr,
                             languages=languages, images=images)
         escalation = self.escalation_wait(wait, escalation_wait_s)
-        owned = not isinstance(source, SourceDocument)
-        src = self.open(source, name=name, password=password, ahead=WalkAhead(pages, opts.ocr))
         loop = asyncio.new_event_loop()
-        agen = None
+        agen = self._walk(source, name, password, pages, opts, escalation, None)
         try:
-            numbers = check_page_count(
-                parse_pages(pages, src.page_count, src.name), self.cfg.limits.max_pages, src.name
-            )
-            agen = self.stream(src, numbers, wait=escalation, options=opts)
+            loop.run_until_complete(agen.__anext__())  # the document head
             while True:
                 try:
                     yield loop.run_until_complete(agen.__anext__())
                 except StopAsyncIteration:
                     return
         finally:
-            if agen is not None:
-                loop.run_until_complete(agen.aclose())
+            loop.run_until_complete(agen.aclose())
             loop.run_until_complete(loop.shutdown_default_executor())  # what asyncio.run does too
             loop.close()
-            if owned:
-                src.close()
 
     # ------------------------------------------------------------------ one OCR task
     def read_task(self, task: OcrTask, *, escalation_timeout_s: float | None = None) -> Reading:

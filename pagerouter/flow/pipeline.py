@@ -6,15 +6,15 @@
 
 The stage *calls* are injected (`stages.OcrCalls`): in-process they run the engines of an
 `engines.EngineSet` in threads; in the Serve graph they are deployment handles. The order of
-work, the checks, the timeout fallback and the page status rules live here once, so the CLI
-and the server cannot disagree. Creating OCR work is `ocr.task`'s; running it is this module's.
+work, the checks, the escalation rule (`escalates`), the timeout fallback and the page status
+rules live here once, so the CLI, the server and the batch run's stages cannot disagree. Creating OCR work is `ocr.task`'s; running it is this module's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +31,10 @@ from ..intake.page_limits import content_size_problem, page_text_problem
 from .page_status import damage_found, failed_page, needs_ocr, ocr_mode_decision, ocr_off, unreadable_before_text
 from ..common.pagetext import MUPDF_LOCK, extract_textdict
 from ..common.stages import _PAGE_STARTED, LayoutResult, OcrCalls, OcrTask, Reading
+
+
+OcrFlow = Callable[[OcrTask, OcrCalls, PagerouterConfig], Awaitable[Reading]]
+"""How an OCR page's reading is made from its task and stage calls (`ocr_flow`)."""
 
 
 @dataclass
@@ -219,6 +223,20 @@ class DocumentTriage:
 
 async def ocr_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> Reading:
     """layout -> read -> checks -> (if flagged) escalation with a timeout and fallback."""
+    first = await first_reading(task, calls, cfg)
+    if calls.escalate is None or not escalates(first, cfg):
+        return first
+    return await escalated_reading(task, first, calls, cfg)
+
+
+def escalates(first: Reading, cfg: PagerouterConfig) -> bool:
+    """The escalation rule: a first reading its checks flagged goes to the escalation tier,
+    when the tier is on (`ocr.escalation.enabled`). The batch run's stages ask it too."""
+    return first.flagged and cfg.ocr.escalation.enabled
+
+
+async def first_reading(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> Reading:
+    """layout -> small reader -> checks: the reading `escalates` judges."""
     from ..ocr.checks import check_reading
 
     timings: dict[str, float] = {}
@@ -232,8 +250,14 @@ async def ocr_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> Rea
     # The reader's own evidence (orientation, script, suppressed characters) stays with its checks.
     first.checks = list(first.checks) + check_reading(task, first, cfg.ocr.checks)
     first.timings = {**first.timings, **timings}
-    if not first.flagged or calls.escalate is None or not cfg.ocr.escalation.enabled:
-        return first
+    return first
+
+
+async def escalated_reading(task: OcrTask, first: Reading, calls: OcrCalls, cfg: PagerouterConfig) -> Reading:
+    """The escalation tier's reading of a page `escalates` sent there, within this request's wait
+    for it; the first reading, with the reason, when the tier answers too late or fails."""
+    from ..ocr.checks import check_reading
+
     t2 = time.perf_counter()
     if calls.escalation_timeout_s is not None:
         timeout, why = calls.escalation_timeout_s, calls.escalation_wait or "requested wait"
@@ -325,6 +349,7 @@ async def convert_pages(
     concurrency: int = 1,
     languages: tuple[str, ...] = (),
     images: bool = False,
+    flow: OcrFlow = ocr_flow,
 ) -> AsyncIterator[Page]:
     """Yield each page, in page order, as soon as it and all pages before it are done.
 
@@ -333,7 +358,9 @@ async def convert_pages(
     pages are not held back by OCR of later pages, only by earlier ones (page order).
     `languages` (the request's Tesseract packs) ride on each OcrTask to the readers; `images`
     cuts each OCR page's figure blocks from its render (text-layer pages' figures are rendered
-    by whoever holds the document: `attach_figure_pngs`).
+    by whoever holds the document: `attach_figure_pngs`). `flow` makes an OCR page's reading
+    from its task and `calls` (default `ocr_flow`, all of it; the batch run's stages run its
+    parts stage by stage and pass the part still to run here).
     """
     sem = asyncio.Semaphore(max(1, concurrency))
     pending: list[asyncio.Task[Page] | Page] = []
@@ -344,7 +371,7 @@ async def convert_pages(
             if languages:
                 outcome.task.languages = tuple(languages)
             try:
-                reading = await _timed_flow(outcome.task, calls, cfg)
+                reading = await _timed_flow(outcome.task, calls, cfg, flow)
             except Exception as exc:  # noqa: BLE001 - one page's failure never loses the others
                 if isinstance(exc, (asyncio.TimeoutError, TimeoutError)) and not str(exc):
                     exc = TimeoutError(f"no result within serve.page_timeout_s={cfg.serve.page_timeout_s:g} s")
@@ -401,15 +428,15 @@ def stage_retried(why: str) -> None:
         clock.restarted.set()
 
 
-async def _timed_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> Reading:
-    """`ocr_flow` within serve.page_timeout_s of work: counted from when its first stage call
+async def _timed_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig, flow: OcrFlow = ocr_flow) -> Reading:
+    """`flow` (`ocr_flow`) within serve.page_timeout_s of work: counted from when its first stage call
     began work (`page_work_started`) where the calls report it, so a page that waited in a
     replica's queue under load still gets its full time; else from now. Restarted when a stage
     call is retried after its replica died (`stage_retried`)."""
     started, clock = asyncio.Event(), _PageClock()
     tokens = _PAGE_STARTED.set(started), _PAGE_CLOCK.set(clock)
     try:
-        flow = asyncio.ensure_future(ocr_flow(task, calls, cfg))  # the task copies the context
+        running = asyncio.ensure_future(flow(task, calls, cfg))  # the task copies the context
     finally:
         _PAGE_CLOCK.reset(tokens[1])
         _PAGE_STARTED.reset(tokens[0])
@@ -417,7 +444,7 @@ async def _timed_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> 
         if calls.reports_start:
             waiter = asyncio.ensure_future(started.wait())
             try:
-                await asyncio.wait({flow, waiter}, return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait({running, waiter}, return_when=asyncio.FIRST_COMPLETED)
             finally:
                 waiter.cancel()
         timeout = cfg.serve.page_timeout_s
@@ -425,11 +452,11 @@ async def _timed_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> 
             clock.restarted.clear()
             restart = asyncio.ensure_future(clock.restarted.wait())
             try:
-                done, _ = await asyncio.wait({flow, restart}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+                done, _ = await asyncio.wait({running, restart}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
             finally:
                 restart.cancel()
-            if flow in done:
-                return flow.result()
+            if running in done:
+                return running.result()
             if restart not in done or len(clock.notes) > _MAX_CLOCK_RESTARTS:
                 why = f" ({'; '.join(clock.notes)})" if clock.notes else ""
                 raise TimeoutError(f"no result within serve.page_timeout_s={timeout:g} s{why}")
@@ -438,12 +465,12 @@ async def _timed_flow(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> 
                 # starts when the retry is taken (up to one more page_timeout_s of waiting).
                 waiter = asyncio.ensure_future(started.wait())
                 try:
-                    await asyncio.wait({flow, waiter}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+                    await asyncio.wait({running, waiter}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
                 finally:
                     waiter.cancel()
     finally:
-        if not flow.done():
-            flow.cancel()
+        if not running.done():
+            running.cancel()
 
 
 async def _in_page_order(outcomes, pending, run_ocr, calls, concurrency) -> AsyncIterator[Page]:
@@ -473,6 +500,9 @@ __all__ = [
     "DocumentTriage",
     "TriageOutcome",
     "convert_pages",
+    "escalated_reading",
+    "escalates",
+    "first_reading",
     "triage_outcomes",
     "failed_page",
     "stage_retried",

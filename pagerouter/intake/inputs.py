@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -197,21 +197,38 @@ def _repair_with_pypdf(data: bytes, password: str | None) -> pymupdf.Document | 
 _RANGE = re.compile(r"^\s*(\d*)\s*(?:(-)\s*(\d*))?\s*$")
 
 
+class PageSelectionError(InputError):
+    """A page selection that is not one (`x`, `0`, `5-3`) or names pages the document lacks."""
+
+    code = "bad_pages"
+
+
+def page_ranges(spec: str, source: str = "-") -> Iterator[tuple[str, int, int | None]]:
+    """Each part of a selection like `1-3,7,10-` as (part, first, last), `last` None for "to the
+    end": the syntax alone, read part by part (`parse_pages` checks each against a document;
+    a caller without one, the ingress deciding whether a request is small, counts them)."""
+    for part in spec.split(","):
+        m = _RANGE.match(part)
+        if not m or (not m.group(1) and not m.group(3) and not m.group(2)):
+            raise PageSelectionError(source, f"bad page selection {spec!r} (use e.g. 1-3,7)")
+        lo = int(m.group(1)) if m.group(1) else 1
+        hi = (int(m.group(3)) if m.group(3) else None) if m.group(2) else lo
+        if lo < 1 or (hi is not None and hi < lo):
+            raise PageSelectionError(source, f"bad page range {part.strip()!r}")
+        yield part, lo, hi
+
+
 def parse_pages(spec: str | None, page_count: int, source: str = "-") -> list[int]:
     """Parse `1-3,7,10-` into sorted unique 1-based page numbers, checked against the document."""
     if spec is None or not spec.strip():
         return list(range(1, page_count + 1))
     pages: set[int] = set()
-    for part in spec.split(","):
-        m = _RANGE.match(part)
-        if not m or (not m.group(1) and not m.group(3) and not m.group(2)):
-            raise InputError(source, f"bad page selection {spec!r} (use e.g. 1-3,7)")
-        lo = int(m.group(1)) if m.group(1) else 1
-        hi = (int(m.group(3)) if m.group(3) else page_count) if m.group(2) else lo
-        if lo < 1 or hi < lo:
-            raise InputError(source, f"bad page range {part.strip()!r}")
+    for part, lo, last in page_ranges(spec, source):
+        hi = page_count if last is None else last
+        if hi < lo:  # `5-` of a 3-page document
+            raise PageSelectionError(source, f"bad page range {part.strip()!r}")
         if lo > page_count:
-            raise InputError(source, f"page {lo} requested but the document has {page_count} pages")
+            raise PageSelectionError(source, f"page {lo} requested but the document has {page_count} pages")
         pages.update(range(lo, min(hi, page_count) + 1))
     return sorted(pages)
 
