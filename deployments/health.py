@@ -19,18 +19,12 @@ import asyncio
 import time
 from typing import Any
 
+from pagerouter.service.applied_settings import applied_settings
 from pagerouter.service.readiness import BUSY, PING_TIMEOUT_S, graph_report, has_running_replica, stages_to_ping
 
 CACHE_S = 2.0
 CONTROLLER_TIMEOUT_S = 3.0
 ACTOR_CHECK_TIMEOUT_S = 1.0  # a live replica actor answers __ray_ready__ from its event loop
-
-# Settings Serve applies per deployment; missing ones (unset in every source) take Serve's default.
-APPLIED_KEYS = (
-    "num_replicas", "max_ongoing_requests", "max_queued_requests", "autoscaling_config", "ray_actor_options",
-    "health_check_period_s", "health_check_timeout_s", "graceful_shutdown_timeout_s", "user_config",
-)
-
 
 def _controller():
     import ray
@@ -52,24 +46,6 @@ def current_app_name(default: str) -> str:
         return serve.get_replica_context().app_name
     except Exception:  # noqa: BLE001 - outside a replica (local testing mode)
         return default
-
-
-def applied_settings(dep: dict[str, Any]) -> dict[str, Any]:
-    """What Serve applies to one deployment (from the controller's details), with Serve's
-    defaults filled in for settings no source set."""
-    from ray.serve._private.config import DeploymentConfig
-
-    conf = dep.get("deployment_config") or {}
-    defaults = DeploymentConfig()
-    out: dict[str, Any] = {}
-    for key in APPLIED_KEYS:
-        if key in conf:
-            out[key] = conf[key]
-        elif key not in ("num_replicas", "autoscaling_config", "ray_actor_options") and hasattr(defaults, key):
-            out[key] = getattr(defaults, key)
-    out["target_replicas"] = dep.get("target_num_replicas")
-    out["required_resources"] = dep.get("required_resources") or {}
-    return out
 
 
 class Readiness:
@@ -188,8 +164,10 @@ async def applied_config(readiness: Readiness) -> dict[str, Any]:
     app, problem = await readiness.details()
     if app is None:
         return {"error": problem}
-    deps = app.get("deployments") or {}
-    out = {name: applied_settings(dep) for name, dep in sorted(deps.items())}
+    from ray.serve._private.config import DeploymentConfig
+
+    deps, defaults = app.get("deployments") or {}, DeploymentConfig()
+    out = {name: applied_settings(dep, defaults) for name, dep in sorted(deps.items())}
     for name in ("Layout", "SmallReader"):  # batch settings live in the replica: ask one
         if name in out and name in readiness.handles and has_running_replica(deps[name]):
             try:

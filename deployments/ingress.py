@@ -1,9 +1,10 @@
 """Ingress deployment: HTTP (FastAPI) and gRPC front of the graph.
 
 It fans one document's pages out to the stage deployments and streams pages back in page
-order. The orchestration itself is the core `pagerouter.flow.pipeline.convert_pages`; this class
-only adapts it: stage calls become deployment-handle calls (`OcrCalls`), triage outcomes come
-from the Triage deployment's stream, and pages go out as JSON, NDJSON lines or protobuf.
+order. The conversion of a request is the core's (`pagerouter.service.served_conversion`, around
+`pagerouter.flow.pipeline.convert_pages`); this class only adapts it: stage calls become
+deployment-handle calls (`OcrCalls`), triage outcomes come from the Triage deployment's stream
+(or this replica's own walk of a small request), and pages go out as JSON, NDJSON lines or protobuf.
 """
 
 # No `from __future__ import annotations` here: FastAPI must see real annotations
@@ -14,25 +15,21 @@ import logging
 import weakref
 from collections import Counter
 from collections.abc import AsyncIterator
-from contextlib import aclosing, contextmanager
 
-import pymupdf
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from ray import serve
 from ray.serve.handle import DeploymentHandle
 
-from pagerouter.common.memory import release_after
 from pagerouter.common.stages import LayoutResult, OcrCalls, OcrTask, Reading, page_work_started
-from pagerouter.flow.escalation_wait import EscalationWait, resolve_escalation_wait
+from pagerouter.flow.escalation_wait import EscalationWait
 from pagerouter.flow.options import PageOptions, RequestOptions, installed_languages
-from pagerouter.flow.pipeline import convert_pages
 from pagerouter.isolation import PageWork, page_work
 from pagerouter.model import Document, Page
 from pagerouter.service.admission import Admission, Refused
-from pagerouter.service.api_key import ENV_KEY, ENV_KEY_FILE, server_api_key
+from pagerouter.service.api_key import server_api_key
 from pagerouter.service.api_key_middleware import ApiKeyMiddleware
-from pagerouter.service.api_problems import for_api, single_page_field_problem
+from pagerouter.service.api_problems import single_page_field_problem
 from pagerouter.service.client_identity import grpc_client_id, http_client_id
 from pagerouter.service.deadline import deadline_in
 from pagerouter.service.delivery import collect_document, ndjson_lines
@@ -42,8 +39,10 @@ from pagerouter.service.errors import internal_message
 from pagerouter.service.openapi import JOB_RESPONSES, OPTION_RESPONSES, option_body
 from pagerouter.service.redaction import public_config, redact
 from pagerouter.service.request_options import request_options
+from pagerouter.service.served_conversion import conversion_items
 from pagerouter.service.tracing import stage_span
 from pagerouter.service.upload import parse_upload
+from pagerouter.service.version import PAGEROUTER_VERSION
 from pagerouter.wire.items import DocumentHead, DocumentTail, InputProblem
 
 from .common import load_cfg
@@ -58,21 +57,7 @@ from .stage_calls import TriageWalk, assigned, stage_call
 from .triage import triage_stream
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("pagerouter")
-    except PackageNotFoundError:
-        return "0+unknown"
-
-
-PAGEROUTER_VERSION = _version()
 log = logging.getLogger("ray.serve")  # Serve writes this logger to the replica's log file
-
-
-# Module helpers used by Ingress methods are defined above the class: Serve's ingress wrapper
-# resolves them when the class is built.
 
 
 class IngressCore(GrpcMethods, JobMethods):
@@ -102,54 +87,24 @@ class IngressCore(GrpcMethods, JobMethods):
             self.cfg.serve.app_name, PAGEROUTER_VERSION,
         )
         # From this replica's environment, never from its arguments; a bad key file fails the start.
-        self.api_key = server_api_key()
+        self.api_key = server_api_key(required=require_api_key)
         installed_languages()  # runs `tesseract --list-langs` once, here, not on the event loop of a request
-        if require_api_key and self.api_key is None:
-            raise RuntimeError(
-                f"the application was built with an API key but this replica has none: set {ENV_KEY} or "
-                f"{ENV_KEY_FILE} in the environment of every Ray node"
-            )
         self.start_jobs()  # deployments/jobs.py: resumes jobs whose replica died
 
     # ------------------------------------------------------------------ the one conversion path
-    async def convert_items(
+    def convert_items(
         self, data: bytes, name: str, password: str | None, pages: str | None,
         wait: str | None = None, escalation_wait_s: float | None = None, options: RequestOptions | None = None,
     ) -> AsyncIterator[DocumentHead | InputProblem | Page | DocumentTail]:
-        """DocumentHead (or InputProblem and stop), every Page in page order, DocumentTail.
-
-        `wait` (interactive | bulk) and `escalation_wait_s` set how long this request's flagged
-        pages wait for the escalation tier (capped at the mode's configured bound); a bad value
-        is an InputProblem `bad_request` before any work starts. `options` (validated) bring
-        the ocr mode and images to Triage and the languages to the OCR tasks."""
+        """DocumentHead (or InputProblem and stop), every Page in page order, DocumentTail
+        (pagerouter.service.served_conversion). `options` (validated) bring the ocr mode and
+        images to Triage and the languages to the OCR tasks."""
         opts = options or RequestOptions()
-        try:
-            escalation = resolve_escalation_wait(self.cfg.serve, wait, escalation_wait_s)
-        except ValueError as exc:
-            yield InputProblem("bad_request", f"{name}: {exc}", name, None, str(exc))
-            return
-        triage = self._triage_walk(data, name, password, pages, opts)
-        try:
-            first = await triage.head()
-            yield for_api(first) if isinstance(first, InputProblem) else first
-            if triage.finished:  # Triage stops after an InputProblem
-                return
-            used: dict[str, str] = {"pymupdf": pymupdf.VersionBind}
-            calls = self._ocr_calls(used, escalation)
-            converted = convert_pages(
-                triage.outcomes(), name, self.cfg, calls, concurrency=self.concurrency,
-                languages=tuple(opts.languages or ()), images=opts.images,
-            )
-            async with aclosing(converted):  # closing it cancels the page OCR still running
-                async for page in converted:
-                    self.metrics.page_done(page)
-                    yield page
-            yield DocumentTail(engines=used)
-        finally:
-            # Client gone, request cancelled or a stage failed: stop the Triage replica's walk
-            # instead of letting it triage (and render) the rest of the document for nobody.
-            triage.cancel()
-            release_after(len(data))  # a large upload's buffers back to the OS (pagerouter.common.memory)
+        return conversion_items(
+            self.cfg, name, len(data), opts, wait, escalation_wait_s, concurrency=self.concurrency,
+            start_walk=lambda: self._triage_walk(data, name, password, pages, opts),
+            ocr_calls=self._ocr_calls, page_done=self.metrics.page_done,
+        )
 
     def _triage_walk(self, data: bytes, name: str, password: str | None, pages: str | None, opts: RequestOptions):
         """The triage of one request: in this replica for a few pages of a small upload
@@ -335,16 +290,8 @@ class IngressCore(GrpcMethods, JobMethods):
 
     async def convert_page_http(self, request: Request) -> Response:
         deadline = self._deadline()
-        with self._admitted(self._admit_http(request)):
+        with self._admit_http(request):
             return await self._convert_page_http(request, deadline)
-
-    @staticmethod
-    @contextmanager
-    def _admitted(release):
-        try:
-            yield
-        finally:
-            release()
 
     async def _convert_page_http(self, request: Request, deadline: float | None) -> Response:
         data, name, fields = await parse_upload(request, self.cfg.serve.max_upload_mb)

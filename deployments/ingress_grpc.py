@@ -28,26 +28,46 @@ from .observe import current_request_id
 
 class GrpcMethods:
     """gRPC rpcs over the ingress's conversion (needs `collect`, `convert_items`, `_admit_grpc`,
-    `_admitted`, `_deadline`, `api_key` and `deadline_s` from the class it is mixed into)."""
+    `_deadline`, `api_key` and `deadline_s` from the class it is mixed into)."""
 
     async def ConvertDocument(self, request: pb.ConvertRequest, grpc_context=None) -> pb.DocumentReply:
         rid = current_request_id()
-        if grpc_unauthenticated(grpc_context, self.api_key):
+        doc = await self._grpc_document(request, grpc_context, RequestOptions, lambda opts: opts.pages)
+        if doc is None:
             return pb.DocumentReply(request_id=rid)
+        document = await asyncio.to_thread(proto_model.document_to_proto, doc)  # large: off the loop
+        return pb.DocumentReply(document=document, request_id=rid)
+
+    async def ConvertPage(self, request: pb.PageRequest, grpc_context=None) -> pb.PageReply:
+        rid = current_request_id()
+        # proto3: page 0 is "not set", documented as page 1; below 1 is refused by name, not read as a range
+        problem = single_page_problem(request.page or 1, request.filename or "-")
+        doc = await self._grpc_document(request, grpc_context, PageOptions, lambda opts: str(opts.page), problem)
+        if doc is None:
+            return pb.PageReply(request_id=rid)
+        return pb.PageReply(page=proto_model.page_to_proto(doc.pages[0]), request_id=rid)
+
+    async def _grpc_document(self, request, grpc_context, model, pages, problem: InputProblem | None = None):
+        """The converted document of a unary rpc, or None with the call's status set: no API key,
+        `problem` (a bad page), refused admission, bad options or input."""
+        if grpc_unauthenticated(grpc_context, self.api_key):
+            return None
+        if problem is not None:
+            grpc_problem(grpc_context, problem)
+            return None
         release = self._admit_grpc(grpc_context)
         if release is None:
-            return pb.DocumentReply(request_id=rid)
-        with self._admitted(release):
-            opts = grpc_request_options(request, RequestOptions)
+            return None
+        with release:
+            opts = grpc_request_options(request, model)
             result = opts if isinstance(opts, InputProblem) else await self.collect(
-                request.data, request.filename or "-", opts.password, opts.pages, opts.wait, opts.escalation_wait_s,
+                request.data, request.filename or "-", opts.password, pages(opts), opts.wait, opts.escalation_wait_s,
                 options=opts,
             )
         if isinstance(result, InputProblem):
             grpc_problem(grpc_context, result)
-            return pb.DocumentReply(request_id=rid)
-        document = await asyncio.to_thread(proto_model.document_to_proto, result)  # large: off the loop
-        return pb.DocumentReply(document=document, request_id=rid)
+            return None
+        return result
 
     async def StreamDocument(self, request: pb.ConvertRequest, grpc_context=None) -> AsyncIterator[pb.StreamReply]:
         rid = current_request_id()
@@ -60,7 +80,7 @@ class GrpcMethods:
         if release is None:
             yield pb.StreamReply(request_id=rid)
             return
-        with self._admitted(release):
+        with release:
             opts = grpc_request_options(request, RequestOptions)
             if isinstance(opts, InputProblem):
                 grpc_problem(grpc_context, opts)
@@ -74,29 +94,6 @@ class GrpcMethods:
             async with aclosing(replies):
                 async for reply in replies:
                     yield reply
-
-    async def ConvertPage(self, request: pb.PageRequest, grpc_context=None) -> pb.PageReply:
-        rid = current_request_id()
-        if grpc_unauthenticated(grpc_context, self.api_key):
-            return pb.PageReply(request_id=rid)
-        number = request.page or 1  # proto3: 0 is "not set", documented as page 1
-        name = request.filename or "-"
-        problem = single_page_problem(number, name)
-        if problem is not None:
-            grpc_problem(grpc_context, problem)
-            return pb.PageReply(request_id=rid)
-        release = self._admit_grpc(grpc_context)
-        if release is None:
-            return pb.PageReply(request_id=rid)
-        with self._admitted(release):
-            opts = grpc_request_options(request, PageOptions)
-            result = opts if isinstance(opts, InputProblem) else await self.collect(
-                request.data, name, opts.password, str(opts.page), opts.wait, opts.escalation_wait_s, options=opts,
-            )
-        if isinstance(result, InputProblem):
-            grpc_problem(grpc_context, result)
-            return pb.PageReply(request_id=rid)
-        return pb.PageReply(page=proto_model.page_to_proto(result.pages[0]), request_id=rid)
 
     # ------------------------------------------------------------------ gRPC through a handle
     # `pagerouter serve` answers gRPC with its own front server (graph/grpc_front.py, bound to

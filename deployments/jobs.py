@@ -39,7 +39,7 @@ T = TypeVar("T")
 
 
 class JobMethods:
-    """Needs `cfg`, `convert_items`, `_admit_http`, `_admit_grpc`, `_admitted` and `api_key` from
+    """Needs `cfg`, `convert_items`, `_admit_http`, `_admit_grpc` and `api_key` from
     the class it is mixed into; `start_jobs()` from its constructor (on the replica's event loop)."""
 
     jobs: JobDesk | None = None
@@ -65,7 +65,7 @@ class JobMethods:
 
     # ------------------------------------------------------------------ HTTP
     async def submit_job_http(self, request: Request) -> Response:
-        with self._admitted(self._admit_http(request)):
+        with self._admit_http(request):
             data, name, fields = await parse_upload(request, self.cfg.serve.max_upload_mb)
             opts = request_options(fields, RequestOptions)
             try:
@@ -114,7 +114,7 @@ class JobMethods:
         release = self._admit_grpc(grpc_context) if desk is not None else None
         if release is None:
             return pb.JobReply(request_id=rid)
-        with self._admitted(release):
+        with release:
             opts = grpc_request_options(request, RequestOptions)
             if isinstance(opts, InputProblem):
                 grpc_problem(grpc_context, opts)

@@ -1,4 +1,4 @@
-"""Kept for deployments/fast_path.py, which imports WalkHead from here: admission, deadlines and
-client identity moved to pagerouter.service, the stage calls to deployments/stage_calls.py."""
+"""Kept for deployments/fast_path.py, which imports WalkHead from here: it is
+pagerouter.service.walk_head's; admission, deadlines and client identity are in pagerouter.service too."""
 
-from .stage_calls import WalkHead  # noqa: F401
+from pagerouter.service.walk_head import WalkHead  # noqa: F401

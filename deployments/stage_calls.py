@@ -10,6 +10,7 @@ from typing import TypeVar
 
 from pagerouter.flow.pipeline import stage_retried
 from pagerouter.intake.inputs import pages_text as missing_pages_text
+from pagerouter.service.walk_head import WalkHead
 
 T = TypeVar("T")
 
@@ -31,22 +32,6 @@ def replica_died(exc: BaseException) -> bool:
     except ImportError:  # pragma: no cover - Ray is a dependency of the served graph
         return False
     return isinstance(exc, (RayActorError, ActorDiedError, ActorUnavailableError))
-
-
-class WalkHead:
-    """A document's triage stream (DocumentHead or InputProblem, then one TriageOutcome per
-    page): its first item, and the page numbers it announces."""
-
-    def __init__(self, stream):
-        self.stream = stream
-        self.numbers: list[int] = []
-        self.finished = False
-
-    async def head(self):
-        first = await self.stream.__anext__()
-        self.numbers = list(getattr(first, "numbers", []))
-        self.finished = not hasattr(first, "numbers")  # an InputProblem ends the walk
-        return first
 
 
 class TriageWalk(WalkHead):

@@ -8,9 +8,6 @@ ingress is bounded by serve.max_queued_requests.)
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import contextmanager
-
 import grpc
 
 from pagerouter.config.limits import LimitsConfig
@@ -33,8 +30,8 @@ class Admission:
         self.total = 0
         self.per_client: dict[str, int] = {}
 
-    def acquire(self, client: str) -> Callable[[], None]:
-        """Count one conversion of `client` in, or raise Refused; returns its (idempotent) release."""
+    def acquire(self, client: str) -> Slot:
+        """Count one conversion of `client` in, or raise Refused; returns its slot (its release)."""
         lim = self.limits
         if self.total >= lim.max_in_flight_requests:
             raise Refused(
@@ -52,26 +49,31 @@ class Admission:
             )
         self.total += 1
         self.per_client[client] = self.per_client.get(client, 0) + 1
-        released = False
+        return Slot(self, client)
 
-        def release() -> None:
-            nonlocal released
-            if released:
-                return
-            released = True
-            self.total -= 1
-            left = self.per_client[client] - 1
-            if left:
-                self.per_client[client] = left
-            else:
-                del self.per_client[client]
+    def _release(self, client: str) -> None:
+        self.total -= 1
+        left = self.per_client[client] - 1
+        if left:
+            self.per_client[client] = left
+        else:
+            del self.per_client[client]
 
-        return release
 
-    @contextmanager
-    def admit(self, client: str):
-        release = self.acquire(client)
-        try:
-            yield
-        finally:
-            release()
+class Slot:
+    """One admitted conversion. Call it, or leave its `with` block, to release it; a second
+    release does nothing (a stream's end and its finaliser may both try)."""
+
+    def __init__(self, admission: Admission, client: str):
+        self._admission, self._client, self._released = admission, client, False
+
+    def __call__(self) -> None:
+        if not self._released:
+            self._released = True
+            self._admission._release(self._client)
+
+    def __enter__(self) -> Slot:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self()

@@ -111,10 +111,18 @@ def load_api_key(environ: Mapping[str, str] | None = None) -> ApiKey | None:
 _SERVER_KEY: list[ApiKey | None] = []
 
 
-def server_api_key() -> ApiKey | None:
-    """This process's key, read once from its environment (the ingress replica, the gRPC front)."""
+def server_api_key(required: bool = False) -> ApiKey | None:
+    """This process's key, read once from its environment (the ingress replica, the gRPC front).
+
+    `required`: the application was built with a key (where it was built), so a serving process
+    without one must not start (RuntimeError) instead of silently serving without a key."""
     if not _SERVER_KEY:
         _SERVER_KEY.append(load_api_key())
+    if required and _SERVER_KEY[0] is None:
+        raise RuntimeError(
+            f"the application was built with an API key but this replica has none: set {ENV_KEY} or "
+            f"{ENV_KEY_FILE} in the environment of every Ray node"
+        )
     return _SERVER_KEY[0]
 
 
