@@ -27,6 +27,7 @@ button.flagbtn { font: inherit; border: 0; background: none; color: #0b57d0; cur
 .keys { color: #596069; }
 #cards { padding: 8px 18px 40px; display: flex; flex-direction: column; gap: 14px; }
 article.card { background: #fff; border: 1px solid #cfd4db; border-left: 6px solid #9aa3ad; border-radius: 4px; padding: 8px 12px; }
+article.card { scroll-margin-top: 120px; }
 article.card:focus { outline: 3px solid #0b57d0; outline-offset: 2px; }
 article.card.status-flagged { border-left-color: #e8a200; }
 article.card.status-failed { border-left-color: #c5221f; }
@@ -51,6 +52,8 @@ article.card h2 { font-size: 15px; margin: 0 0 6px; display: flex; flex-wrap: wr
 .ocr-region { position: absolute; box-sizing: border-box; border: 1px dotted #2e7d32; pointer-events: none; }
 .side { min-width: 0; display: flex; flex-direction: column; gap: 8px; font-size: 13px; }
 .side h3 { font-size: 13px; margin: 4px 0 2px; text-transform: uppercase; letter-spacing: .04em; color: #596069; }
+details summary { cursor: pointer; color: #33383f; }
+details table { margin-top: 4px; }
 .side pre { white-space: pre-wrap; word-break: break-word; background: #f6f8fa; border: 1px solid #e1e4e8; padding: 6px 8px; margin: 0;
   max-height: 320px; overflow: auto; font-size: 12px; }
 .detail { background: #fffbe6; border: 1px solid #f0d97a; padding: 6px 8px; }

@@ -16,8 +16,9 @@ APP_JS = r"""
   var STATUS_RANK = { flagged: 0, failed: 1, ok: 2 };
   var ROUTE_COLOURS = { text_layer: "#1565c0", ocr: "#2e7d32", mixed: "#00838f", escalation: "#c62828",
     blank: "#757575", failed: "#c5221f" };
-  var PALETTE = ["#1565c0", "#2e7d32", "#c62828", "#6a1b9a", "#ef6c00", "#00838f", "#ad1457", "#4e342e",
-    "#558b2f", "#283593", "#9e9d24", "#37474f"];
+  // engine colours: none of the route colours, so switching the colouring always shows
+  var PALETTE = ["#6a1b9a", "#ef6c00", "#ad1457", "#4e342e", "#558b2f", "#283593", "#9e9d24", "#37474f",
+    "#0277bd", "#f9a825", "#5d4037", "#00695c"];
   var ENGINES = [];
   PAGES.forEach(function (p) { p.blocks.forEach(function (b) { if (ENGINES.indexOf(b.engine) < 0) ENGINES.push(b.engine); }); });
   ENGINES.sort();
@@ -324,13 +325,21 @@ APP_JS = r"""
       add(s, el("h3", "", "Triage: " + p.triage.route + (p.triage.script ? " (" + p.triage.script + ")" : "")));
       var ul = add(s, el("ul", "reasons triage-reasons"));
       p.triage.reasons.forEach(function (r) { add(ul, el("li", "", r)); });
-      var sc = add(s, el("table", "scores"));
+      var names = Object.keys(p.triage.scores);
+      var sd = add(s, el("details", "scores"));
+      sd.open = p.status !== "ok";
+      add(sd, el("summary", "", "Triage scores (" + names.length + ")"));
+      var sc = add(sd, el("table"));
       head(sc, ["score", "value"]);
-      Object.keys(p.triage.scores).forEach(function (k) { row(sc, [k, p.triage.scores[k]]); });
+      names.forEach(function (k) { row(sc, [k, p.triage.scores[k]]); });
     }
     if (p.checks.length) {
-      add(s, el("h3", "", "Checks"));
-      var ct = add(s, el("table", "checks"));
+      var failed = p.checks.filter(function (c) { return !c.passed; });
+      add(s, el("h3", "", "Checks: " + failed.length + " of " + p.checks.length + " failed"));
+      var cd = add(s, el("details", "checks"));
+      cd.open = failed.length > 0;
+      add(cd, el("summary", "", failed.length ? failed.map(function (c) { return c.name; }).join(", ") : "all passed"));
+      var ct = add(cd, el("table"));
       head(ct, ["check", "passed", "score", "threshold", "reason"]);
       p.checks.slice().sort(function (a, b) { return a.passed - b.passed; }).forEach(function (c) {
         row(ct, [c.name, c.passed ? "yes" : "NO", c.score, c.threshold === null ? "" : c.threshold, c.reason],

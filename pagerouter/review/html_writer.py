@@ -88,6 +88,7 @@ def review_html(run: Path | str | Sequence[Document] | Sequence[RunDocument], *,
         f"<meta http-equiv=\"Content-Security-Policy\" content=\"{_POLICY}\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
         "<meta name=\"referrer\" content=\"no-referrer\">\n"
+        "<link rel=\"icon\" href=\"data:,\">\n"  # no favicon request: nothing leaves the page's folder
         "<title>pagerouter review</title>\n"
         f"<style>{APP_CSS}</style>\n</head><body>\n"
         "<header class=\"top\"><h1>pagerouter review</h1><span id=\"run-name\"></span></header>\n"
