@@ -59,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--escalation-wait-s", type=float, metavar="SECONDS",
         help="wait at most this long for the escalation tier (capped at the --wait mode's bound)",
     )
+    from pagerouter.cli.review import add_convert_review_flag, add_review_parser
+
+    add_convert_review_flag(c)
     add_option_flags(c)
     _add_common(c)
 
@@ -74,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     from pagerouter.cli.bench import add_bench_parser
 
     add_bench_parser(sub)
+    add_review_parser(sub)
 
     for add_command in _plugin_commands():
         add_command(sub)
@@ -156,6 +160,10 @@ def cmd_convert(args) -> int:
         return usage_error("several inputs need -o OUTDIR")
     if args.outdir is None and args.format == "both":
         return usage_error("--format both needs -o OUTDIR")
+    from pagerouter.cli.review import convert_review_problem
+
+    if problem := convert_review_problem(args):  # --review: needs -o, writes the JSON it reads
+        return usage_error(problem)
     if args.outdir is not None:
         stems: dict[str, Path] = {}
         for path in args.inputs:
@@ -221,6 +229,14 @@ def _convert_inputs(args, cfg, converter) -> int:
                 except OSError as exc:
                     print(f"pagerouter: error: {target}: cannot write: {exc.strerror or exc}", file=sys.stderr)
                     code = EXIT_USAGE
+            if getattr(args, "review", False):
+                from pagerouter.cli.review import convert_review_images
+
+                convert_review_images(args, path, doc)
+    if docs and getattr(args, "review", False):
+        from pagerouter.cli.review import write_convert_review
+
+        write_convert_review(args, cfg)
     if docs and not args.quiet:
         print(route_summary_table(docs, wall_s=time.perf_counter() - t0), file=sys.stderr)
     return code
