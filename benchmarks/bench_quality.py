@@ -89,7 +89,7 @@ def sys_get_text():
 
 
 def sys_pymupdf4llm():
-    from pagerouter import import_pymupdf4llm  # its layout mode, as a user gets it
+    from pagerouter.common.pymupdf_setup import import_pymupdf4llm  # its layout mode, as a user gets it
 
     try:
         pymupdf4llm = import_pymupdf4llm()

@@ -1,6 +1,8 @@
 """Ray Serve deployments: thin shells around pagerouter's stage objects.
 
-`pagerouter` is imported first so that a replica importing pymupdf does not build PyMuPDF's
-unused layout model (see `pagerouter/__init__.py`)."""
+A replica's process is ours: this package is imported before any deployment module, so it skips
+PyMuPDF's unused layout model (pagerouter/common/pymupdf_setup.py) before a replica imports pymupdf."""
 
-import pagerouter  # noqa: F401
+from pagerouter.common.pymupdf_setup import skip_pymupdf_layout
+
+skip_pymupdf_layout()

@@ -255,7 +255,7 @@ class Pymupdf4llmSystem:
         self.mod = None
 
     def unavailable(self) -> str | None:
-        from pagerouter import import_pymupdf4llm  # its layout mode, as a user gets it
+        from pagerouter.common.pymupdf_setup import import_pymupdf4llm  # its layout mode, as a user gets it
 
         try:
             self.mod = import_pymupdf4llm()

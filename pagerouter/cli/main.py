@@ -99,6 +99,9 @@ def _plugin_commands() -> list:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from pagerouter.common.pymupdf_setup import skip_pymupdf_layout
+
+    skip_pymupdf_layout()  # this process is ours: before anything imports pymupdf
     ap = build_parser()
     args = ap.parse_args(argv)
     try:

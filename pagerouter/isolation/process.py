@@ -29,7 +29,8 @@ class WorkerLost(Exception):
 
 def _context(cfg: PagerouterConfig):
     ctx = multiprocessing.get_context("forkserver")
-    preload = ["pagerouter.isolation.worker"]
+    # the server's own start first (it skips PyMuPDF's layout model), then the page code
+    preload = ["pagerouter.common.skip_pymupdf_layout_on_import", "pagerouter.isolation.worker"]
     if proof_may_run(cfg.triage, cfg.ocr):
         # the hidden-layer proof's recogniser: importing RapidOCR (0.8 s: it parses its model
         # table) once in the server, not in every worker; the model itself loads in the worker
