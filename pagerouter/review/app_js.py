@@ -399,5 +399,6 @@ APP_JS = r"""
   recolour();
   applyFilters();
   document.body.setAttribute("data-ready", "1");
+  if (window.performance && performance.mark) performance.mark("pagerouter-review-ready");  // benchmarks/bench_review.py
 })();
 """
