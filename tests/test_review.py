@@ -29,7 +29,8 @@ from pagerouter.config.bench import BenchConfig
 from pagerouter.convert.converter import Converter
 from pagerouter.render.output import to_json
 from pagerouter.review import REVIEW_CSP, review_html
-from pagerouter.review.html_writer import embed_json, review_data
+from pagerouter.model import Attempt, Block, CheckResult, Document, Page
+from pagerouter.review.html_writer import embed_json, review_data, run_documents
 from pagerouter.review.run_folder import load_run
 
 HOSTILE = ["<script>alert(1)</script>", "javascript:alert(2)", "</script><img src=x onerror=alert(3)>"]
@@ -249,6 +250,8 @@ def _assert_boxes_match_json(pg, docs) -> int:
     for card in pg.evaluate(_GEOMETRY):
         p = next(p for p in docs[card["doc"]].doc.pages if p.number == card["page"])
         assert [b["key"] for b in card["boxes"]] == [f"{p.number}:{i}" for i in range(len(p.blocks))]
+        if not p.blocks:
+            continue
         sx, sy = card["width"] / p.width, card["height"] / p.height
         for drawn, block in zip(card["boxes"], p.blocks):
             x0, y0, x1, y1 = block.bbox
@@ -358,6 +361,60 @@ def test_browser_shows_hostile_text_as_text(tmp_path, page):
     assert page.evaluate("""() => Array.from(document.querySelectorAll('*')).every(e =>
         Array.from(e.attributes).every(a => !/^\\s*javascript:/i.test(a.value)))""")
     assert not page.problems, page.problems  # no alert() dialog, no error
+
+
+def _ladder_document():
+    """A document as the JSON would hold it after the VLM ladder ran: page 1 ok, page 2 flagged
+    with two rejected rungs, one accepted, and ink no block covers, page 3 failed before triage."""
+    block = Block(text="Read by the escalation tier", role="paragraph", bbox=(50, 60, 300, 90), page=2,
+                  engine="vllm / olmOCR", route="escalation", confidence=0.8)
+    rung = dict(tier="escalation", engine="vllm / olmOCR", temperature=0.0, prompt_tokens=10, completion_tokens=5)
+    return Document(source="ladder.pdf", page_count=3, pages=[
+        Page(number=1, status="ok", route="text_layer", width=200, height=300, blocks=[
+            Block(text="fine", role="paragraph", bbox=(10, 10, 100, 30), page=1, engine="pymupdf", route="text_layer",
+                  confidence=1.0)]),
+        Page(number=2, status="flagged", route="ocr", width=400, height=500, flags=["unread_ink", "vlm_retries"],
+             blocks=[block],
+             checks=[CheckResult(name="unread_ink", passed=False, reason="2 rows of ink", regions=[(40, 300, 200, 320),
+                                                                                                 (40, 340, 220, 360)])],
+             attempts=[Attempt(number=1, finish_reason="length", accepted=False, seconds=2.0,
+                               rejected_because=["vlm_truncated: hit max_tokens 4096"], **rung),
+                       Attempt(number=2, finish_reason="stop", accepted=False, seconds=1.5,
+                               rejected_because=["repetition_line: 0.6 > 0.3"], **rung),
+                       Attempt(number=3, finish_reason="stop", accepted=True, seconds=1.0, **rung)]),
+        Page(number=3, status="failed", route=None, error="ladder.pdf: page 3: reading failed: broken"),
+    ])
+
+
+def test_ladder_ink_and_failed_pages_in_the_data():
+    data = review_data(run_documents([_ladder_document()]))
+    assert [p["status"] for p in data["pages"]] == ["ok", "flagged", "failed"]
+    flagged = data["pages"][1]
+    assert flagged["ink"] == [[40, 300, 200, 320], [40, 340, 220, 360]]
+    assert [a["rejected_because"] for a in flagged["attempts"]] == [
+        ["vlm_truncated: hit max_tokens 4096"], ["repetition_line: 0.6 > 0.3"], []]
+    assert data["pages"][2]["route"] == "failed" and data["summary"]["status"]["failed"] == 1
+    assert data["summary"]["gpu_seconds"] == pytest.approx(4.5)
+
+
+@pytest.mark.slow
+def test_browser_ladder_ink_and_failed_pages(tmp_path, page):
+    html = tmp_path / "review.html"
+    html.write_text(review_html([_ladder_document()]), encoding="utf-8")
+    _open(page, html.as_uri())
+    assert [c["status"] for c in page.evaluate(_GEOMETRY)] == ["flagged", "failed", "ok"]
+    card = page.locator("article[data-page='2']")
+    assert card.locator("[data-ink]").count() == 2
+    rows = card.locator("table.ladder tr").all_text_contents()[1:]
+    assert len(rows) == 3 and "vlm_truncated: hit max_tokens 4096" in rows[0] and "repetition_line" in rows[1]
+    assert card.locator("table.ladder tr.accepted").count() == 1
+    card.locator("[data-block='2:0']").click()
+    assert card.locator(".detail-engine").text_content() == "vllm / olmOCR"
+    assert "3 VLM attempt(s) at this page, 1 accepted" in card.locator(".detail-attempts").text_content()
+    assert page.locator("article[data-page='3'] pre.error").text_content().endswith("reading failed: broken")
+    _assert_boxes_match_json(page, run_documents([_ladder_document()]))
+    page.screenshot(path=str(tmp_path / "ladder.png"), full_page=True)
+    assert not page.problems, page.problems
 
 
 class _CspHandler(http.server.SimpleHTTPRequestHandler):

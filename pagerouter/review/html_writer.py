@@ -50,7 +50,8 @@ def embed_json(value) -> str:
     return text
 
 
-def _documents(run) -> list[RunDocument]:
+def run_documents(run) -> list[RunDocument]:
+    """A run folder's documents, or documents in hand named by their source's stem."""
     if isinstance(run, (str, Path)):
         return load_run(Path(run))
     return [d if isinstance(d, RunDocument) else RunDocument(rel=Path(d.source).stem or f"document-{i + 1}", doc=d)
@@ -81,7 +82,7 @@ def review_html(run: Path | str | Sequence[Document] | Sequence[RunDocument], *,
     `page_images`: {(document index, page number): URL}, a relative path beside the page or a
     `data:image/jpeg;base64,...` URI (page_images.embedded_images makes those). Serve the result
     as `text/html; charset=utf-8` with `Content-Security-Policy: REVIEW_CSP`."""
-    docs = _documents(run)
+    docs = run_documents(run)
     data = review_data(docs, page_images, output_cfg, prices, title)
     return (
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
