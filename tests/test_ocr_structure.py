@@ -84,6 +84,9 @@ def test_lines_without_word_positions_are_kept_whole():
 
 
 # ---------------------------------------------------------------------- end to end on scans
+VARIANTS = range(12)  # every variant `bench_quality.py` runs of a kind (its --variants default, seed 7)
+
+
 def _case(builder, kind: str, v: int, seed: int = 7):
     return builder(random.Random(zlib.crc32(f"{seed}:{kind}:{v}".encode())), v)
 
@@ -109,12 +112,17 @@ def _markdown(converter, pdf: bytes, tmp_path: Path, name: str) -> tuple[str, ob
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("v", [1, 2, 3])
+# every variant but 0: the generator drew no column-mixing check for variant 0 (its five checks are
+# all order checks), so it has nothing to assert here; `assert mixing` below catches a variant that
+# stops drawing them
+@pytest.mark.parametrize("v", [v for v in VARIANTS if v != 0])
 def test_two_column_scan_keeps_its_columns_apart(converter, tmp_path, v):
     """Justified columns with a 10-18 pt gutter, scanned: no output line joins the end of a
     column-1 line to the start of the column-2 line beside it (the detector's lines across the
-    gutter are cut there). Block order across layout regions is a separate, open problem: the
-    page's order checks are not asserted here."""
+    gutter are cut there); all 11 variants that draw such checks pass. Block order across layout
+    regions is a separate, open problem: the page's order checks (the bench's scan_columns kind
+    fails 15 of its 99 checks, all of them order checks, in 9 of the 12 variants) are not asserted
+    here."""
     from quality_cases_scans import scan_columns_case
     from quality_checks import run_check
 
@@ -125,8 +133,22 @@ def test_two_column_scan_keeps_its_columns_apart(converter, tmp_path, v):
     assert [c.text for c in mixing if not run_check(c, md)[0]] == []
 
 
+# Variants of the bench's scan_marks kind that fail today (measured with escalation off: 7 of the 12
+# pages pass; 32 of their 36 `sup` checks pass).
+MARKS_FAILING = {
+    2: "10^3 is not marked, and '10' itself comes out as 1<sup>0</sup> (a stray mark)",
+    3: "lighthouses^6 is not marked (no <sup> on the page at all)",
+    6: "lighthouses^7 is not marked (no <sup> on the page at all)",
+    8: "viaducts^1 is not marked",
+    9: "RapidOCR reads the marks as Unicode superscripts (cm³, spring⁸, reefs²): the bench's sup checks "
+       "accept that, but no <sup> markup comes out",
+}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("v", [0, 1])
+@pytest.mark.parametrize("v", [
+    pytest.param(v, marks=pytest.mark.xfail(strict=True, reason=MARKS_FAILING[v])) if v in MARKS_FAILING else v
+    for v in VARIANTS])
 def test_raised_marks_on_a_scan_stay_superscripts(converter, tmp_path, v):
     """A small raised digit after a word (a footnote number, an exponent) comes out as
     `<sup>` as on the text-layer route; no other digit of the page is marked."""
