@@ -27,9 +27,9 @@ from pagerouter.cli.main import main
 from pagerouter.config import load_config
 from pagerouter.config.bench import BenchConfig
 from pagerouter.convert.converter import Converter
+from pagerouter.model import Attempt, Block, CheckResult, Document, Page
 from pagerouter.render.output import to_json
 from pagerouter.review import REVIEW_CSP, review_html
-from pagerouter.model import Attempt, Block, CheckResult, Document, Page
 from pagerouter.review.html_writer import embed_json, review_data, run_documents
 from pagerouter.review.run_folder import load_run
 
@@ -143,8 +143,8 @@ def test_embedded_json_cannot_end_its_script_block():
 
 def test_csp_allows_exactly_the_inline_script_and_style(tmp_path):
     html = review_html(_hostile_run(tmp_path))
-    script = re.search(r"<script>(.*?)</script>", html, re.S).group(1)
-    style = re.search(r"<style>(.*?)</style>", html, re.S).group(1)
+    script = re.search(r"<script>(.*?)</script>", html, re.DOTALL).group(1)
+    style = re.search(r"<style>(.*?)</style>", html, re.DOTALL).group(1)
 
     def sha(text):
         return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
@@ -202,6 +202,20 @@ def test_review_command(tmp_path, capsys):
     assert "pass --pdf-dir DIR" in capsys.readouterr().err
     assert main(["review", str(moved), "--pdf-dir", str(run), "-q"]) == 0
     assert len(list((moved / "review-images" / "generated").glob("p*.jpg"))) == 3
+
+
+def test_batch_journal_names_the_sources(tmp_path):
+    run = _generated_run(tmp_path / "elsewhere", 2)
+    out = tmp_path / "out"
+    (out / "sub").mkdir(parents=True)
+    (out / "sub" / "x.json").write_bytes((run / "generated.json").read_bytes())
+    (out / "pagerouter-batch.summary.json").write_text("{}")
+    record = {"v": 1, "input": str(run / "generated.pdf"), "rel": "sub/x", "status": "done"}
+    (out / "pagerouter-batch.journal.jsonl").write_text(json.dumps(record) + "\n{torn", encoding="utf-8")
+    docs = load_run(out)
+    assert [(d.rel, d.source) for d in docs] == [("sub/x", run / "generated.pdf")]
+    assert main(["review", str(out), "-q"]) == 0
+    assert sorted(p.name for p in (out / "review-images" / "sub" / "x").iterdir()) == ["p0001.jpg", "p0002.jpg"]
 
 
 # ---------------------------------------------------------------------- in the browser
@@ -431,6 +445,7 @@ class _CspHandler(http.server.SimpleHTTPRequestHandler):
 def test_browser_review_works_under_its_csp(tmp_path, page):
     run = _off_loop(_generated_run, tmp_path / "run", 25)
     assert _off_loop(main, ["review", str(run), "-q"]) == 0
+    assert _off_loop(main, ["review", str(run), "-q", "-o", str(run / "embedded.html"), "--images", "embed"]) == 0
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_CspHandler, directory=str(run)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -443,6 +458,10 @@ def test_browser_review_works_under_its_csp(tmp_path, page):
         page.wait_for_function("() => document.querySelector('article.card img').naturalWidth > 0", timeout=10_000)
         assert _assert_boxes_match_json(page, load_run(run)) > 0
         page.screenshot(path=str(tmp_path / "served.png"))
+        page.goto(f"http://127.0.0.1:{server.server_address[1]}/embedded.html")  # data: URI images, one file
+        page.wait_for_selector("body[data-ready='1']", timeout=10_000)
+        page.wait_for_function("() => document.querySelector('article.card img').naturalWidth > 0", timeout=10_000)
+        assert page.evaluate("() => document.querySelector('article.card img').src.startsWith('data:image/jpeg')")
     finally:
         server.shutdown()
         server.server_close()

@@ -31,10 +31,10 @@ def add_review_parser(sub) -> None:
 
 
 def cmd_review(args) -> int:
-    from .common import EXIT_OK, load_cli_config, usage_error
     from ..review.html_writer import write_review
     from ..review.page_images import DEFAULT_DPI
     from ..review.run_folder import load_run
+    from .common import EXIT_OK, load_cli_config, usage_error
 
     if not args.run_dir.is_dir():
         return usage_error(f"{args.run_dir}: not a folder")
@@ -63,7 +63,13 @@ def _page_images(docs, run_dir: Path, html_dir: Path, mode: str, dpi: int, passw
     into RUN/review-images/ once (pages already there, e.g. from `convert --review`, are kept)."""
     import base64
 
-    from ..review.page_images import IMAGES_DIR, embedded_images, existing_page_images, image_url, write_page_images
+    from ..review.page_images import (
+        IMAGES_DIR,
+        embedded_images,
+        existing_page_images,
+        image_url,
+        write_page_images,
+    )
 
     urls: dict[tuple[int, int], str] = {}
     missing: list[str] = []

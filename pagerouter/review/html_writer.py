@@ -41,6 +41,15 @@ _POLICY = (
 REVIEW_CSP = _POLICY + "; frame-ancestors 'none'"
 """The Content-Security-Policy header a server should send with `review_html`'s page."""
 
+REVIEW_HEADERS = {
+    "Content-Type": "text/html; charset=utf-8",
+    "Content-Security-Policy": REVIEW_CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "private, no-store",  # a job's pages are the caller's documents
+}
+"""Every header a server should send with `review_html`'s page."""
+
 
 def embed_json(value) -> str:
     """JSON safe inside a `<script type="application/json">` element (and as plain JSON)."""
