@@ -113,7 +113,7 @@ class Converter:
         page in page order. A path is read first; an open document is walked and left open."""
         data, name = self._input(source, name)
         walk = walk_document(self.pages, data, max_pages=self.cfg.limits.max_pages, name=name, password=password,
-                             pages=pages, ocr=opts.ocr, images=opts.images)
+                             pages=pages, ocr=opts.ocr, images=opts.images, open_off_loop=False)
         async with aclosing(walk):
             yield await anext(walk)
             async with aclosing(self._converted(walk, name, used, wait, opts)) as converted:

@@ -53,6 +53,7 @@ async def walk_document(
     ocr: str = "auto",
     images: bool = False,
     span: tuple[int, int] | None = None,
+    open_off_loop: bool = True,
 ) -> AsyncIterator[OpenedDocument | TriageOutcome]:
     """`OpenedDocument`, then one `TriageOutcome` per selected page in page order (`pages` a
     selection like "1-3,7", None for all; at most `max_pages` of them, `limits.max_pages`).
@@ -63,13 +64,19 @@ async def walk_document(
     get theirs cut from their render later, in `pipeline.convert_pages`). `span` (start, stop)
     walks only those indices into the selected pages (a page range of a batch run), read as a
     walk of all of them reads them; without it the worker that opens the file reads the first
-    pages at once (`isolation.WalkAhead`: one round trip for a short document)."""
+    pages at once (`isolation.WalkAhead`: one round trip for a short document).
+
+    The file is opened off the event loop (opening may repair a broken PDF with pypdf for
+    seconds), unless `open_off_loop` is False: the Converter's loop serves only this walk, and
+    a single-threaded caller (the CLI) forks its isolation workers directly, not through the
+    fork server, only while no other thread is alive (`isolation.process`)."""
     if isinstance(source, SourceDocument):
         src, owned = source, False
     else:
         ahead = WalkAhead(pages, ocr) if span is None else None  # a range's first pages are not the walk's
-        # Opening may repair a broken PDF (pypdf) for seconds: off the event loop.
-        src, owned = await asyncio.to_thread(work.open, bytes(source), name, password, ahead), True
+        opening = (bytes(source), name, password, ahead)
+        src = await asyncio.to_thread(work.open, *opening) if open_off_loop else work.open(*opening)
+        owned = True
     try:
         numbers = check_page_count(parse_pages(pages, src.page_count, src.name), max_pages, src.name)
         yield OpenedDocument(src, numbers, new_document(src))
