@@ -1,0 +1,40 @@
+"""Every replica that owns a pool or engines closes them when Serve shuts it down gracefully
+(Serve 2.60 calls the deployment's `__del__` then; the collector may call it again later)."""
+
+from __future__ import annotations
+
+from pagerouter.config import PagerouterConfig
+
+
+class FakeEngineSet:
+    def __init__(self):
+        self.closed = 0
+
+    def close(self):
+        self.closed += 1
+
+
+def test_ingress_closes_the_isolation_pool_it_started():
+    from deployments.ingress import IngressCore
+
+    cfg = PagerouterConfig()
+    cfg.serve.jobs.enabled = False
+    core = IngressCore(cfg.model_dump(), None, None, None, None)
+    core.__del__()  # nothing started yet: nothing to close
+    pages = core.local_pages  # what the ingress's own triage of small requests starts
+    assert pages.isolated and not pages._closed
+    core.__del__()
+    assert pages._closed
+    core.__del__()  # a second call (the collector after Serve) is harmless
+
+
+def test_stage_replicas_close_their_engines():
+    from deployments.batched import SmallReader
+    from deployments.large_reader import LargeReader
+
+    cfg = PagerouterConfig().model_dump()
+    for deployment, args in ((SmallReader, (cfg, False, False)), (LargeReader, (cfg, False))):
+        replica = deployment.func_or_class(*args)  # eager=False: no model is loaded
+        replica.engines = FakeEngineSet()
+        replica.__del__()
+        assert replica.engines.closed == 1, deployment.name
