@@ -1,7 +1,13 @@
 """Nothing silently lost: pages generated per failure class (benchmarks/lost_cases.py, known
 truth) read through the real Converter (PyMuPDF, RapidOCR, rapid-layout, Tesseract). A page
 whose output lost or invented content must not say `ok`; clean controls must stay `ok` with
-their text; what was left out is in the JSON with the reason."""
+their text; what was left out is in the JSON with the reason.
+
+Each test runs every variant of its kind among the cases `bench_lost.py` generates (seed 21,
+10 variants a class; the hidden class's last three kinds and the script class's last two clean
+controls lie past 10 and are run too). `test_no_page_is_wrong_yet_ok` is the README's figure:
+over all of those pages, none whose content is wrong says `ok`. A variant that fails today is
+marked `xfail(strict=True)` with what goes wrong, so a fix shows up as an XPASS."""
 
 from __future__ import annotations
 
@@ -29,8 +35,18 @@ from pagerouter.triage.words import measure_text  # noqa: E402
 CFG = PagerouterConfig()
 
 
+BENCH_VARIANTS = 10  # bench_lost.py's --variants default (its --seed default is 21)
+HIDDEN_KINDS = 13  # lost_cases.hidden_case's kinds: variants 10-12 are its clean controls
+SCRIPT_VARIANTS = 12  # four scripts, broken in variants 0-7, clean in 8-11
+
+
 def case(cls: str, v: int) -> lc.Case:
     return lc.BUILDERS[cls](random.Random(f"21-{cls}-{v}"), v)
+
+
+def variants(cls: str, kind: int, of: int) -> list[int]:
+    """The bench's variants of `cls` whose kind (v % of) is `kind`."""
+    return [v for v in range(BENCH_VARIANTS) if v % of == kind]
 
 
 @pytest.fixture(scope="module")
@@ -39,14 +55,19 @@ def conv():
         yield c
 
 
+_READ: dict[str, list] = {}  # case name -> its pages read: the wrong-yet-ok sweep reuses what the tests read
+
+
 def read(conv, c: lc.Case):
-    doc = conv.convert(c.pdf, name=f"{c.name}.pdf")
-    out = []
-    for page, truth in zip(doc.pages, c.pages):
-        md = page_markdown(page, OutputConfig(page_markers=False))
-        out.append((page, md, lj.judge(truth, md)))
-    assert len(out) == len(c.pages)
-    return out
+    if c.name not in _READ:
+        doc = conv.convert(c.pdf, name=f"{c.name}.pdf")
+        out = []
+        for page, truth in zip(doc.pages, c.pages):
+            md = page_markdown(page, OutputConfig(page_markers=False))
+            out.append((page, md, lj.judge(truth, md)))
+        assert len(out) == len(c.pages)
+        _READ[c.name] = out
+    return _READ[c.name]
 
 
 def _triage(c: lc.Case):
@@ -77,7 +98,7 @@ def test_visible_text_over_highlights_and_banners_stays(conv):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("v", [5])  # text in the paper's colour over a scan that shows other words
+@pytest.mark.parametrize("v", [5, 6])  # text in the paper's colour (white, tinted) over a scan that shows other words
 def test_paper_coloured_layer_over_a_scan_is_not_read(conv, v):
     c = case("hidden", v)
     (page, md, verdict), = read(conv, c)
@@ -97,8 +118,10 @@ def test_ink_the_layer_does_not_explain_is_read(conv, v):
 
 # --- class 2: a proven hidden layer with wrong digits ---------------------------------------
 @pytest.mark.slow
-def test_one_wrong_amount_in_a_hidden_layer_sends_the_page_to_ocr(conv):
-    c = case("digits", 0)
+@pytest.mark.parametrize("v", [v for v in range(BENCH_VARIANTS) if v % 4 != 3])  # v % 4 == 3: a right layer
+def test_one_wrong_amount_in_a_hidden_layer_sends_the_page_to_ocr(conv, v):
+    c = case("digits", v)
+    assert not c.clean
     (page, md, verdict), = read(conv, c)
     assert page.route == "ocr", page.triage.reasons
     assert "must agree" in page.triage.reasons[0]
@@ -107,8 +130,9 @@ def test_one_wrong_amount_in_a_hidden_layer_sends_the_page_to_ocr(conv):
     assert not verdict.wrong, verdict
 
 
-def test_a_right_hidden_layer_is_proven_down_to_its_digits(conv):
-    c = case("digits", 3)
+@pytest.mark.parametrize("v", variants("digits", 3, 4))
+def test_a_right_hidden_layer_is_proven_down_to_its_digits(conv, v):
+    c = case("digits", v)
     assert c.clean
     (page, md, verdict), = read(conv, c)
     assert page.route == "text_layer" and page.status == "ok" and verdict.cer == 0.0
@@ -124,8 +148,9 @@ def test_letters_and_dated_lines_keep_their_margin_text(conv, v):
     assert not [b.text for b in page.blocks if b.role in ("header", "footer")], c.name
 
 
-def test_continued_table_keeps_its_header_and_rows_on_every_page(conv):
-    c = case("furniture", 3)
+@pytest.mark.parametrize("v", variants("furniture", 3, 5))
+def test_continued_table_keeps_its_header_and_rows_on_every_page(conv, v):
+    c = case("furniture", v)
     pages = read(conv, c)
     for page, md, verdict in pages:
         assert not verdict.lost and not verdict.invented, (page.number, verdict)
@@ -138,8 +163,9 @@ def test_continued_table_keeps_its_header_and_rows_on_every_page(conv):
         assert not any(t in md for t in furn)
 
 
-def test_running_header_and_page_numbers_still_go(conv):
-    c = case("furniture", 4)
+@pytest.mark.parametrize("v", variants("furniture", 4, 5))
+def test_running_header_and_page_numbers_still_go(conv, v):
+    c = case("furniture", v)
     for page, md, verdict in read(conv, c):
         assert page.status == "ok" and not verdict.lost
         running, number = c.pages[page.number - 1].optional
@@ -148,8 +174,9 @@ def test_running_header_and_page_numbers_still_go(conv):
 
 
 @pytest.mark.slow
-def test_scanned_letter_keeps_its_letterhead(conv):
-    c = case("furniture", 1)
+@pytest.mark.parametrize("v", variants("furniture", 1, 5))
+def test_scanned_letter_keeps_its_letterhead(conv, v):
+    c = case("furniture", v)
     (page, md, verdict), = read(conv, c)
     assert page.route == "ocr" and not verdict.wrong, verdict
     org, title = c.pages[0].truth.splitlines()[:2]
@@ -166,7 +193,7 @@ def test_repetition_keys_keep_digits_but_the_page_numbers():
 
 # --- class 4: ink and no text ------------------------------------------------------------------
 @pytest.mark.slow
-@pytest.mark.parametrize("v", [3])  # faint print in a frame (bench_lost.py runs every variant)
+@pytest.mark.parametrize("v", variants("ink", 3, 5))  # faint print in a frame
 def test_unreadable_print_is_flagged_with_its_rows(conv, v):
     c = case("ink", v)
     (page, md, verdict), = read(conv, c)
@@ -176,27 +203,36 @@ def test_unreadable_print_is_flagged_with_its_rows(conv, v):
     assert len(check.regions) >= 3 and all(60 <= r[1] <= 620 for r in check.regions), check.regions
 
 
-def test_a_photo_without_text_is_not_unread_text(conv):
-    c = case("ink", 4)
+@pytest.mark.parametrize("v", variants("ink", 4, 5))
+def test_a_photo_without_text_is_not_unread_text(conv, v):
+    c = case("ink", v)
     (page, md, verdict), = read(conv, c)
     assert page.status == "ok" and not lj.norm_text(md)
 
 
-def test_faint_print_is_not_blank():
-    d = _triage(case("ink", 0))
+@pytest.mark.parametrize("v", variants("ink", 0, 5) + variants("ink", 3, 5))  # faint, faint in a frame
+def test_faint_print_is_not_blank(v):
+    d = _triage(case("ink", v))
     assert d.route == "ocr" and d.scores["text_rows"] >= 1, d.reasons
 
 
 # --- class 5: a layer in another script with a broken letter ------------------------------------
-@pytest.mark.parametrize("v", [1, 2, 3])  # Cyrillic, Greek, Hebrew: one letter mapped to Latin-extended
+ARABIC_NOT_NAMED = pytest.mark.xfail(strict=True, reason=(
+    "Arabic (variants 0, 4): the broken letter fails the layer by the plausible-word rule (57.8% of words look "
+    "Arabic), not as letters of two scripts, and triage names no script (None), so the OCR reader is not told "
+    "the page is Arabic (it reads Latin garbage; the page is flagged)"))
+
+
+@pytest.mark.parametrize("v", [pytest.param(v, marks=ARABIC_NOT_NAMED) if v % 4 == 0 else v for v in range(8)])
 def test_letters_of_another_script_inside_words_fail_the_layer(v):
+    """Arabic, Cyrillic, Greek, Hebrew (v % 4), twice each: one letter mapped to Latin-extended."""
     c = case("script", v)
     d = _triage(c)
     assert d.route == "ocr" and "mix letters of two scripts" in d.reasons[0], d.reasons
     assert d.script == c.note.capitalize()  # the reader is told which script the page is in
 
 
-@pytest.mark.parametrize("v", [8, 9])  # healthy Arabic and Cyrillic layers
+@pytest.mark.parametrize("v", range(8, SCRIPT_VARIANTS))  # healthy Arabic, Cyrillic, Greek and Hebrew layers
 def test_healthy_layers_in_other_scripts_stay(v):
     c = case("script", v)
     assert c.clean and _triage(c).route == "text_layer"
@@ -211,8 +247,33 @@ def test_mathematics_mixing_greek_and_latin_is_no_broken_map():
 
 
 @pytest.mark.slow
-def test_cyrillic_with_a_broken_letter_is_read_from_the_image(conv):
-    c = case("script", 1)
+@pytest.mark.parametrize("v", [1, 5])  # the broken Cyrillic variants
+def test_cyrillic_with_a_broken_letter_is_read_from_the_image(conv, v):
+    c = case("script", v)
     (page, md, verdict), = read(conv, c)
     assert page.route == "ocr" and not (verdict.wrong and page.status == "ok")
     assert verdict.cer < 0.05, verdict
+
+
+# --- the README's figure: no page whose content is wrong says `ok` -----------------------------
+SWEEP = {"hidden": range(HIDDEN_KINDS), "digits": range(BENCH_VARIANTS), "furniture": range(BENCH_VARIANTS),
+         "ink": range(BENCH_VARIANTS), "script": range(SCRIPT_VARIANTS)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cls", list(SWEEP))
+def test_no_page_is_wrong_yet_ok(conv, cls):
+    """`bench_lost.py` prints, per class, the pages whose content is wrong (lost or invented words,
+    hidden text out, a digit changed) yet `ok`; the README says 0. The same judge over the same
+    generated pages, every variant: a wrong page must say so (flagged or failed)."""
+    assert set(SWEEP) == set(lc.BUILDERS), "a new failure class must join the sweep"
+    pages = 0
+    wrong_ok = []
+    for v in SWEEP[cls]:
+        c = case(cls, v)
+        for page, _md, verdict in read(conv, c):
+            pages += 1
+            if verdict.wrong and page.status == "ok":
+                wrong_ok.append((c.name, page.number, page.route, verdict))
+    assert pages >= len(SWEEP[cls])
+    assert wrong_ok == [], wrong_ok
