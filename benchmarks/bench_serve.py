@@ -32,7 +32,7 @@ import pymupdf
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pagerouter import synth  # noqa: E402
+from pagerouter.bench import synth  # noqa: E402
 from pagerouter.config import PagerouterConfig  # noqa: E402
 
 PARA = ("Serving adds a proxy hop, a handle call to the ingress and a streamed handle call to triage. "
