@@ -39,6 +39,7 @@ from pagerouter.service.errors import internal_message
 from pagerouter.service.openapi import JOB_RESPONSES, OPTION_RESPONSES, option_body
 from pagerouter.service.redaction import public_config, redact
 from pagerouter.service.request_options import request_options
+from pagerouter.service.resumable_walk import ResumableWalk
 from pagerouter.service.served_conversion import conversion_items
 from pagerouter.service.tracing import stage_span
 from pagerouter.service.upload import parse_upload
@@ -53,7 +54,7 @@ from .http_errors import install_error_handlers
 from .ingress_grpc import GrpcMethods
 from .jobs import JobMethods
 from .observe import GraphMetrics, current_request_id
-from .stage_calls import TriageWalk, assigned, stage_call
+from .stage_calls import assigned, replica_died, stage_call
 from .triage import triage_stream
 
 
@@ -109,19 +110,17 @@ class IngressCore(GrpcMethods, JobMethods):
     def _triage_walk(self, data: bytes, name: str, password: str | None, pages: str | None, opts: RequestOptions):
         """The triage of one request: in this replica for a few pages of a small upload
         (deployments/fast_path.py), else the Triage deployment's stream."""
-        if triaged_in_ingress(self.cfg.serve, len(data), pages):
-            self.triage_paths["ingress"] += 1
-            self.metrics.triage_path.inc(tags={"where": "ingress"})
-            return LocalWalk(triage_stream(self.cfg, self.local_pages, data, name, password, pages, opts.ocr, opts.images))
-
         def walk(selection: str | None):
             return self.triage.outcomes.options(stream=True).remote(
                 data, name, password, selection, opts.ocr, opts.images
             )
 
-        self.triage_paths["deployment"] += 1
-        self.metrics.triage_path.inc(tags={"where": "deployment"})
-        return TriageWalk(walk(pages), walk, name)
+        here = triaged_in_ingress(self.cfg.serve, len(data), pages)
+        self.triage_paths["ingress" if here else "deployment"] += 1
+        self.metrics.triage_path.inc(tags={"where": "ingress" if here else "deployment"})
+        if here:
+            return LocalWalk(triage_stream(self.cfg, self.local_pages, data, name, password, pages, opts.ocr, opts.images))
+        return ResumableWalk(walk(pages), walk, name, resumable=replica_died)  # a Triage replica that died mid-walk
 
     @property
     def local_pages(self) -> PageWork:

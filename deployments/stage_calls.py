@@ -1,5 +1,6 @@
-"""Stage calls that outlive a replica's death: a handle call retried once on a live replica, a
-Triage walk resumed from the pages it had not sent, the engine's own error instead of Ray's wrapper.
+"""Stage calls that outlive a replica's death: a handle call retried once on a live replica (a
+Triage walk resumes with pagerouter.service.resumable_walk, told by `replica_died`), the
+engine's own error instead of Ray's wrapper.
 """
 
 from __future__ import annotations
@@ -9,8 +10,6 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from pagerouter.flow.pipeline import stage_retried
-from pagerouter.intake.inputs import pages_text as missing_pages_text
-from pagerouter.service.walk_head import WalkHead
 
 T = TypeVar("T")
 
@@ -32,37 +31,6 @@ def replica_died(exc: BaseException) -> bool:
     except ImportError:  # pragma: no cover - Ray is a dependency of the served graph
         return False
     return isinstance(exc, (RayActorError, ActorDiedError, ActorUnavailableError))
-
-
-class TriageWalk(WalkHead):
-    """The Triage deployment's stream of one document. When the replica serving it dies
-    mid-walk, the pages it had not sent yet are asked for once more (Serve routes the call to a
-    live replica); a second death fails the request. `walk(selection)` starts a stream for a
-    page selection."""
-
-    def __init__(self, stream, walk: Callable[[str | None], object], name: str):
-        super().__init__(stream)
-        self.walk, self.name = walk, name
-
-    async def outcomes(self):
-        seen: set[int] = set()
-        for attempt in (0, 1):
-            try:
-                async for outcome in self.stream:
-                    seen.add(outcome.page.number)
-                    yield outcome
-                self.finished = True
-                return
-            except Exception as exc:
-                if attempt or not replica_died(exc):
-                    raise
-            self.stream = self.walk(missing_pages_text([n for n in self.numbers if n not in seen]))
-            if not hasattr(await self.stream.__anext__(), "numbers"):  # its DocumentHead, else a problem
-                raise RuntimeError(f"{self.name}: the document could not be reopened after its Triage replica died")
-
-    def cancel(self) -> None:
-        if not self.finished:
-            self.stream.cancel()
 
 
 async def stage_call(call: Callable[[], Awaitable[T]], retries: int = 1) -> T:

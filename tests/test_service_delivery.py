@@ -183,3 +183,61 @@ def test_document_body_is_json_or_markdown():
     text, media = asyncio.run(document_body(doc, "json", PagerouterConfig().output))
     assert media == "application/json" and Document.model_validate_json(text).source == "x.pdf"
     assert asyncio.run(document_body(doc, "md", PagerouterConfig().output))[1] == "text/markdown"
+
+
+class FakeStream:
+    """Stands in for a Triage replica's response stream: items, then `dies` raised if given."""
+
+    def __init__(self, items, dies=None):
+        self.items, self.dies, self.cancelled = list(items), dies, False
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        if self.items:
+            return self.items.pop(0)
+        if self.dies is not None:
+            raise self.dies
+        raise StopAsyncIteration
+
+    def cancel(self):
+        self.cancelled = True
+
+
+class FakeReplicaDied(Exception):
+    pass
+
+
+def _outcome(n):
+    return TriageOutcome(Page(number=n, status="ok", route="text_layer"))
+
+
+def test_a_walk_whose_replica_died_resumes_once_from_the_pages_not_sent():
+    from pagerouter.service.resumable_walk import ResumableWalk
+
+    asked = []
+
+    def resumes(selection):
+        asked.append(selection)
+        return FakeStream([_head(2), *(_outcome(n) for n in (2, 3))])
+
+    def dies_again(selection):
+        asked.append(selection)
+        return FakeStream([_head(2)], dies=FakeReplicaDied())
+
+    async def pages(first, walk):
+        w = ResumableWalk(first, walk, "x.pdf", resumable=lambda exc: isinstance(exc, FakeReplicaDied))
+        await w.head()
+        return [o.page.number async for o in w.outcomes()], w
+
+    got, w = asyncio.run(pages(FakeStream([_head(3), _outcome(1)], dies=FakeReplicaDied()), resumes))
+    assert got == [1, 2, 3] and asked == ["2-3"] and w.finished
+    w.cancel()
+    assert not w.stream.cancelled  # a finished walk has nothing to cancel
+    with pytest.raises(FakeReplicaDied):  # a second death fails the request
+        asyncio.run(pages(FakeStream([_head(3), _outcome(1)], dies=FakeReplicaDied()), dies_again))
+    asked.clear()
+    with pytest.raises(ValueError):  # not a death: no second try
+        asyncio.run(pages(FakeStream([_head(3)], dies=ValueError("bad page")), resumes))
+    assert asked == []
