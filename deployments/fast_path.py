@@ -19,8 +19,7 @@ from collections.abc import AsyncIterator
 
 from pagerouter.config.serve import ServeConfig
 from pagerouter.intake.inputs import InputError, page_ranges
-
-from .limits import WalkHead
+from pagerouter.service.walk_head import WalkHead
 
 
 def bounded_page_count(selection: str | None) -> int | None:
@@ -57,7 +56,7 @@ def warm_up_pdf() -> bytes:
 
 
 class LocalWalk(WalkHead):
-    """`triage_stream` run in the ingress, with the interface of `limits.TriageWalk`."""
+    """`triage_stream` run in the ingress, with the interface of `pagerouter.service.resumable_walk.ResumableWalk`."""
 
     def __init__(self, stream: AsyncIterator):
         super().__init__(stream)

@@ -361,6 +361,11 @@ def make_ingress():
             """The document so far (`format` md or json; default: the job's); X-Job-Partial until done."""
             return await self.job_result_http(job_id, format)
 
+        @api.get("/v1/jobs/{job_id}/review")
+        async def get_job_review(self, job_id: str) -> Response:
+            """The job's review page (HTML, self-contained, strict CSP): pages, boxes, routes, flags."""
+            return await self.job_review_http(job_id)
+
         @api.delete("/v1/jobs/{job_id}")
         async def delete_job(self, job_id: str) -> dict:
             """Cancel a job: its pages stop being converted."""

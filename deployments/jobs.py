@@ -26,7 +26,9 @@ from pagerouter.service.error_status import grpc_problem, set_grpc_status
 from pagerouter.service.errors import ApiError
 from pagerouter.service.grpc_auth import grpc_unauthenticated
 from pagerouter.service.job_desk import JobDesk, JobsFull
+from pagerouter.review import REVIEW_HEADERS
 from pagerouter.service.job_replies import job_result_headers, status_to_proto
+from pagerouter.service.job_review import job_review_page
 from pagerouter.service.request_options import grpc_request_options, request_options
 from pagerouter.service.upload import parse_upload
 from pagerouter.wire import proto_model
@@ -39,7 +41,7 @@ T = TypeVar("T")
 
 
 class JobMethods:
-    """Needs `cfg`, `convert_items`, `_admit_http`, `_admit_grpc` and `api_key` from
+    """Needs `cfg`, `convert_items`, `local_pages`, `_admit_http`, `_admit_grpc` and `api_key` from
     the class it is mixed into; `start_jobs()` from its constructor (on the replica's event loop)."""
 
     jobs: JobDesk | None = None
@@ -97,6 +99,14 @@ class JobMethods:
             raise ApiError(422, "bad_request", str(exc)) from None
         text, media_type = await document_body(doc, fmt, self.cfg.output)
         return Response(text, media_type=media_type, headers=headers)
+
+    async def job_review_http(self, job_id: str) -> Response:
+        html, status = await self._found(job_review_page(self._desk(), job_id, self.local_pages, self.cfg))
+        headers = job_result_headers(status)
+        if html is None:  # not opened yet: nothing to show, come back
+            headers["Retry-After"] = "1"
+            return JSONResponse(status.public(), status_code=202, headers=headers)
+        return Response(html, media_type="text/html; charset=utf-8", headers={**headers, **REVIEW_HEADERS})
 
     # ------------------------------------------------------------------ gRPC
     def _grpc_desk(self, grpc_context) -> JobDesk | None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import uuid
 
 from pagerouter.model import Page
-from pagerouter.service.tracing import record_stage_span  # noqa: F401 - deployments/triage.py imports it here
 
 _LATENCY_BOUNDARIES = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
 

@@ -20,12 +20,12 @@ from pagerouter.convert.walk import walk_document
 from pagerouter.isolation import PageWork, page_work
 from pagerouter.common.memory import release_after
 from pagerouter.flow.pipeline import TriageOutcome
+from pagerouter.service.stage_faults import stage_fault
+from pagerouter.service.tracing import record_stage_span
 from pagerouter.wire.items import DocumentHead, InputProblem
 
 from .common import load_cfg
 from .health import check_page_work, stage_ready
-from .faults import stage_fault
-from .observe import record_stage_span
 
 TRIAGE_STAGES = ("triage", "text_layer", "render")
 
@@ -36,6 +36,12 @@ class Triage:
         self.cfg = load_cfg(cfg_data)
         self.pages = page_work(self.cfg)
         self.pages.warm()  # workers started and their proof recogniser loaded before the first request
+
+    def __del__(self) -> None:
+        """Serve calls this when the replica shuts down gracefully: its isolation workers go with it."""
+        pages, self.pages = getattr(self, "pages", None), None
+        if pages is not None:
+            pages.close()
 
     def ready(self) -> dict:
         """The readiness ping of /healthz (deployments/health.py): no work, just an answer."""

@@ -38,3 +38,20 @@ def test_stage_replicas_close_their_engines():
         replica.engines = FakeEngineSet()
         replica.__del__()
         assert replica.engines.closed == 1, deployment.name
+
+
+def test_triage_closes_its_isolation_pool():
+    from deployments.triage import Triage
+
+    class FakePageWork:
+        closed = 0
+
+        def close(self):
+            self.closed += 1
+
+    cls = Triage.func_or_class
+    replica = cls.__new__(cls)  # its __init__ would start and warm real workers
+    pages = replica.pages = FakePageWork()
+    replica.__del__()
+    replica.__del__()  # the collector after Serve: nothing left to close
+    assert pages.closed == 1

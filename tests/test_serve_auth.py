@@ -9,12 +9,14 @@ the gRPC forwarding context) run without Ray.
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import grpc
@@ -287,6 +289,38 @@ def test_http_and_grpc_listen_on_loopback_only(served):
         assert addrs == {"127.0.0.1"}, (port, addrs)
 
 
+def _review_data(html: str) -> dict:
+    start = html.index('<script type="application/json" id="review-data">') + len('<script type="application/json" id="review-data">')
+    return json.loads(html[start:html.index("</script>", start)])
+
+
+@SERVED
+def test_a_jobs_review_page_needs_the_key_and_carries_a_strict_policy(served):
+    from pagerouter.review import REVIEW_CSP
+
+    url, auth = served["http"], {"Authorization": f"Bearer {KEY}"}
+    r = httpx.post(url + "/v1/jobs", content=served["pdf"].read_bytes(), params={"filename": "text.pdf"},
+                   headers=auth, timeout=CALL_TIMEOUT_S)
+    assert r.status_code == 202, r.text
+    job = r.json()["id"]
+    deadline = time.monotonic() + 60
+    while httpx.get(f"{url}/v1/jobs/{job}", headers=auth, timeout=30).json()["state"] != "done":
+        assert time.monotonic() < deadline, "the job did not finish"
+        time.sleep(0.2)
+    for headers in ({}, {"Authorization": "Bearer wrong"}):
+        denied = httpx.get(f"{url}/v1/jobs/{job}/review", headers=headers, timeout=30)
+        assert denied.status_code == 401 and "Only authorised callers" not in denied.text
+    page = httpx.get(f"{url}/v1/jobs/{job}/review", headers=auth, timeout=60)
+    assert page.status_code == 200, page.text
+    assert page.headers["content-type"].startswith("text/html")
+    assert page.headers["content-security-policy"] == REVIEW_CSP and "unsafe-inline" not in REVIEW_CSP
+    data = _review_data(page.text)
+    pages = data["pages"]
+    assert len(pages) == 1 and pages[0]["image"].startswith("data:image/png;base64,")
+    assert any("Only authorised callers may read this sentence." in (b.get("text") or "") for b in pages[0]["blocks"])
+    assert httpx.get(f"{url}/v1/jobs/no-such-job/review", headers=auth, timeout=30).status_code == 404
+
+
 @SERVED
 def test_the_key_is_in_no_log(served):
     """Last: after every test above, neither the server's output nor any file Ray wrote holds it."""
@@ -311,3 +345,4 @@ def test_the_key_is_in_no_log(served):
             scanned += 1
             assert needle not in data, f"the API key is in {f}"
     assert scanned > 10, "Ray's logs were not where the test looked"
+

@@ -3,7 +3,7 @@ clients that hang up, a full queue, replicas SIGKILLed mid-request.
 
 One `pagerouter serve` subprocess for the module (OCR on with the cheap `none` layout, tiny
 batches, an ingress that runs one conversion and queues one). Failures are forced only by the
-stage deployments' test-only hook (deployments/faults.py, `PAGEROUTER_STAGE_FAULT_FOR_TESTS`),
+stage deployments' test-only hook (pagerouter/service/stage_faults.py, `PAGEROUTER_STAGE_FAULT_FOR_TESTS`),
 scoped to documents by file name: `fake` failures of an engine, slow stages so a request is
 still running when the test acts. The same hook logs `STAGE SOURCE PAGE PID TIME` for every stage
 call: the test reads which replica process served a page (to SIGKILL exactly that process, a
@@ -97,7 +97,7 @@ class Served:
         return out
 
     def retries_logged(self) -> int:
-        """Stage calls the ingress retried after their replica died (deployments/limits.stage_call)."""
+        """Stage calls the ingress retried after their replica died (deployments/stage_calls.stage_call)."""
         logs = Path(self.ray_tmp).glob("*/session_latest/logs/serve/replica_*Ingress*")  # RAY_TMPDIR/ray/...
         return sum(p.read_text(errors="replace").count("retrying the call once") for p in logs)
 
