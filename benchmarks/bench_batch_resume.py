@@ -25,7 +25,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import pymupdf
+from pagerouter.common.pymupdf_setup import skip_pymupdf_layout  # noqa: E402
+
+skip_pymupdf_layout()  # a process of ours, as the CLI's: PyMuPDF's unused layout model is not built
+
+import pymupdf  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "real"

@@ -20,6 +20,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from pagerouter.common.pymupdf_setup import skip_pymupdf_layout  # noqa: E402
+
+skip_pymupdf_layout()  # a process of ours, as the CLI's: PyMuPDF's unused layout model is not built
+
 from pagerouter.config import PagerouterConfig  # noqa: E402
 from pagerouter.intake.inputs import InputError, open_source  # noqa: E402
 from pagerouter.flow.engines import EngineSet  # noqa: E402

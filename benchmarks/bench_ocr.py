@@ -21,11 +21,15 @@ import subprocess
 import sys
 import time
 
-import pymupdf
+from pagerouter.common.pymupdf_setup import skip_pymupdf_layout  # noqa: E402
+
+skip_pymupdf_layout()  # a process of ours, as the CLI's: PyMuPDF's unused layout model is not built
+
+import pymupdf  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from pagerouter import synth  # noqa: E402
+from pagerouter.bench import synth  # noqa: E402
 from pagerouter.config import PagerouterConfig  # noqa: E402
 from pagerouter.config.ocr import OcrConfig  # noqa: E402
 from pagerouter.convert.converter import Converter  # noqa: E402

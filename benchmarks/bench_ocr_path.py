@@ -37,6 +37,10 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
+from pagerouter.common.pymupdf_setup import skip_pymupdf_layout  # noqa: E402
+
+skip_pymupdf_layout()  # a process of ours, as the CLI's: PyMuPDF's unused layout model is not built
+
 from pagerouter.config import PagerouterConfig  # noqa: E402
 from pagerouter.flow.engines import EngineSet  # noqa: E402
 from pagerouter.intake.inputs import open_source  # noqa: E402

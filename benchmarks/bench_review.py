@@ -20,13 +20,17 @@ import tempfile
 import time
 from pathlib import Path
 
-import pymupdf
+from pagerouter.common.pymupdf_setup import skip_pymupdf_layout  # noqa: E402
 
-from pagerouter.bench.synth import add_scanned_page, add_text_page
-from pagerouter.cli.main import main as cli
-from pagerouter.config import load_config
-from pagerouter.convert.converter import Converter
-from pagerouter.render.output import to_json
+skip_pymupdf_layout()  # a process of ours, as the CLI's: PyMuPDF's unused layout model is not built
+
+import pymupdf  # noqa: E402
+
+from pagerouter.bench.synth import add_scanned_page, add_text_page  # noqa: E402
+from pagerouter.cli.main import main as cli  # noqa: E402
+from pagerouter.config import load_config  # noqa: E402
+from pagerouter.convert.converter import Converter  # noqa: E402
+from pagerouter.render.output import to_json  # noqa: E402
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]

@@ -28,7 +28,11 @@ import sys
 import time
 from pathlib import Path
 
-import pymupdf
+from pagerouter.common.pymupdf_setup import skip_pymupdf_layout  # noqa: E402
+
+skip_pymupdf_layout()  # a process of ours, as the CLI's: PyMuPDF's unused layout model is not built
+
+import pymupdf  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 

@@ -20,13 +20,17 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
-import pymupdf
-import yaml
+from pagerouter.common.pymupdf_setup import skip_pymupdf_layout  # noqa: E402
+
+skip_pymupdf_layout()  # a process of ours, as the CLI's: PyMuPDF's unused layout model is not built
+
+import pymupdf  # noqa: E402
+import yaml  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from pagerouter import synth  # noqa: E402
+from pagerouter.bench import synth  # noqa: E402
 from tests import hostile_corpus as hc  # noqa: E402
 from tests.serve_fixtures import free_port, pagerouter_serve_process  # noqa: E402
 from tests.test_hostile import MemoryWatch  # noqa: E402

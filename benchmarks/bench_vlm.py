@@ -28,9 +28,13 @@ from pathlib import Path
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import numpy as np  # noqa: E402
+from pagerouter.common.pymupdf_setup import skip_pymupdf_layout  # noqa: E402
+
+skip_pymupdf_layout()  # a process of ours, as the CLI's: PyMuPDF's unused layout model is not built
+
 import pymupdf  # noqa: E402
 
-from pagerouter import synth  # noqa: E402
+from pagerouter.bench import synth  # noqa: E402
 from pagerouter.config import PagerouterConfig, load_config  # noqa: E402
 from pagerouter.flow.engines import build_engine  # noqa: E402
 from pagerouter.model import TriageDecision  # noqa: E402

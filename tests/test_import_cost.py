@@ -54,8 +54,8 @@ def test_the_isolation_workers_fork_server_skips_it_and_leaves_its_caller_alone(
     layout model; the library user's process that started the server keeps PyMuPDF's default."""
     probe = LAYOUT.format(to=", flush=True").replace("print(", "print('worker', ")
     code = ("from pagerouter.config import PagerouterConfig\n"
-            "from pagerouter.isolation.process import _Process, _context\n"
-            "_context(PagerouterConfig())\n"
+            "from pagerouter.isolation.process import _Process, worker_context\n"
+            "worker_context(PagerouterConfig())\n"
             f"p = _Process(target=exec, args=({probe!r},), daemon=True)\n"
             "p.start(); p.join(120); assert p.exitcode == 0, p.exitcode\n" + LAYOUT.format(to=""))
     lines = _run(code).stdout.strip().splitlines()

@@ -27,7 +27,7 @@ from ..intake.inputs import InputError, SourceDocument
 from ..model import Page
 from ..flow.pipeline import TriageOutcome, triage_outcomes
 from . import FAULT_ENV, WalkAhead, render_figures
-from .process import WorkerLost, _context, _stop_all, _Worker
+from .process import WorkerLost, WorkerProcess, stop_all, worker_context
 from .worker import MARK_OPEN, MARK_PRESCAN
 
 log = logging.getLogger(__name__)
@@ -42,20 +42,20 @@ class IsolatedPages:
     def __init__(self, cfg: PagerouterConfig):
         self.cfg, self.icfg = cfg, cfg.isolation
         self._cfg_json = cfg.model_dump_json()
-        self._ctx = _context(cfg)
+        self._ctx = worker_context(cfg)
         self._cond = threading.Condition()
-        self._idle: list[_Worker] = []
-        self._all: set[_Worker] = set()
+        self._idle: list[WorkerProcess] = []
+        self._all: set[WorkerProcess] = set()
         self._starting = 0
         self._closed = False
         self.started = 0  # workers started so far (tests and figures read it)
         self._opens = itertools.count(1)
         # digest -> (walk, its first batch) read by the opening worker (`WalkAhead`), until walked
         self._read_ahead: dict[str, tuple[_DocumentWalk, list[TriageOutcome]]] = {}
-        self._finalizer = weakref.finalize(self, _stop_all, self._all)
+        self._finalizer = weakref.finalize(self, stop_all, self._all)
 
     # ------------------------------------------------------------------ workers
-    def _acquire(self, digest: str, walk: tuple | None = None) -> _Worker:
+    def _acquire(self, digest: str, walk: tuple | None = None) -> WorkerProcess:
         """An idle worker (preferring the one whose live walk of this document is at `walk`,
         then one holding the document), a new one if the pool has room, else wait."""
         with self._cond:
@@ -74,7 +74,7 @@ class IsolatedPages:
                     break
                 self._cond.wait()
         try:
-            w = _Worker(self._ctx, self._cfg_json)
+            w = WorkerProcess(self._ctx, self._cfg_json)
         finally:
             with self._cond:
                 self._starting -= 1
@@ -98,7 +98,7 @@ class IsolatedPages:
                     return
                 self._starting += 1
             try:
-                w = _Worker(self._ctx, self._cfg_json)
+                w = WorkerProcess(self._ctx, self._cfg_json)
             finally:
                 with self._cond:
                     self._starting -= 1
@@ -114,7 +114,7 @@ class IsolatedPages:
         before its first request, a benchmark before its clock starts. Nothing is raised: a
         worker lost here is replaced on demand, and a model that will not load is reported by
         the pages that need it. Returns each worker's answer (`layer_proof.prepare`)."""
-        taken: list[_Worker] = []
+        taken: list[WorkerProcess] = []
         answers: list[dict] = []
         try:
             for _ in range(self.icfg.workers):  # none released before all are taken: each is another
@@ -144,7 +144,7 @@ class IsolatedPages:
                 self._release(w, healthy)
         return answers
 
-    def _release(self, w: _Worker, healthy: bool) -> None:
+    def _release(self, w: WorkerProcess, healthy: bool) -> None:
         i = self.icfg
         retire = not healthy or self._closed or w.pages >= i.recycle_after_pages or w.rss_mb > i.recycle_rss_mb
         if retire:
@@ -180,7 +180,7 @@ class IsolatedPages:
                         self._forget_stale(w)
 
     @staticmethod
-    def _forget_stale(w: _Worker) -> None:
+    def _forget_stale(w: WorkerProcess) -> None:
         for digest in w.stale:
             w.docs.discard(digest)
             try:
@@ -414,7 +414,7 @@ class _DocumentWalk:
             raise
         self.finish_task(w, batch, budget_s)
 
-    def finish_task(self, w: _Worker, batch: list[TriageOutcome], budget_s: float = _TASK_BUDGET_S) -> None:
+    def finish_task(self, w: WorkerProcess, batch: list[TriageOutcome], budget_s: float = _TASK_BUDGET_S) -> None:
         """Read the replies of the task `w` is running for this walk into `batch`, then hand `w`
         back to the pool (on every path). The task was sent by `_run_task`, or came with the
         document's `open` (`WalkAhead`)."""
@@ -444,7 +444,7 @@ class _DocumentWalk:
             pool._release(w, healthy=False)
             raise
 
-    def _lost(self, w: _Worker, exc: WorkerLost, batch: list[TriageOutcome]) -> None:
+    def _lost(self, w: WorkerProcess, exc: WorkerLost, batch: list[TriageOutcome]) -> None:
         """`w` died or hung on this walk's task: the page it was on fails (or, lost in the
         header/footer pre-scan of several pages, the walk goes on without that pre-scan)."""
         pool, icfg = self.pool, self.pool.icfg

@@ -2,7 +2,7 @@
 
 A single-threaded caller (the CLI) forks its workers directly, with the page code already
 imported; a caller with other threads (a Serve replica, an asyncio converter) starts them from a
-fork server (`_context`), so no held lock of another thread is forked. `_Worker` is the pool's
+fork server (`worker_context`), so no held lock of another thread is forked. `WorkerProcess` is the pool's
 handle on one: a pipe, the shared `marker` saying what it is doing, and how it died.
 """
 
@@ -27,7 +27,7 @@ class WorkerLost(Exception):
         self.reason, self.timed_out = reason, timed_out
 
 
-def _context(cfg: PagerouterConfig):
+def worker_context(cfg: PagerouterConfig):
     ctx = multiprocessing.get_context("forkserver")
     # the server's own start first (it skips PyMuPDF's layout model), then the page code
     preload = ["pagerouter.common.skip_pymupdf_layout_on_import", "pagerouter.isolation.worker"]
@@ -69,7 +69,7 @@ class _Process(context.ForkServerProcess):
         return _NoMainPopen(process_obj)
 
 
-class _Worker:
+class WorkerProcess:
     def __init__(self, ctx, cfg_json: str):
         from .worker import serve
 
@@ -131,10 +131,10 @@ class _Worker:
         self.conn.close()
 
 
-def _stop_all(workers: set[_Worker]) -> None:
+def stop_all(workers: set[WorkerProcess]) -> None:
     for w in list(workers):
         w.stop(kill=True)
     workers.clear()
 
 
-__all__ = ["WorkerLost"]
+__all__ = ["WorkerLost", "WorkerProcess", "stop_all", "worker_context"]
