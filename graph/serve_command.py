@@ -89,6 +89,13 @@ def _auth_line(key, host: str) -> str | None:
     return None
 
 
+# On a node whose cores are all busy, Serve's proxy answered its readiness ping after Serve's
+# 5 s default: the controller killed and restarted it until `pagerouter serve` gave up at start
+# (seen with two CPU-bound processes beside the test suite on 2 cores). A proxy that is slow to
+# start is not a dead one: a local Ray gets more patience, unless the caller set its own.
+SERVE_PROXY_PATIENCE = {"RAY_SERVE_PROXY_READY_CHECK_TIMEOUT_S": "30", "RAY_SERVE_PROXY_HEALTH_CHECK_TIMEOUT_S": "30"}
+
+
 def cmd_serve(args) -> int:
     cfg = load_cli_config(args.config)
     if args.http_port is not None:
@@ -146,6 +153,8 @@ def cmd_serve(args) -> int:
             return usage_error(f"cannot join the Ray cluster at {args.address}: {first}")
     else:
         extra = {"_metrics_export_port": args.metrics_port} if args.metrics_port else {}
+        for name, seconds in SERVE_PROXY_PATIENCE.items():  # the local Ray inherits this environment
+            os.environ.setdefault(name, seconds)
         ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=True, **extra)
     front = None
     try:

@@ -131,7 +131,11 @@ def serve_session(tmp_path_factory):
     from ray.serve.config import HTTPOptions, gRPCOptions
     from ray.serve.schema import ServeDeploySchema, TracingConfig
 
+    from graph.serve_command import SERVE_PROXY_PATIENCE
+
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    for name, seconds in SERVE_PROXY_PATIENCE.items():  # as `pagerouter serve` gives a local Ray
+        os.environ.setdefault(name, seconds)
     http_port, grpc_port, metrics_port = free_port(), free_port(), free_port()
     raw = serve_deploy_config(http_port, grpc_port)
     ray.init(num_cpus=8, include_dashboard=False, namespace="pagerouter-tests", log_to_driver=False,

@@ -85,7 +85,6 @@ def test_no_layout_hint_reaches_stdout():
 def test_the_ray_batch_workers_skip_it():
     """`pagerouter batch --ray` connects with a worker setup hook: a Ray worker imports pymupdf
     without the layout model. Starts a local Ray instance (run under the Ray lock)."""
-    pytest.importorskip("ray")
     code = ("from pagerouter.batch.ray_driver import connect\n"
             "ray = connect('local', quiet=True)\n"
             "def probe():\n"

@@ -131,14 +131,18 @@ def fake_server():
                 fake.in_flight[peer] = busy + 1
             try:
                 if busy >= 2:  # limits.max_requests_per_client: 2 in this stand-in
-                    return self._send(429, {"error": {"code": "too_many_requests"}})
-                time.sleep(0.02)
-                status, payload = fake.answer(url.path, dict(parse_qsl(url.query)), body,
-                                              self.headers.get("authorization"), peer)
-                return self._send(status, payload)
+                    status, payload = 429, {"error": {"code": "too_many_requests"}}
+                else:
+                    time.sleep(0.02)
+                    status, payload = fake.answer(url.path, dict(parse_qsl(url.query)), body,
+                                                  self.headers.get("authorization"), peer)
             finally:
+                # out of flight before the answer leaves: a client that sends its next request as
+                # soon as it reads this one must never find it still counted (on a busy machine this
+                # thread ran its `finally` after the client's next request arrived: a stray 429)
                 with fake.lock:
                     fake.in_flight[peer] -= 1
+            return self._send(status, payload)
 
     class Servicer(pb_grpc.PageRouterServicer):
         def _auth(self, context) -> None:
