@@ -123,6 +123,23 @@ def wait_for(predicate, timeout: float, what: str, interval: float = 0.25):
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
+def wait_until_running(serve, names: list[str], timeout_s: float) -> None:
+    """Wait until every application in `names` is RUNNING; raise at once on DEPLOY_FAILED, or
+    after `timeout_s` with the statuses seen."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        apps = serve.status().applications
+        states = {n: (apps[n].status if n in apps else "MISSING") for n in names}
+        failed = {n: apps[n].message for n in names if n in apps and apps[n].status == "DEPLOY_FAILED"}
+        if failed:
+            raise RuntimeError(f"Serve applications failed to deploy: {failed}")
+        if all(s == "RUNNING" for s in states.values()):
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"Serve applications not running after {timeout_s:.0f} s: {states}")
+        time.sleep(0.5)
+
+
 @pytest.fixture(scope="session")
 def serve_session(tmp_path_factory):
     import ray
@@ -147,7 +164,10 @@ def serve_session(tmp_path_factory):
             tracing_config=TracingConfig(enabled=True, sampling_ratio=1.0),
         )
         client = _get_global_client()  # the controller client `serve run config.yaml` deploys through
-        client.deploy_apps(ServeDeploySchema.model_validate(raw), _blocking=True)
+        client.deploy_apps(ServeDeploySchema.model_validate(raw))
+        # Serve's own blocking deploy gives up after a fixed 60 s; on a busy machine starting every
+        # replica (isolation workers, models) took longer. A deploy that fails still fails at once.
+        wait_until_running(serve, [app["name"] for app in raw["applications"]], timeout_s=600)
         session_dir = ray._private.worker._global_node.get_session_dir_path()
         yield ServeSession(
             http_url=f"http://127.0.0.1:{http_port}",
