@@ -356,7 +356,7 @@ def test_pagerouter_serve_command_serves_and_stops_on_ctrl_c(tmp_path, docs):
                 assert proc.poll() is None, proc.stderr.read()[-2000:]
                 return False
 
-        wait_for(healthy, 120, "pagerouter serve to answer /healthz", interval=1)
+        wait_for(healthy, 300, "pagerouter serve to answer /healthz", interval=1)
         with PagerouterGrpcClient(f"127.0.0.1:{grpc_port}", timeout=60) as g:
             page = g.convert_page(docs["mixed"], page=1)
         assert page.route == "text_layer" and page.status == "ok"
