@@ -30,10 +30,37 @@ GPU_ESCALATION_TIMEOUT_S = 4.0
 REPEATED_LINE = "Repeat after me: the same line again"
 
 
+# Below Linux's ephemeral range (32768-60999), where the kernel hands out port 0 binds, and
+# above Ray's worker ports (10002-19999): a port picked here cannot be taken meanwhile by a Ray
+# process's own bind-to-0. Two port-0 picks in a row also may return the same port (CI gave
+# the HTTP and gRPC proxies one port), so every pick holds its socket until all are chosen.
+_PORT_RANGE = (20000, 32000)
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` distinct loopback ports, each free at the moment it was picked."""
+    import random
+
+    held: list[socket.socket] = []
+    try:
+        for port in random.sample(range(*_PORT_RANGE), 200):
+            s = socket.socket()
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                s.close()
+                continue
+            held.append(s)
+            if len(held) == count:
+                return [h.getsockname()[1] for h in held]
+        raise RuntimeError(f"no {count} free ports in {_PORT_RANGE}")
+    finally:
+        for h in held:
+            h.close()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_ports(1)[0]
 
 
 def main_app_config() -> dict:
@@ -153,7 +180,7 @@ def serve_session(tmp_path_factory):
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     for name, seconds in SERVE_PROXY_PATIENCE.items():  # as `pagerouter serve` gives a local Ray
         os.environ.setdefault(name, seconds)
-    http_port, grpc_port, metrics_port = free_port(), free_port(), free_port()
+    http_port, grpc_port, metrics_port = free_ports(3)
     raw = serve_deploy_config(http_port, grpc_port)
     ray.init(num_cpus=8, include_dashboard=False, namespace="pagerouter-tests", log_to_driver=False,
              _metrics_export_port=metrics_port)

@@ -27,7 +27,7 @@ import yaml
 from clients.errors import PagerouterClientError
 from clients.grpc_client import PagerouterGrpcClient
 from tests import hostile_corpus as hc
-from tests.serve_fixtures import free_port, pagerouter_serve_process
+from tests.serve_fixtures import free_ports, pagerouter_serve_process
 
 REPO = Path(__file__).resolve().parent.parent
 # No case of the corpus hangs: the page timeout only bounds a regression. It is generous because a
@@ -211,7 +211,7 @@ def corpus_dir(tmp_path_factory):
 def served(corpus_dir):
     d, cfg = corpus_dir["dir"], corpus_dir["cfg"]
     ray_tmp = tempfile.mkdtemp(prefix="prhos", dir="/tmp")  # short: Ray's unix sockets live there
-    http_port, grpc_port = free_port(), free_port()
+    http_port, grpc_port = free_ports(2)
     env = {**os.environ, "RAY_ADDRESS": "local", "RAY_AUTH_MODE": "disabled", "RAY_TMPDIR": ray_tmp,
            "PYTHONPATH": str(REPO)}
     for var in ("PAGEROUTER_API_KEY", "PAGEROUTER_API_KEY_FILE", "PAGEROUTER_FAULT_INJECTION_FOR_TESTS"):

@@ -22,7 +22,7 @@ from load_tests.inputs import Picker, default_mix, parse_weights
 from load_tests.profiles import Profile, check_target
 from load_tests.records import judge
 from load_tests.report import percentile, summarize
-from tests.serve_fixtures import free_port, pagerouter_serve_process
+from tests.serve_fixtures import free_ports, pagerouter_serve_process
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIG = {
@@ -45,7 +45,7 @@ def report(tmp_path_factory):
     cfg = d / "serve.yaml"
     cfg.write_text(yaml.safe_dump(CONFIG))
     ray_tmp = tempfile.mkdtemp(prefix="prlt", dir="/tmp")
-    http_port, grpc_port = free_port(), free_port()
+    http_port, grpc_port = free_ports(2)
     env = {**os.environ, "RAY_ADDRESS": "local", "RAY_AUTH_MODE": "disabled", "RAY_TMPDIR": ray_tmp,
            "PYTHONPATH": str(REPO)}
     env.pop("PAGEROUTER_API_KEY_FILE", None)

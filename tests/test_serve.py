@@ -337,9 +337,9 @@ def test_pagerouter_serve_command_serves_and_stops_on_ctrl_c(tmp_path, docs):
     """`pagerouter serve` in a subprocess: its own local Ray, answers HTTP, exits 0 on SIGINT."""
     import signal
 
-    from tests.serve_fixtures import free_port
+    from tests.serve_fixtures import free_ports
 
-    http_port, grpc_port = free_port(), free_port()
+    http_port, grpc_port = free_ports(2)
     cfg = tmp_path / "serve.yaml"
     cfg.write_text(yaml.safe_dump({"ocr": {"enabled": False}}))
     env = {**__import__("os").environ, "RAY_ADDRESS": "local", "RAY_AUTH_MODE": "disabled"}

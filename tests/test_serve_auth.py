@@ -30,7 +30,7 @@ from clients.grpc_client import PagerouterGrpcClient
 from clients.http_client import PagerouterHttpClient
 from pagerouter.service.api_key import UNAUTHORIZED_MESSAGE, ApiKey, ApiKeyError, load_api_key
 from pagerouter.bench import synth
-from tests.serve_fixtures import free_port, pagerouter_serve_process
+from tests.serve_fixtures import free_ports, pagerouter_serve_process
 
 REPO = Path(__file__).resolve().parent.parent
 KEY = "pr-test-key-7f3a9c1e5b2d4f60"
@@ -167,7 +167,7 @@ def served(tmp_path_factory):
     doc.save(pdf)
     doc.close()
     ray_tmp = tempfile.mkdtemp(prefix="prauth", dir="/tmp")  # short: Ray's unix sockets live there
-    http_port, grpc_port = free_port(), free_port()
+    http_port, grpc_port = free_ports(2)
     env = {**os.environ, "RAY_ADDRESS": "local", "RAY_AUTH_MODE": "disabled", "RAY_TMPDIR": ray_tmp,
            "PAGEROUTER_API_KEY": KEY}
     env.pop("PAGEROUTER_API_KEY_FILE", None)

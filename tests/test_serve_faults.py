@@ -30,7 +30,7 @@ from pagerouter.service.stage_faults import FAULT_ENV, LOG_ENV
 from pagerouter.bench import synth
 from pagerouter.wire.protos import pagerouter_pb2 as pb
 from pagerouter.wire.protos import pagerouter_pb2_grpc as pb_grpc
-from tests.serve_fixtures import REPEATED_LINE, SMALL, build_scans_pdf, free_port, pagerouter_serve_process, wait_for
+from tests.serve_fixtures import REPEATED_LINE, SMALL, build_scans_pdf, free_ports, pagerouter_serve_process, wait_for
 
 REPO = Path(__file__).resolve().parent.parent
 PAGE_TIMEOUT_S = 30.0  # a bound on the hung page, not a speed: with both cores busy real OCR pages took over 8 s
@@ -117,7 +117,7 @@ def served(tmp_path_factory):
     cfg = d / "serve.yaml"
     cfg.write_text(yaml.safe_dump(CONFIG))
     ray_tmp = tempfile.mkdtemp(prefix="prflt", dir="/tmp")  # short: Ray's unix sockets live there
-    http_port, grpc_port = free_port(), free_port()
+    http_port, grpc_port = free_ports(2)
     log = d / "stages.log"
     env = {**os.environ, "RAY_ADDRESS": "local", "RAY_AUTH_MODE": "disabled", "RAY_TMPDIR": ray_tmp,
            "PYTHONPATH": str(REPO), FAULT_ENV: FAULTS, LOG_ENV: str(log)}

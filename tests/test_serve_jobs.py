@@ -27,7 +27,7 @@ from pagerouter.service.stage_faults import FAULT_ENV, LOG_ENV
 from pagerouter.bench import synth
 from pagerouter.wire.protos import pagerouter_pb2 as pb
 from pagerouter.wire.protos import pagerouter_pb2_grpc as pb_grpc
-from tests.serve_fixtures import free_port, pagerouter_serve_process, wait_for
+from tests.serve_fixtures import free_ports, pagerouter_serve_process, wait_for
 
 REPO = Path(__file__).resolve().parent.parent
 SLOW_S = 0.35
@@ -89,7 +89,7 @@ def served(tmp_path_factory):
     config["serve"]["jobs"]["dir"] = str(d / "jobs")
     cfg.write_text(yaml.safe_dump(config))
     ray_tmp = tempfile.mkdtemp(prefix="prjob", dir="/tmp")  # short: Ray's unix sockets live there
-    http_port, grpc_port = free_port(), free_port()
+    http_port, grpc_port = free_ports(2)
     log = d / "stages.log"
     env = {**os.environ, "RAY_ADDRESS": "local", "RAY_AUTH_MODE": "disabled", "RAY_TMPDIR": ray_tmp,
            "PYTHONPATH": str(REPO), FAULT_ENV: f"sleep{SLOW_S}@triage:slowjob", LOG_ENV: str(log)}

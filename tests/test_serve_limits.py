@@ -27,7 +27,7 @@ from clients.errors import PagerouterClientError
 from clients.grpc_client import PagerouterGrpcClient
 from pagerouter.bench import synth
 from pagerouter.isolation import FAULT_ENV
-from tests.serve_fixtures import free_port, pagerouter_serve_process
+from tests.serve_fixtures import free_ports, pagerouter_serve_process
 
 REPO = Path(__file__).resolve().parent.parent
 SLOW_S = 0.8
@@ -63,7 +63,7 @@ def served(tmp_path_factory):
     cfg = d / "serve.yaml"
     cfg.write_text(yaml.safe_dump(CONFIG))
     ray_tmp = tempfile.mkdtemp(prefix="prlim", dir="/tmp")  # short: Ray's unix sockets live there
-    http_port, grpc_port = free_port(), free_port()
+    http_port, grpc_port = free_ports(2)
     env = {**os.environ, "RAY_ADDRESS": "local", "RAY_AUTH_MODE": "disabled", "RAY_TMPDIR": ray_tmp,
            "PYTHONPATH": str(REPO), FAULT_ENV: f"sleep{SLOW_S}@page"}
     env.pop("PAGEROUTER_API_KEY", None)

@@ -27,7 +27,7 @@ from clients.grpc_client import PagerouterGrpcClient
 from clients.http_client import PagerouterHttpClient
 from pagerouter.bench import synth
 from pagerouter.ocr.text_stats import char_error_rate
-from tests.serve_fixtures import free_port, pagerouter_serve_process
+from tests.serve_fixtures import free_ports, pagerouter_serve_process
 from tests.test_request_options import BORN, FIGURE_PT, SCAN, _figure_png
 
 REPO = Path(__file__).resolve().parent.parent
@@ -59,7 +59,7 @@ def served(tmp_path_factory):
     doc.save(pdf)
     doc.close()
     ray_tmp = tempfile.mkdtemp(prefix="propt", dir="/tmp")  # short: Ray's unix sockets live there
-    http_port, grpc_port = free_port(), free_port()
+    http_port, grpc_port = free_ports(2)
     env = {**os.environ, "RAY_ADDRESS": "local", "RAY_AUTH_MODE": "disabled", "RAY_TMPDIR": ray_tmp,
            "PYTHONPATH": str(REPO)}
     env.pop("PAGEROUTER_API_KEY", None)

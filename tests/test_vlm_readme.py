@@ -24,7 +24,7 @@ import pytest
 from pagerouter.bench.systems import ROUTER_STAGES
 from pagerouter.render.output import has_control_chars
 from tests.conftest import require_vlm_cpu
-from tests.serve_fixtures import free_port, wait_for
+from tests.serve_fixtures import free_ports, wait_for
 from tests.test_output_hygiene import strings
 
 REPO = Path(__file__).resolve().parents[1]
@@ -128,7 +128,7 @@ def test_serve_with_the_cpu_vlm_config_wakes_the_large_reader_and_lets_it_sleep(
     cwd = workdir(tmp_path)
     (cwd / "models").mkdir()
     (cwd / "models" / "tiny-qwen2vl").symlink_to(tiny_vlm_dir)
-    http_port, grpc_port = free_port(), free_port()
+    http_port, grpc_port = free_ports(2)
     url = f"http://127.0.0.1:{http_port}"
     err_path = tmp_path / "serve.err"
     proc = subprocess.Popen(
