@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import aclosing
 from pathlib import Path
 
@@ -165,7 +166,9 @@ class Converter:
         return doc
 
     def convert(self, source: Source | SourceDocument, **options) -> Document:
-        """`convert_async` for callers without an event loop (the CLI, scripts)."""
+        """`convert_async` as a blocking call: scripts, the CLI, and also a notebook cell or an async
+        app's code, where a loop is already running (the conversion then runs on a private loop in a
+        worker thread; async code that must not block its loop awaits `convert_async`)."""
         return _run(self.convert_async(source, **options))
 
     def iter_pages(
@@ -173,24 +176,25 @@ class Converter:
         password: str | None = None, wait: str | None = None, escalation_wait_s: float | None = None,
         ocr: str | None = None, languages: list[str] | str | None = None, images: bool | None = None,
     ) -> Iterator[Page]:
-        """Pages one by one, in page order, without an event loop of the caller's. Closing the
+        """Pages one by one, in page order, with or without a running loop of the caller's. Closing the
         iterator early stops the conversion (pending OCR is cancelled). Options as in `convert_async`."""
         opts = self.options(pages=pages, wait=wait, escalation_wait_s=escalation_wait_s, ocr=ocr,
                             languages=languages, images=images)
         escalation = self.escalation_wait(wait, escalation_wait_s)
-        loop = asyncio.new_event_loop()
+        loop = _PrivateLoop()
         agen = self._walk(source, name, password, pages, opts, escalation, None)
         try:
-            loop.run_until_complete(agen.__anext__())  # the document head
+            loop.run(agen.__anext__())  # the document head
             while True:
                 try:
-                    yield loop.run_until_complete(agen.__anext__())
+                    yield loop.run(agen.__anext__())
                 except StopAsyncIteration:
                     return
         finally:
-            loop.run_until_complete(agen.aclose())
-            loop.run_until_complete(loop.shutdown_default_executor())  # what asyncio.run does too
-            loop.close()
+            try:
+                loop.run(agen.aclose())
+            finally:
+                loop.close()
 
     # ------------------------------------------------------------------ one OCR task
     def read_task(self, task: OcrTask, *, escalation_timeout_s: float | None = None) -> Reading:
@@ -208,18 +212,62 @@ class Converter:
             release_free_memory()
 
 
+def _caller_loop_running() -> bool:
+    """Whether this thread is inside a running event loop (a Jupyter cell, an async app's handler)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
 def _run(coro):
-    """`asyncio.run(coro)`'s result, with the main task's own result kept small: Python 3.11's
-    asyncio.run asks for the SIGINT handler after the task finished, and building the error
-    message for it repr()s the task, whole Document included (~0.1 s per call on a 100-page
-    document, per call on a single-page one)."""
+    """`asyncio.run(coro)`'s result, also from inside a running event loop: there (Jupyter runs every
+    cell in one, an async app calls us from a handler) `asyncio.run` refuses, so the coroutine runs
+    on a private loop in a worker thread while the caller's thread waits; the caller's loop is
+    blocked for the call, as any blocking call blocks it (async code should `await convert_async`).
+
+    The main task's own result is kept small: Python 3.11's asyncio.run asks for the SIGINT
+    handler after the task finished, and building the error message for it repr()s the task,
+    whole Document included (~0.1 s per call on a 100-page document, per call on a single-page one)."""
     box: list = []
 
     async def main() -> None:
         box.append(await coro)
 
-    asyncio.run(main())
+    if _caller_loop_running():
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pagerouter-sync") as pool:
+            pool.submit(asyncio.run, main()).result()
+    else:
+        asyncio.run(main())
     return box[0]
+
+
+class _PrivateLoop:
+    """An event loop of our own that steps an async generator from synchronous code (`iter_pages`).
+    Without a running loop in the caller's thread it runs in that thread; inside one (Jupyter, an
+    async app) it runs in one worker thread of its own, which every step goes through, so the
+    generator always sees the same loop and thread."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.pool = (ThreadPoolExecutor(max_workers=1, thread_name_prefix="pagerouter-sync")
+                     if _caller_loop_running() else None)
+
+    def run(self, coro):
+        if self.pool is None:
+            return self.loop.run_until_complete(coro)
+        return self.pool.submit(self.loop.run_until_complete, coro).result()
+
+    def close(self) -> None:
+        try:
+            self.run(self.loop.shutdown_default_executor())  # what asyncio.run does too
+        finally:
+            if self.pool is None:
+                self.loop.close()
+            else:
+                self.pool.submit(self.loop.close).result()
+                self.pool.shutdown()
 
 
 def save_figures(src: SourceDocument, page: Page, images_dir: Path, dpi: int = 150, pages: PageWork | None = None) -> None:

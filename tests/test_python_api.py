@@ -1,0 +1,111 @@
+"""The Python API where Python users run it: scripts, notebooks (a running event loop) and async apps.
+
+Real conversions of a born-digital PDF whose text is known; the text that comes back is compared
+with it (character error rate and word order), never counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from pagerouter.config import PagerouterConfig
+from pagerouter.convert.converter import Converter
+from pagerouter.ocr.text_stats import char_error_rate
+
+TITLE = "Quarterly Report"
+BODY = [
+    "Revenue grew in every region during the third quarter.",
+    "The board approved the new warehouse in Rotterdam.",
+]
+
+
+@pytest.fixture(scope="module")
+def report_pdf(tmp_path_factory) -> Path:
+    """A two-page born-digital PDF: its text layer is the truth the tests compare against."""
+    path = tmp_path_factory.mktemp("api") / "report.pdf"
+    doc = pymupdf.open()
+    for line in BODY:
+        page = doc.new_page()
+        page.insert_text((72, 72), TITLE if line is BODY[0] else "Appendix", fontsize=20)
+        page.insert_text((72, 120), line, fontsize=11)
+    doc.save(path)
+    doc.close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def converter():
+    # the text layer alone reads this file: no OCR engine needs loading
+    with Converter(PagerouterConfig.model_validate({"ocr": {"enabled": False}})) as conv:
+        yield conv
+
+
+def _words(text: str) -> list[str]:
+    return [w.strip(".#*") for w in text.split() if w.strip(".#*")]
+
+
+def _assert_reads_the_report(doc) -> None:
+    assert [p.number for p in doc.pages] == [1, 2]
+    assert [p.status for p in doc.pages] == ["ok", "ok"]
+    for page, (head, line) in zip(doc.pages, [(TITLE, BODY[0]), ("Appendix", BODY[1])]):
+        got = "\n".join(b.text for b in page.blocks)
+        want = f"{head}\n{line}"
+        assert char_error_rate(want, got) < 0.02, got
+        assert _words(got) == _words(want)  # word order, whole page
+
+
+def test_the_sync_call_works_inside_a_running_event_loop(converter, report_pdf):
+    """What a Jupyter cell does: the cell's code runs while the kernel's loop is running. Before,
+    `convert` called `asyncio.run` there and raised RuntimeError."""
+    callers: list[threading.Thread] = []
+
+    async def cell():
+        asyncio.get_running_loop()  # the notebook's loop is running here
+        callers.append(threading.current_thread())
+        return converter.convert(report_pdf)
+
+    doc = asyncio.run(cell())
+    _assert_reads_the_report(doc)
+    assert callers == [threading.main_thread()]
+
+
+def test_iter_pages_streams_inside_a_running_event_loop(converter, report_pdf):
+    async def cell():
+        return [p for p in converter.iter_pages(report_pdf)]
+
+    pages = asyncio.run(cell())
+    assert [p.number for p in pages] == [1, 2]
+    assert _words("\n".join(b.text for b in pages[1].blocks)) == _words(f"Appendix {BODY[1]}")
+
+
+def test_iter_pages_closed_early_inside_a_loop_leaves_no_thread(converter, report_pdf):
+    before = {t.name for t in threading.enumerate()}
+
+    async def cell():
+        it = converter.iter_pages(report_pdf)
+        first = next(it)
+        it.close()
+        return first
+
+    first = asyncio.run(cell())
+    assert first.number == 1
+    left = {t.name for t in threading.enumerate()} - before
+    assert not any(name.startswith("pagerouter-sync") for name in left), left
+
+
+def test_the_sync_call_without_a_loop_and_await_in_an_async_app(converter, report_pdf):
+    doc = converter.convert(report_pdf)
+    _assert_reads_the_report(doc)
+    assert [p.blocks for p in converter.iter_pages(report_pdf)] == [p.blocks for p in doc.pages]
+
+    async def handler():
+        return await converter.convert_async(report_pdf.read_bytes(), name="upload.pdf")
+
+    doc = asyncio.run(handler())
+    _assert_reads_the_report(doc)
+    assert doc.source == "upload.pdf"
