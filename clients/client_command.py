@@ -6,6 +6,7 @@ server. Registered as a `pagerouter.commands` entry point (see pagerouter/cli/ma
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -22,9 +23,7 @@ def add_command(sub) -> None:
     csub = c.add_subparsers(dest="client_command", required=True)
     cc = csub.add_parser("convert", help="convert a file on a server; prints what `pagerouter convert` prints")
     cc.add_argument("input", type=Path, help="PDF or image file")
-    where = cc.add_mutually_exclusive_group(required=True)
-    where.add_argument("--url", help="HTTP base URL, e.g. http://127.0.0.1:8000")
-    where.add_argument("--grpc", metavar="HOST:PORT", help="gRPC address, e.g. 127.0.0.1:9000")
+    add_server_flags(cc)
     cc.add_argument("--format", choices=["md", "json"], default="md", help="output format (default md)")
     cc.add_argument("--pages", help="page selection, e.g. 1-3,7 (1-based)")
     cc.add_argument("--password", help="password for encrypted PDFs")
@@ -46,7 +45,6 @@ def add_command(sub) -> None:
         f"{BULK_TIMEOUT_S:g} with --wait bulk)",
     )
     add_option_flags(cc)
-    cc.add_argument("--application", default="pagerouter", help="Serve application name (gRPC routing)")
     cc.epilog = ("The API key of a server that requires one is read from PAGEROUTER_API_KEY, or from the file "
                  "named by PAGEROUTER_API_KEY_FILE (never from a flag, so it stays out of shell history).")
     cc.set_defaults(func=cmd_client_convert)
@@ -55,11 +53,48 @@ def add_command(sub) -> None:
     add_job_command(csub)
 
 
+def add_server_flags(p: argparse.ArgumentParser) -> None:
+    """Where the server is (--endpoint or --grpc, as `pagerouter batch` names them) and how long a
+    busy server is asked again (clients/retry.py). `--url` is the old name of --endpoint, kept
+    out of --help so scripts written for it keep working."""
+    from clients.retry_policy import RetryPolicy
+
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--endpoint", metavar="URL", help="the server's HTTP base URL, e.g. http://127.0.0.1:8000")
+    where.add_argument("--url", dest="endpoint", help=argparse.SUPPRESS)
+    where.add_argument("--grpc", metavar="HOST:PORT", help="gRPC address, e.g. 127.0.0.1:9000")
+    p.add_argument("--application", default="pagerouter", help="Serve application name (gRPC routing)")
+    defaults = RetryPolicy()
+    p.add_argument(
+        "--max-attempts", type=int, default=defaults.max_attempts, metavar="N",
+        help=f"send a request at most N times while the server answers busy (429/503 or gRPC UNAVAILABLE/"
+        f"RESOURCE_EXHAUSTED with a retry hint), waiting what it asks (default {defaults.max_attempts}; 1 = never retry)",
+    )
+    p.add_argument(
+        "--retry-deadline", type=float, default=defaults.deadline_s, metavar="SECONDS",
+        help=f"start no attempt later than this many seconds after the first (default {defaults.deadline_s:g})",
+    )
+
+
+def client_for(args, timeout: float):
+    """The HTTP or gRPC client the flags name; MissingDependency (naming the extra) when its package is absent."""
+    from clients.deps import load_client
+    from clients.retry_policy import RetryPolicy
+
+    retry = RetryPolicy(max_attempts=args.max_attempts, deadline_s=args.retry_deadline)
+    if args.endpoint:
+        return load_client("http").PagerouterHttpClient(args.endpoint, timeout=timeout, retry=retry)
+    return load_client("grpc").PagerouterGrpcClient(args.grpc, timeout=timeout, application=args.application,
+                                                    retry=retry)
+
+
 def cmd_client_convert(args) -> int:
     from clients.errors import PagerouterClientError
     from pagerouter.render.output import route_summary_table, to_json, to_markdown
 
     cfg = load_cli_config(args.config, args.page_markers)
+    if args.max_attempts < 1 or not args.retry_deadline > 0:
+        return usage_error("--max-attempts must be 1 or more and --retry-deadline a positive number of seconds")
     if not args.input.is_file():
         return usage_error(f"{args.input}: no such file")
     if args.escalation_wait_s is not None and not args.escalation_wait_s > 0:
@@ -69,16 +104,8 @@ def cmd_client_convert(args) -> int:
           "escalation_wait_s": args.escalation_wait_s, "ocr": args.ocr, "images": args.embed_images,
           "languages": [v for v in (args.lang or "").replace(",", "+").split("+") if v] or None}
     try:
-        if args.url:
-            from clients.http_client import PagerouterHttpClient
-
-            with PagerouterHttpClient(args.url, timeout=timeout) as client:
-                doc = client.convert_streamed(args.input, **kw) if args.stream else client.convert(args.input, **kw)
-        else:
-            from clients.grpc_client import PagerouterGrpcClient
-
-            with PagerouterGrpcClient(args.grpc, timeout=timeout, application=args.application) as client:
-                doc = client.convert_streamed(args.input, **kw) if args.stream else client.convert(args.input, **kw)
+        with client_for(args, timeout) as client:
+            doc = client.convert_streamed(args.input, **kw) if args.stream else client.convert(args.input, **kw)
     except PagerouterClientError as exc:
         if exc.code in ("bad_input", "bad_pages", "bad_request"):
             return usage_error(exc.message.replace(_API_PASSWORD_HINT, "(--password)"))

@@ -7,11 +7,16 @@ from pathlib import Path
 
 class PagerouterClientError(Exception):
     """A request failed: `status` (HTTP status or gRPC code name), `code` and `message` as
-    the server sent them (`{"error": {"code", "message", "request_id"}}` over HTTP)."""
+    the server sent them (`{"error": {"code", "message", "request_id"}}` over HTTP), and the
+    seconds the server asked to wait before trying again (`Retry-After`, or gRPC's `retry-after`
+    trailer; None when it gave none). Refusals worth repeating are repeated (clients/retry.py)
+    before one reaches the caller."""
 
-    def __init__(self, status: int | str, code: str, message: str, request_id: str = ""):
+    def __init__(self, status: int | str, code: str, message: str, request_id: str = "",
+                 retry_after_s: float | None = None):
         super().__init__(f"{code}: {message}" + (f" (request {request_id})" if request_id else ""))
         self.status, self.code, self.message, self.request_id = status, code, message, request_id
+        self.retry_after_s = retry_after_s
 
 
 def read_input(file: str | Path | bytes, filename: str | None) -> tuple[bytes, str]:

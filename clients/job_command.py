@@ -13,40 +13,32 @@ from pagerouter.cli.common import EXIT_OK, EXIT_PAGES_FAILED, add_option_flags, 
 
 
 def add_job_command(csub) -> None:
+    from clients.client_command import add_server_flags
+
     cj = csub.add_parser("job", help="long documents as server-side jobs: submit, status, wait, result, cancel")
     cj.add_argument("action", choices=["submit", "status", "wait", "result", "cancel"])
     cj.add_argument("target", help="the file to submit, or the job id")
-    where = cj.add_mutually_exclusive_group(required=True)
-    where.add_argument("--url", help="HTTP base URL, e.g. http://127.0.0.1:8000")
-    where.add_argument("--grpc", metavar="HOST:PORT", help="gRPC address, e.g. 127.0.0.1:9000")
+    add_server_flags(cj)
     cj.add_argument("--format", choices=["md", "json"], default="md", help="result format (default md)")
     cj.add_argument("--pages", help="submit: page selection, e.g. 1-3,7")
     cj.add_argument("--password", help="submit: password for encrypted PDFs")
     cj.add_argument("--config", type=Path, help="config whose `output` section shapes the Markdown")
     cj.add_argument("--timeout", type=float, default=None, help="wait: give up after this many seconds")
     cj.add_argument("--poll-s", type=float, default=2.0, help="wait: seconds between status polls")
-    cj.add_argument("--application", default="pagerouter", help="Serve application name (gRPC routing)")
     add_option_flags(cj)
     cj.set_defaults(func=cmd_client_job)
 
 
-def _client(args):
-    if args.url:
-        from clients.http_client import PagerouterHttpClient
-
-        return PagerouterHttpClient(args.url, timeout=120)
-    from clients.grpc_client import PagerouterGrpcClient
-
-    return PagerouterGrpcClient(args.grpc, timeout=120, application=args.application)
-
-
 def cmd_client_job(args) -> int:
+    from clients.client_command import client_for
     from clients.errors import PagerouterClientError
     from pagerouter.render.output import to_json, to_markdown
 
     cfg = load_cli_config(args.config)
+    if args.max_attempts < 1 or not args.retry_deadline > 0:
+        return usage_error("--max-attempts must be 1 or more and --retry-deadline a positive number of seconds")
     try:
-        with _client(args) as client:
+        with client_for(args, 120) as client:
             if args.action == "submit":
                 if not Path(args.target).is_file():
                     return usage_error(f"{args.target}: no such file")

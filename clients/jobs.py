@@ -4,8 +4,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from pagerouter.jobs import JobStatus
@@ -13,7 +14,7 @@ from pagerouter.model import Document
 
 from .errors import PagerouterClientError
 
-__all__ = ["JobResult", "JobStatus", "wait_job"]
+__all__ = ["JobResult", "JobStatus", "wait_job", "wait_job_async"]
 
 
 @dataclass
@@ -37,10 +38,19 @@ def status_from_proto(msg) -> JobStatus:
     )
 
 
+def _timeout_error(job_id: str, status: JobStatus, timeout: float) -> PagerouterClientError:
+    return PagerouterClientError(
+        "local", "timeout", f"job {job_id} still {status.state} after {timeout:g} s "
+        f"({status.pages_done}/{status.pages_total or '?'} pages); it keeps running on the server",
+    )
+
+
 def wait_job(get: Callable[[str], JobStatus], job_id: str, poll_s: float, timeout: float | None,
              on_progress: Callable[[JobStatus], None] | None = None) -> JobStatus:
     """Poll `get(job_id)` until the job is done, failed or cancelled; PagerouterClientError
-    `timeout` past `timeout` seconds (the job keeps running on the server)."""
+    `timeout` past `timeout` seconds (the job keeps running on the server). A poll the server
+    refuses as busy (429/503) is repeated inside `get` (the client's RetryPolicy), so a busy
+    moment does not end the wait."""
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
         status = get(job_id)
@@ -49,8 +59,20 @@ def wait_job(get: Callable[[str], JobStatus], job_id: str, poll_s: float, timeou
         if status.finished:
             return status
         if deadline is not None and time.monotonic() > deadline:
-            raise PagerouterClientError(
-                "local", "timeout", f"job {job_id} still {status.state} after {timeout:g} s "
-                f"({status.pages_done}/{status.pages_total or '?'} pages); it keeps running on the server",
-            )
+            raise _timeout_error(job_id, status, timeout)
         time.sleep(poll_s)
+
+
+async def wait_job_async(get: Callable[[str], Awaitable[JobStatus]], job_id: str, poll_s: float,
+                         timeout: float | None, on_progress: Callable[[JobStatus], None] | None = None) -> JobStatus:
+    """As `wait_job`, for an async client: polls without blocking the event loop."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        status = await get(job_id)
+        if on_progress is not None:
+            on_progress(status)
+        if status.finished:
+            return status
+        if deadline is not None and time.monotonic() > deadline:
+            raise _timeout_error(job_id, status, timeout)
+        await asyncio.sleep(poll_s)
