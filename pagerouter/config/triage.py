@@ -202,7 +202,14 @@ class TriageConfig(StrictModel):
         "model (about 0.3 s once). False: with OCR disabled such pages come out `needs_ocr` without loading anything.",
     )
     hidden_layer_sample_lines: int = Field(
-        default=5, ge=1, description="Hidden-layer lines sampled for the proof, spread evenly from top to bottom."
+        default=5, ge=1, description="Hidden-layer lines read first for the proof, spread evenly from top to bottom "
+        "(a lying layer is refused after this one short read)."
+    )
+    hidden_layer_every_line: bool = Field(
+        default=True,
+        description="Once the spread sample agrees, read every other line the hidden layer contributes too (one "
+        "batch of line crops through the recogniser, cheaper than OCR of the page): one lying line (\"may sublet\" "
+        "where the picture says \"may not sublet\") sends the page to OCR. False: the sample alone decides.",
     )
     hidden_layer_min_sample_lines: int = Field(
         default=3,

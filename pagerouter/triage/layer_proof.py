@@ -2,12 +2,22 @@
 
 A scan with an invisible OCR layer is either a gift (a good OCR engine already read it: its
 text is better than the small reader's) or a trap (handwriting and poor scans carry confident
-nonsense). The proof is cheap: a few of the layer's lines, spread over the page (top, middle,
-bottom), are cropped from the page image at the recogniser's input height and read by the small
-reader's *recognition model alone* (RapidOCR's PP-OCR rec: no detection, no layout, one batch),
-then compared with the layer's text at the same place (character error rate). Agreement keeps
-the layer (`text_layer`); disagreement, an unreadable sample, too few lines to sample or a script
-the recogniser does not read keeps the conservative route (`ocr`).
+nonsense). The proof: a few of the layer's lines, spread over the page (top, middle, bottom), are cropped
+from the page image at the recogniser's input height and read by the small reader's
+*recognition model alone* (RapidOCR's PP-OCR rec: no detection, no layout, one batch), then
+compared with the layer's text at the same place. When they agree, every other line the layer
+contributes is read the same way (`hidden_layer_every_line`): a sample cannot see the one line
+of an earlier revision that says "may sublet" where the picture says "may not sublet", and that
+line is exactly what a reader cannot afford to lose. Line crops through the recogniser cost a
+fraction of OCR of the page (no detection, no layout), so proving every line stays the cheaper
+way to read such a page whenever the layer is right. Agreement keeps the layer (`text_layer`);
+one disagreeing line, an unreadable sample, too few lines to sample, layer text in lines that
+cannot be cropped (not horizontal) or a script the recogniser does not read keeps the
+conservative route (`ocr`: the page is read from the picture).
+
+A line agrees at a small character error rate, with exactly the same digits, and with no word
+put in or taken out (`_word_change`): a negation is three characters of a sixty-character line,
+well under any CER threshold an honest recogniser needs.
 
 Laziness: nothing here imports RapidOCR until a page needs proof; born-digital runs never
 load it. The recogniser is built once per process (a few hundred ms) and shared.
@@ -242,17 +252,56 @@ def prepare(triage: TriageConfig, ocr: OcrConfig) -> dict:
     return {"proof_recogniser": _REC is not None, "error": error}
 
 
+def _unproven_chars(textdict: dict, lines: list[HiddenLine], cfg: TriageConfig) -> int:
+    """Invisible characters that no provable line holds (vertical or slanted lines, which
+    `hidden_lines` leaves out, and lines too low to crop), beyond a few specks: 0 when the layer
+    can be proven line by line."""
+    total = 0
+    for block in textdict.get("blocks", ()):
+        if block.get("type", 0) != 0:
+            continue
+        for line in block.get("lines", ()):
+            for s in line.get("spans", ()):
+                if s.get("alpha", 255) == 0:
+                    total += len("".join(s.get("text", "").split()))
+    provable = sum(len("".join(ln.text.split())) for ln in lines if ln.height >= cfg.hidden_layer_min_line_height_pt)
+    left = total - provable
+    return left if left > max(3, 0.01 * total) else 0
+
+
 def _needed(cfg: TriageConfig, lines: int) -> int:
     """Agreeing lines needed to keep the layer when `lines` sampled lines were read."""
     return max(cfg.hidden_layer_min_sample_lines, int(np.ceil(cfg.hidden_layer_min_agreeing_share * lines)))
 
 
+def _word_change(layer: str, read: str) -> bool:
+    """Whether the read puts in or takes out a word's worth of letters the layer lacks or has (a
+    "not", an "un-", another verb), beyond a recogniser's slips: an inserted or deleted run of 2+
+    letters or digits, or a replaced run whose sides differ by 2+ characters or both hold 3+.
+    "rn" read as "m" or a dropped full stop is a slip; "may" against "may not" is content."""
+    from difflib import SequenceMatcher
+
+    a, b = _norm(layer).casefold(), _norm(read).casefold()
+    for op, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "equal":
+            continue
+        x = sum(c.isalnum() for c in a[i1:i2])
+        y = sum(c.isalnum() for c in b[j1:j2])
+        if op in ("insert", "delete") and x + y >= 2:
+            return True
+        if op == "replace" and (abs(x - y) >= 2 or min(x, y) >= 3):
+            return True
+    return False
+
+
 def _agrees(s: SampledLine, cfg: TriageConfig) -> bool:
-    """A sampled line agrees at a small CER with exactly the same digits; a digit word's crop
-    (which may catch a letter of its neighbours) when the read holds the word unchanged."""
+    """A sampled line agrees at a small CER with exactly the same digits and no word changed; a
+    digit word's crop (which may catch a letter of its neighbours) when the read holds the word
+    unchanged."""
     if s.word:
         return _norm(s.layer) in _norm(s.read)
-    return s.cer <= cfg.hidden_layer_max_line_cer and _digits(s.layer) == _digits(s.read)
+    return (s.cer <= cfg.hidden_layer_max_line_cer and _digits(s.layer) == _digits(s.read)
+            and not _word_change(s.layer, s.read))
 
 
 def _crop(page: pymupdf.Page, line: HiddenLine, height_px: int) -> np.ndarray | None:
@@ -302,7 +351,19 @@ def prove_hidden_layer(
     # (one, when every sampled line must agree), so a lying layer costs one short read, not five
     # lines' worth, before the page goes to OCR; an honest layer is read whole either way.
     slack = len(sample) - _needed(cfg, len(sample))  # >= 0: the sample has min_sample_lines
-    phases = [sample[:slack + 1], sample[slack + 1:], None]
+    rest: list[HiddenLine] = []
+    if cfg.hidden_layer_every_line:
+        # every line the layer contributes, not a sample: a line lower than min_line_height is a
+        # rule or a speck, anything else is text the reader would take from the layer
+        sampled = {id(ln) for ln in sample}
+        rest = [ln for ln in every if id(ln) not in sampled and ln.height >= cfg.hidden_layer_min_line_height_pt
+                and _norm(ln.text)]
+        unproven = _unproven_chars(textdict, every, cfg)
+        if unproven:
+            return Proof(False, script=script, reason=f"{unproven} characters of the hidden layer lie in lines that "
+                         "cannot be cropped and read (not horizontal, or lower than hidden_layer_min_line_height_pt="
+                         f"{cfg.hidden_layer_min_line_height_pt:g}), so they cannot be proven line by line")
+    phases = [sample[:slack + 1], sample[slack + 1:], rest, None]
     lines: list[SampledLine] = []
     edits = chars = 0.0
     tried = 0  # sampled lines cropped and read (a crop off the page is tried, not read)
@@ -344,16 +405,24 @@ def prove_hidden_layer(
     worst = max(lines, key=lambda s: (not _agrees(s, cfg), _digits(s.layer) != _digits(s.read), s.cer)) if lines else None
     example = (f"; worst: layer {worst.layer[:40]!r} vs read {worst.read[:40]!r} (CER {worst.cer:.2f})"
                if worst is not None and (not p.agreed or worst.cer > 0) else "")
-    words = sum(s.word for s in lines)
-    n = len(lines) - words
-    counted = f"{n} sampled line{'s' * (n != 1)}" + (f" and {words} digit words" if words else "")
-    unread = len(sample) - tried
+    words = [s for s in lines if s.word]
+    sampled = [s for s in lines[:len(sample)] if not s.word]
+    others = [s for s in lines[len(sample):] if not s.word]
+    ns, agree_s = len(sampled), sum(_agrees(s, cfg) for s in sampled)
+    counted = f"{agree_s} of {ns} sampled line{'s' * (ns != 1)} agree{'s' * (ns == 1)}"
+    if others:
+        counted += (f", and {sum(_agrees(s, cfg) for s in others)} of the layer's {len(others)} other line"
+                    f"{'s' * (len(others) != 1)} (every line the layer contributes is read)")
+    if words:
+        counted += f"; {sum(_agrees(s, cfg) for s in words)} of {len(words)} digit words agree"
+    unread = len(sample) - min(tried, len(sample))
     unread_note = (f"; the other {unread} of the {len(sample)} sampled lines were not read: the layer was already refused"
                    if unread > 0 and not p.agreed else "")
     p.reason = (
-        f"{p.agreeing} of {counted} agree{'s' * (len(lines) == 1)}, CER {p.cer:.2f} over {int(chars)} characters "
+        f"{counted}, CER {p.cer:.2f} over {int(chars)} characters "
         f"between the layer and the small reader's recogniser on line crops (a line agrees at CER <= "
-        f"hidden_layer_max_line_cer={cfg.hidden_layer_max_line_cer} with the same digits; {need} must agree and the CER be "
-        f"<= hidden_layer_max_cer={cfg.hidden_layer_max_cer}){example}{unread_note}"
+        f"hidden_layer_max_line_cer={cfg.hidden_layer_max_line_cer} with the same digits and no word put in or "
+        f"taken out; {need} must agree and the CER be <= hidden_layer_max_cer={cfg.hidden_layer_max_cer})"
+        f"{example}{unread_note}"
     )
     return p
