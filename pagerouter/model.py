@@ -13,7 +13,9 @@ images (PNG/JPEG/TIFF) are treated as pages at 72 DPI unless the image states it
 
 from __future__ import annotations
 
-from typing import Literal
+import os
+from pathlib import Path
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -226,3 +228,21 @@ class Document(_Model):
             row["seconds"] += sum(p.timings.values())
             row["flagged"] += p.status == "flagged"
         return out
+
+    # The renderers live in pagerouter/render/, which imports this module: the two export methods
+    # reach them at call time through the package's public API (`pagerouter.to_markdown`,
+    # `pagerouter.to_json`, imported lazily there), so the data model keeps importing nothing of ours.
+    def to_markdown(self, output: Any = None, images_rel_to: str | os.PathLike[str] | None = None) -> str:
+        """This document as Markdown, as `pagerouter convert` writes it. `output`: an
+        `OutputConfig` (page markers, separator; default: the defaults); `images_rel_to`: the
+        folder figure links are written relative to."""
+        import pagerouter
+
+        rel = None if images_rel_to is None else Path(images_rel_to)
+        return pagerouter.to_markdown(self, output, images_rel_to=rel)
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """This document as the published JSON (`pagerouter/schema/document.schema.json`)."""
+        import pagerouter
+
+        return pagerouter.to_json(self, indent=indent)

@@ -46,7 +46,7 @@ def converter():
 
 
 def _words(text: str) -> list[str]:
-    return [w.strip(".#*") for w in text.split() if w.strip(".#*")]
+    return [w.strip(".#*-") for w in text.split() if w.strip(".#*-")]  # Markdown marks and the page separator are not words
 
 
 def _assert_reads_the_report(doc) -> None:
@@ -109,3 +109,84 @@ def test_the_sync_call_without_a_loop_and_await_in_an_async_app(converter, repor
     doc = asyncio.run(handler())
     _assert_reads_the_report(doc)
     assert doc.source == "upload.pdf"
+
+
+# ------------------------------------------------------------------ the package-level API
+NO_OCR = PagerouterConfig.model_validate({"ocr": {"enabled": False}})
+
+
+def test_pagerouter_convert_from_a_path_bytes_and_a_file_object(report_pdf):
+    import pagerouter
+
+    from_path = pagerouter.convert(report_pdf, config=NO_OCR)
+    _assert_reads_the_report(from_path)
+    assert from_path.source == "report.pdf"
+    from_bytes = pagerouter.convert(report_pdf.read_bytes(), name="upload.pdf", pages="2", config=NO_OCR)
+    assert from_bytes.source == "upload.pdf" and [p.number for p in from_bytes.pages] == [2]
+    assert from_bytes.pages[0].blocks == from_path.pages[1].blocks
+    with open(report_pdf, "rb") as f:
+        from_file = pagerouter.convert(f, config=NO_OCR)
+    assert from_file.source == "report.pdf"
+    assert [p.blocks for p in from_file.pages] == [p.blocks for p in from_path.pages]
+
+
+def test_pagerouter_convert_stays_callable_once_the_converter_module_is_imported(report_pdf):
+    """`pagerouter.convert` is the `pagerouter/convert/` package itself, called: importing its
+    submodules (which rebinds the package attribute) cannot shadow it."""
+    import pagerouter
+    import pagerouter.convert.converter
+
+    assert pagerouter.convert.converter.Converter is pagerouter.Converter
+    doc = pagerouter.convert(report_pdf.read_bytes(), config=NO_OCR, pages="1")
+    assert _words(doc.to_markdown()) == _words(f"{TITLE} {BODY[0]}")
+
+
+def test_the_package_level_call_shows_its_typed_options():
+    import inspect
+    import typing
+
+    import pagerouter
+
+    sig = inspect.signature(pagerouter.convert)
+    assert list(sig.parameters)[:1] == ["source"]
+    assert {"pages", "password", "ocr", "languages", "images", "wait", "config"} <= set(sig.parameters)
+    # the names its annotations use only for type checkers
+    hints = typing.get_type_hints(pagerouter.convert.convert, localns={
+        "PagerouterConfig": pagerouter.PagerouterConfig, "Document": pagerouter.Document})
+    assert typing.get_args(hints["ocr"]) == (typing.Literal["auto", "force", "off"], type(None))
+    conv_hints = typing.get_type_hints(Converter.convert)
+    assert conv_hints["ocr"] == hints["ocr"]
+    assert not any(p.kind is p.VAR_KEYWORD for p in inspect.signature(Converter.convert).parameters.values())
+
+
+def test_a_bad_option_or_text_mode_file_is_one_clear_error(report_pdf):
+    import pagerouter
+
+    with pytest.raises(ValueError, match="ocr"):
+        pagerouter.convert(report_pdf, ocr="sometimes", config=NO_OCR)
+    with open(report_pdf, encoding="latin-1") as f, pytest.raises(TypeError, match="binary mode"):
+        pagerouter.convert(f, config=NO_OCR)
+
+
+def test_document_exports_are_the_renderers_output(converter, report_pdf):
+    import json
+
+    from pagerouter.render.output import to_json, to_markdown
+
+    doc = converter.convert(report_pdf)
+    md = doc.to_markdown()
+    assert md == to_markdown(doc)
+    assert _words(md) == _words(f"{TITLE} {BODY[0]} Appendix {BODY[1]}")
+    assert doc.to_json() == to_json(doc)
+    back = json.loads(doc.to_json(indent=None))
+    assert [b["text"] for b in back["pages"][1]["blocks"]] == [b.text for b in doc.pages[1].blocks]
+
+
+def test_import_pagerouter_imports_no_converter_until_used():
+    import subprocess
+    import sys
+
+    code = ("import sys, pagerouter\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('pagerouter.', 'pymupdf', 'pydantic'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120).stdout
+    assert out.strip() == "[]"

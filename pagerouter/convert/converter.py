@@ -21,10 +21,12 @@ unless `isolation.enabled: false`, so a crash or hang in MuPDF fails a page, not
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import aclosing
 from pathlib import Path
+from typing import BinaryIO, Literal
 
 import pymupdf
 
@@ -37,14 +39,19 @@ from ..common.memory import release_free_memory
 from ..model import Document, Page
 from ..flow.figure_export import figure_problem
 from ..flow.pipeline import convert_pages, ocr_flow
-from ..flow.options import RequestOptions
+from ..flow.options import OcrMode, RequestOptions
 from ..common.stages import OcrTask, Reading
 from .walk import OpenedDocument, walk_document
 
 Progress = Callable[[Page, int, int], None]
 """Called after each page: (page, pages done, pages in total)."""
 
-Source = str | Path | bytes
+Source = str | os.PathLike[str] | bytes | bytearray | BinaryIO
+"""A path, the document's bytes, or a binary file object open for reading (read whole, not closed)."""
+
+WaitMode = Literal["interactive", "bulk"]
+"""How long flagged pages wait for the escalation tier (config `serve.escalation_timeout_s` or
+`serve.escalation_timeout_bulk_s`)."""
 
 
 class Converter:
@@ -84,7 +91,13 @@ class Converter:
             return source, source.name
         if isinstance(source, (bytes, bytearray)):
             return bytes(source), name or "-"
-        name = name or str(source)
+        if hasattr(source, "read"):  # a binary file object: its name when it has one (open(), not BytesIO)
+            data = source.read()
+            if not isinstance(data, (bytes, bytearray)):
+                raise TypeError(f"{name or getattr(source, 'name', 'input')}: the file object must be opened in binary mode ('rb')")
+            file_name = getattr(source, "name", None)
+            return bytes(data), name or (os.fspath(file_name) if isinstance(file_name, (str, os.PathLike)) else "-")
+        name = name or os.fspath(source)
         return read_input(source, name), name
 
     def escalation_wait(self, wait: str | None = None, escalation_wait_s: float | None = None) -> EscalationWait:
@@ -137,13 +150,14 @@ class Converter:
         password: str | None = None,
         images_dir: Path | None = None,
         progress: Progress | None = None,
-        wait: str | None = None,
+        wait: WaitMode | None = None,
         escalation_wait_s: float | None = None,
-        ocr: str | None = None,
+        ocr: OcrMode | None = None,
         languages: list[str] | str | None = None,
         images: bool | None = None,
     ) -> Document:
-        """Convert one input. `pages` is a selection like "1-3,7"; `images_dir` saves figure
+        """Convert one input: a path, bytes or a binary file object (`name` names the last two in
+        messages and as `Document.source`). `pages` is a selection like "1-3,7"; `images_dir` saves figure
         blocks as PNG files; `progress` is called after each page; `wait` (interactive, the
         default, or bulk) and `escalation_wait_s` bound how long flagged pages wait for the
         escalation tier; `ocr` (auto | force | off), `languages` (Tesseract packs) and `images`
@@ -165,16 +179,33 @@ class Converter:
         doc.engines = {"pymupdf": pymupdf.VersionBind, **used}
         return doc
 
-    def convert(self, source: Source | SourceDocument, **options) -> Document:
+    def convert(
+        self,
+        source: Source | SourceDocument,
+        *,
+        name: str | None = None,
+        pages: str | None = None,
+        password: str | None = None,
+        images_dir: Path | None = None,
+        progress: Progress | None = None,
+        wait: WaitMode | None = None,
+        escalation_wait_s: float | None = None,
+        ocr: OcrMode | None = None,
+        languages: list[str] | str | None = None,
+        images: bool | None = None,
+    ) -> Document:
         """`convert_async` as a blocking call: scripts, the CLI, and also a notebook cell or an async
         app's code, where a loop is already running (the conversion then runs on a private loop in a
         worker thread; async code that must not block its loop awaits `convert_async`)."""
-        return _run(self.convert_async(source, **options))
+        return _run(self.convert_async(
+            source, name=name, pages=pages, password=password, images_dir=images_dir, progress=progress,
+            wait=wait, escalation_wait_s=escalation_wait_s, ocr=ocr, languages=languages, images=images,
+        ))
 
     def iter_pages(
         self, source: Source | SourceDocument, *, name: str | None = None, pages: str | None = None,
-        password: str | None = None, wait: str | None = None, escalation_wait_s: float | None = None,
-        ocr: str | None = None, languages: list[str] | str | None = None, images: bool | None = None,
+        password: str | None = None, wait: WaitMode | None = None, escalation_wait_s: float | None = None,
+        ocr: OcrMode | None = None, languages: list[str] | str | None = None, images: bool | None = None,
     ) -> Iterator[Page]:
         """Pages one by one, in page order, with or without a running loop of the caller's. Closing the
         iterator early stops the conversion (pending OCR is cancelled). Options as in `convert_async`."""
