@@ -71,9 +71,8 @@ class _Wait(tenacity.wait.wait_base):
     """The server's hint (plus jitter) when it gave one, else exponential backoff with jitter."""
 
     def __init__(self, policy: RetryPolicy):
-        self.backoff = tenacity.wait_exponential_jitter(
-            initial=policy.backoff_s, max=policy.max_backoff_s, jitter=policy.backoff_s,
-        )
+        self.backoff = (tenacity.wait_exponential(multiplier=policy.backoff_s, max=policy.max_backoff_s)
+                        + tenacity.wait_random(0, policy.backoff_s))
 
     def __call__(self, retry_state: tenacity.RetryCallState) -> float:
         hint = getattr(retry_state.outcome.exception(), "retry_after_s", None)
