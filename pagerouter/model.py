@@ -3,7 +3,14 @@
 Document -> pages -> blocks. The JSON field names here are a published contract
 (`pagerouter/schema/document.schema.json` is generated from these classes): top-level
 `pages`; per page `number`, `status`, `route`, `triage`, `rotation`, `blocks`; per block
-`text`, `role`, `bbox`, `engine`, `route`, `confidence`. Add fields, never rename them.
+`text`, `role`, `bbox`, `engine`, `route`, `confidence`.
+
+Compatibility rule: add fields, never rename or remove them. A new field has a default (older
+documents still load); no field changes its meaning or type; an enumerated field (route, role,
+status) gains a value only with a new SCHEMA_VERSION, since an older reader rejects values it does
+not know. Clients read replies ignoring fields they do not know (clients/replies.py), so what a
+newer server adds never breaks an older client; the models here stay `extra="forbid"`, so the
+server, the config and the tests still catch a misspelt or stale field.
 
 Coordinates: every bbox is (x0, y0, x1, y1) in PDF points (1/72 inch) in the page *as
 displayed* (after the PDF /Rotate and after any orientation correction we applied), with the
