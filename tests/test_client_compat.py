@@ -12,7 +12,13 @@ import pydantic
 import pytest
 
 from pagerouter.model import Document
-from tests.fake_busy_server import NEW_FIELD, FakeBusyHttpServer, Plan, document, with_new_fields
+from tests.fake_busy_server import (
+    NEW_FIELD,
+    FakeBusyHttpServer,
+    Plan,
+    document,
+    with_new_fields,
+)
 
 
 def test_http_client_reads_a_reply_with_unknown_fields_at_every_level():
