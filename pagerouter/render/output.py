@@ -12,6 +12,16 @@ from pydantic import BaseModel
 
 from ..config.output import OutputConfig
 from ..model import FURNITURE_ROLES, Block, Document, Page
+from .escape import (
+    escape_alt,
+    escape_heading,
+    escape_html,
+    escape_inline,
+    escape_math,
+    escape_text,
+    fence,
+)
+from .table_markdown import cells_to_markdown
 
 SCHEMA_PATH = Path(__file__).parents[1] / "schema" / "document.schema.json"
 
@@ -20,29 +30,72 @@ FALLBACK_FLAGS = ("vlm_ladder_exhausted", "vlm_regions", "escalation_timeout", "
 its Markdown says so in an HTML comment, so a reader of the Markdown alone can tell."""
 
 
+def is_markdown_source(b: Block) -> bool:
+    """Whether the block's text is Markdown by design: a VLM's page answer (`vlm/markdown_blocks`:
+    route `escalation`, no voting witnesses). Every other block holds page text as read."""
+    return b.route == "escalation" and not b.witnesses
+
+
+_VLM_LIST = re.compile(r"(?:[-*+]|\d{1,9}[.)])(?=[ \t]|$)")
+
+
 def block_markdown(b: Block, images_rel_to: Path | None = None) -> str:
+    """One block as Markdown. Page text is untrusted: it is escaped (`render.escape`) so that only
+    the structure written here (heading `#`s, list markers, tables, fences) is live; a VLM
+    block keeps its own inline Markdown and loses only its HTML. The JSON keeps the raw text."""
     text = b.text.strip()
+    md_src = is_markdown_source(b)
+    plain = escape_html if md_src else escape_text
     if b.role == "heading":
         level = min(max(b.level or 2, 1), 6)
-        return f"{'#' * level} {' '.join(text.split())}" if text else ""
+        if not text:
+            return ""
+        return f"{'#' * level} {escape_html(' '.join(text.split())) if md_src else escape_heading(text)}"
     if b.role == "list_item":
         if not text:
             return ""
+        if md_src:  # the model wrote its own marker (`- `, `1. `) or none
+            return escape_html(text) if _VLM_LIST.match(text) else f"- {escape_html(text)}"
         # Numbered items keep their own number ("3."); bullets were stripped by the reader.
         first = text.split(maxsplit=1)[0]
         numbered = first[:-1].isalnum() and first[-1] in ".)" if len(first) > 1 else False
-        return text if numbered else f"- {text}"
+        return escape_text(text, keep_marker=True) if numbered else f"- {escape_text(text)}"
     if b.role == "figure":
+        alt = escape_alt(text) or "figure"
         if b.image:
             ref = os.path.relpath(b.image, images_rel_to) if images_rel_to else b.image
-            return f"![{text or 'figure'}]({ref})"
+            ref = f"<{ref}>" if re.search(r"[\s()<>]", ref) else ref
+            return f"![{alt}]({ref})"
         return f"<!-- figure p{b.page} bbox={_fmt_bbox(b.bbox)} -->"
-    if b.role == "formula" and text and not text.startswith("$"):
-        return f"$$\n{text}\n$$"
+    if b.role == "formula" and text:
+        return f"$$\n{escape_math(_strip_dollars(text))}\n$$"
     if b.role == "code" and text:
-        return f"```\n{text}\n```"
-    if b.role in ("caption", "footnote", "reference"):
-        return text
+        return fence(text)
+    if b.role == "table" and text:
+        if b.cells and not text.startswith("<"):  # our GFM table: rewritten with each cell escaped
+            return cells_to_markdown(b.cells, escape=_vlm_cell if md_src else escape_inline)
+        if b.cells:  # our HTML table (several header rows): its cells are entity-escaped already
+            return escape_html(text)
+        return plain(text)  # no grid: the rows as text (OCR), or a model's table we could not split
+    return plain(text)
+
+
+def _vlm_cell(s: str) -> str:
+    return escape_html(s).replace("|", "\\|")
+
+
+def _strip_dollars(text: str) -> str:
+    """Formula text without the `$$ ... $$` / `$ ... $` / `\\[ ... \\]` a reader or model put around it."""
+    for a, z in (("$$", "$$"), ("\\[", "\\]"), ("$", "$")):
+        if text.startswith(a) and text.endswith(z) and len(text) >= len(a) + len(z):
+            return text[len(a): len(text) - len(z)].strip()
+    return text
+
+
+def _comment(text: str) -> str:
+    """Text safe inside an HTML comment: no `--` (which could close it)."""
+    while "--" in text:
+        text = text.replace("--", "- -")
     return text
 
 
@@ -55,11 +108,11 @@ def page_markdown(page: Page, cfg: OutputConfig, images_rel_to: Path | None = No
     if cfg.page_markers:
         parts.append(f"<!-- page {page.number} status={page.status} route={page.route} -->")
     if page.status == "failed":
-        parts.append(f"<!-- page {page.number} failed: {page.error} -->")
+        parts.append(f"<!-- page {page.number} failed: {_comment(page.error or '')} -->")
     elif "needs_ocr" in page.flags:
         parts.append(f"<!-- page {page.number} needs_ocr: not read -->")
     elif any(f in page.flags for f in FALLBACK_FLAGS):
-        flags = ", ".join(page.flags).replace("--", "- -")
+        flags = _comment(", ".join(page.flags))
         parts.append(f"<!-- page {page.number} flagged {flags}: the text below is a reading that failed its "
                      "checks, kept so the page is not lost -->")
     for b in sorted(page.blocks, key=lambda b: b.order):

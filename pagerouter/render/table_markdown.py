@@ -12,27 +12,31 @@ block lists it in `spans` (`header_spans`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 
-def _cell(text: str | None) -> str:
-    # Backslash first, so the escape added for `|` is not itself escaped; a GFM cell cannot hold
-    # a line break, and padding spaces are the renderer's job, not the content's.
-    return (text or "").replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").strip()
+def _cell(text: str | None, escape: Callable[[str], str] | None = None) -> str:
+    # A GFM cell cannot hold a line break, and padding spaces are the renderer's job, not the
+    # content's. Without `escape`: backslash first, so the escape added for `|` is not itself
+    # escaped.
+    s = (text or "").replace("\n", " ").strip()
+    return escape(s) if escape else s.replace("\\", "\\\\").replace("|", "\\|")
 
 
-def cells_to_markdown(cells: Sequence[Sequence[str | None]]) -> str:
+def cells_to_markdown(cells: Sequence[Sequence[str | None]], escape: Callable[[str], str] | None = None) -> str:
     """A Markdown (GFM) table whose first row is the header row; "" for no rows.
 
     Short rows are padded with empty cells to the widest row. In each cell `\\` and `|` are
     escaped (so a GFM reader gets the cell text back), line breaks become spaces and the text
-    is stripped."""
+    is stripped. `escape`, when given, writes each cell instead (it must escape `|`): the
+    Markdown renderer passes `render.escape.escape_inline`, so a cell's `<b>` or `*` stays text
+    (the block text stored in the JSON keeps the light form above)."""
     if not cells:
         return ""
     ncols = max(len(r) for r in cells)
 
     def fmt(row: Sequence[str | None]) -> str:
-        vals = [_cell(c) for c in row]
+        vals = [_cell(c, escape) for c in row]
         vals += [""] * (ncols - len(vals))
         return "| " + " | ".join(vals) + " |"
 
