@@ -54,8 +54,16 @@ _CUES: list[tuple[str, float, re.Pattern[str]]] = [
          r"\b(?:doc(?:ument)?|part|drawing|dwg|ref|report|catalog|order|model|serial)\.?\s*"
          r"(?:no\.?|nr\.?|number|#|id)\s*[:#]?\s*\S*\d|\bp/n\b|\bform\s+[A-Z]{0,4}[-\s]?\d[\w./-]*|"
          r"\b(?:our|your)?\s*ref\.?\s*[:#]?\s*[A-Z]{0,4}\d+[/.-]\w+"),
+        # "confidential", "proprietary", "draft", "internal use" only as a stamp line (_stamp_line):
+        # never from the word alone ("Draft Environmental Impact Statement" is a title)
         ("confidential", 1.0, r"\bconfidential\b|\bproprietary\b|\binternal\s+use\b|\bdo\s+not\s+(?:copy|distribute)\b|"
          r"\bdraft\b"),
+        # a form's code and revision at the page foot: "DCF-F-2476-E (R. 04/2014)", "SF-424 (Rev. 12/04)",
+        # "G0118-10 07/25/2023": upper-case letter groups joined by hyphens with a digit, or a
+        # revision date in brackets
+        ("form_code", 1.0, r"(?-i:\b(?=[A-Z0-9-]*\d)[A-Z][A-Z0-9]{0,5}(?:-[A-Z0-9]{1,6}){1,4}\b(?!-))\s*"
+         r"(?:\((?:r|rev)\.?\s*\d{1,2}[/.-]\d{2,4}\)|\d{1,2}/\d{1,2}/\d{2,4})|"
+         r"(?-i:^\s*[A-Z]{2,5}(?:-[A-Z0-9]{1,6}){2,4}\s*$)|\((?:r|rev)\.\s*\d{1,2}[/.-]\d{2,4}\)"),
         ("page_of", 1.0, r"\bpage\s+\d+\s*(?:of|/)\s*\d+\b|\bp\.\s*\d+\b"),
         ("timestamp", 1.0, r"\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4},?\s+\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?m\.?)?\b|"
          r"\b\d{4}-\d{2}-\d{2}[ T]\d{1,2}:\d{2}\b|\b" + _MONTH + r"\s+\d{1,2},?\s+\d{4},?\s+(?:at\s+)?\d{1,2}:\d{2}\b"),
@@ -72,7 +80,8 @@ _CUES: list[tuple[str, float, re.Pattern[str]]] = [
 ]
 _STAMPS = frozenset({"download_stamp", "published", "copyright", "doi", "issn"})
 STRONG_CUES = frozenset({"download_stamp", "published", "copyright", "doi", "url", "email", "issn", "volume_issue",
-                         "document_number", "confidential", "page_of", "timestamp", "folio_run"})
+                         "document_number", "confidential", "page_of", "timestamp", "folio_run",
+                         "form_code"})
 """Content cues that make a band line furniture by its own page (furniture.has_evidence): what a
 running head, a journal line or a stamp carries (a date with a time is a printer's or browser's
 stamp) and a title, a greeting or a dated line does not. Dates, banners with `|`, publication
@@ -110,9 +119,29 @@ class Box:
         self.chars = self.chars or len(self.text.strip())
 
 
+_STAMP_WORDS = frozenset(
+    "strictly highly company business private personal and proprietary confidential internal use only for draft "
+    "preliminary version v rev not distribution distribute copy do information document final review".split())
+_DO_NOT = re.compile(r"\bdo\s+not\s+(?:copy|distribute)\b|\bnot\s+for\s+(?:distribution|circulation)\b", re.IGNORECASE)
+
+
+def _stamp_line(text: str) -> bool:
+    """The line is a confidentiality/draft stamp as a whole ("CONFIDENTIAL", "Company Confidential",
+    "Draft v2 - 03/04/2020", "Proprietary and Confidential"), or says "do not copy/distribute";
+    a title or sentence that merely holds the word ("Draft Environmental Impact Statement",
+    "Confidential Settlement Agreement") is not."""
+    if _DO_NOT.search(text):
+        return True
+    tokens = re.findall(r"[^\W\d_]+|\d[\d./-]*", text.lower())
+    return bool(tokens) and all(t in _STAMP_WORDS or t[0].isdigit() for t in tokens)
+
+
 def content_cues(text: str) -> dict[str, float]:
     """Named content cues found in `text` with their strength (0..1)."""
-    return {name: strength for name, strength, pat in _CUES if pat.search(text)}
+    cues = {name: strength for name, strength, pat in _CUES if pat.search(text)}
+    if "confidential" in cues and not _stamp_line(text):
+        del cues["confidential"]  # the word inside a title or sentence is no stamp
+    return cues
 
 
 def _reads_as_prose(text: str) -> bool:

@@ -24,6 +24,7 @@ import pymupdf
 from ..config.textlayer import TextLayerConfig
 from ..common.geometry import BBox, center_inside
 from .glyph_runs import GlyphSource, drop_overprints, join_spaced, respace, spaced_letters
+from .glyph_pairs import reader_quotes
 
 # MuPDF per-character flags (span["char_flags"], PyMuPDF >= 1.25): glyph is filled/stroked
 # (render modes 3 and 7 are neither) or lies entirely outside the clip path.
@@ -185,6 +186,8 @@ def extract_lines(
                 text = marked
             if "\u00a0" in text:
                 text = text.replace("\u00a0", " ")
+            if not mono and ("‘‘" in text or "’’" in text or "``" in text):
+                text = reader_quotes(text)  # ‘‘x’’ / ``x'' read as “x” (glyph_pairs.py)
             if not text.isascii():
                 text = unicodedata.normalize("NFC", text)
                 if cfg.normalise_presentation_forms and _PRESENTATION.search(text):

@@ -379,6 +379,7 @@ def build_table(
     rows: list[list[str]] = []
     prev_bottom: float | None = None
     prev_band = -1
+    prev_record: tuple[int, ...] | None = None
     spanned: list[int] = []  # rows holding a cell that spans columns
     # rules between the rows (more than a header rule): lines between the same two rules are
     # one row, whatever columns they fill
@@ -400,13 +401,21 @@ def build_table(
             span_here |= cb > ca
         top = min(w[1] for w in trow)
         h = max(w[3] for w in trow) - top
+        # two lines in one band that each hold a label and numbers in the same columns are two
+        # records (a spreadsheet rules groups of rows, not each row: "FY2013 ... / FY2014 ...");
+        # a wrapped cell's next line fills fewer columns, and numbers do not wrap
+        filled = tuple(i for i, c in enumerate(cells) if c)
+        record = (filled if cells[0] and len(filled) >= 2 and any(_NUMBER.fullmatch(c) for c in cells[1:] if c)
+                  else None)
         continues = (
             rows
             and band == prev_band
             and (not cells[0] or row_rules)
+            and not (record is not None and record == prev_record)
             and prev_bottom is not None
             and top - prev_bottom < 0.45 * h
         )
+        prev_record = record
         if span_here and not continues:
             spanned.append(len(rows))
         if continues:
@@ -432,6 +441,9 @@ def build_table(
 
 
 # --------------------------------------------------------------------------- helpers
+
+_NUMBER = re.compile(r"[-–(+$€£¥]?\s*\d[\d,.\s]*%?\)?|[-–—]")
+"""A cell that is an amount, a rate or a dash standing for none."""
 
 
 def _cluster(values: list[float], tol: float) -> list[float]:

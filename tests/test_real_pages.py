@@ -1,0 +1,136 @@
+"""Real pages (benchmarks/real_pages): cells, running heads/feet and copied text against the
+hand-written truth files, read through the text-layer reader as the converter reads them.
+
+Only dev pages are asserted here (the held-out part is for reporting); each test names the
+failure it guards: rows between a spreadsheet's group rules, a form code at the page foot,
+TeX's doubled quotes, a title holding the word "draft".
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks" / "real_pages"))
+
+from scoring import cells_from_grid, cells_from_truth, pdf_path, score_page, table_counts  # noqa: E402
+
+from pagerouter.common.pagetext import extract_textdict  # noqa: E402
+from pagerouter.config.textlayer import TextLayerConfig  # noqa: E402
+from pagerouter.textlayer import FurnitureModel, read_text_layer  # noqa: E402
+from pagerouter.textlayer.furniture_cues import content_cues  # noqa: E402
+from pagerouter.textlayer.glyph_pairs import reader_quotes  # noqa: E402
+
+TRUTH = REPO / "benchmarks" / "real_pages" / "truth"
+
+
+def _truth(name: str) -> dict:
+    d = json.loads((TRUTH / f"{name}.json").read_text())
+    d["name"] = name
+    return d
+
+
+def _read(truth: dict):
+    path = pdf_path(truth)
+    if not path.exists():
+        pytest.fail(f"{path}: real page missing (set PAGEROUTER_REAL_CORPUS to the shared corpus)")
+    doc = pymupdf.open(path)
+    cfg = TextLayerConfig()
+    fm = FurnitureModel.from_document(doc, list(range(1, doc.page_count + 1)), cfg)
+    page = doc[truth["page"] - 1]
+    blocks = read_text_layer(page, extract_textdict(page), truth["page"], cfg, fm)
+    body = "\n\n".join(b.text for b in blocks if b.role not in ("header", "footer", "page_number"))
+    tables = [cells_from_grid(b.cells, b.spans or ()) for b in blocks if b.role == "table" and b.cells]
+    return blocks, body, tables
+
+
+def test_truth_files_are_well_formed():
+    names = sorted(p.stem for p in TRUTH.glob("*.json"))
+    assert len(names) >= 20
+    import zlib
+
+    for name in names:
+        d = _truth(name)
+        stem, page = name.rsplit("_p", 1)
+        assert d["held"] == (zlib.crc32(f"{stem}:p{page}".encode()) % 3 == 0), name
+        for t in d["tables"] or []:
+            width = {len(r) for r in t["rows"]}
+            assert len(width) == 1, f"{name}: ragged truth rows"
+
+
+def test_adjacency_f1_counts_pairs():
+    truth = cells_from_truth([["a", "b"], ["1", "2"]])
+    assert table_counts([truth], [truth]) == (4, 0, 0)
+    # the two rows read as one (the failure below): every pair lost, one wrong pair found
+    merged = cells_from_grid([["a 1", "b 2"]])
+    assert table_counts([truth], [merged]) == (0, 1, 4)
+
+
+def test_spreadsheet_rows_between_group_rules_are_rows():
+    """JAL traffic table: rules fence groups of months; each month is its own row (it came out
+    as "FY2013 FY2014" in one cell, adjacency F1 0.22)."""
+    tr = _truth("issue-53-example_p1")
+    _blocks, _body, tables = _read(tr)
+    want = [cells_from_truth(t["rows"]) for t in tr["tables"]]
+    tp, fp, fn = table_counts(want, tables)
+    assert 2 * tp / (2 * tp + fp + fn) >= 0.9
+    rows = [c[4] for t in tables for c in t if c[1] == 0]
+    assert "FY2013" in rows and "Apr-2015" in rows and "FY2015 TTL" in rows
+
+
+def test_ruled_grid_with_wrapped_labels_keeps_them_in_one_row():
+    tr = _truth("table-curves-example_p1")
+    _blocks, _body, tables = _read(tr)
+    labels = {c[4] for t in tables for c in t}
+    assert "Hypersensitivity, allergic oedema and Anaphylaxis" in labels
+    assert "Liver function test abnormal, asparate aminotransferase increased, blood alkaline phosphatase increased, blood bilirubin increased" in labels
+
+
+def test_form_code_at_the_foot_of_a_single_page_is_furniture():
+    """A child-welfare form's "DCF-F-2476-E (R. 04/2014)" footer left the body; its title stays."""
+    tr = _truth("150109DSP-Milw-505-90D_p1")
+    blocks, body, tables = _read(tr)
+    got = score_page(tr, body, tables)
+    assert got.f_out == got.f_total == 1 and got.k_out == 0
+    foot = [b for b in blocks if b.text.startswith("DCF-F-2476-E")]
+    assert foot and foot[0].role == "footer" and "form_code" in " ".join(foot[0].furniture.reasons)
+
+
+@pytest.mark.parametrize("name", ["failing_anchor_pg4_p4", "load_v_error_p2", "pdftotext_two_column_issue_p2",
+                                  "redp5110_sampled_p4", "lots_of_chem_tables_p2"])
+def test_running_heads_and_feet_leave_the_body_and_titles_stay(name):
+    tr = _truth(name)
+    _blocks, body, tables = _read(tr)
+    got = score_page(tr, body, tables)
+    assert got.f_out == got.f_total, f"furniture left in the body of {name}"
+    assert got.k_out == 0, got.lost
+
+
+def test_doubled_single_quotes_read_as_double_quotes():
+    assert reader_quotes("corporate ‘‘respectability’’, despite") == "corporate “respectability”, despite"
+    assert reader_quotes("the ``pitch attitude.'' On") == "the “pitch attitude.” On"
+    # not quotes: a code fence drawn with typographic quotes, a chemical double prime
+    assert reader_quotes("‘‘‘json") == "‘‘‘json"
+    assert reader_quotes("4,4'-bis(dimethylamino)-4''-(methylamino)") == "4,4'-bis(dimethylamino)-4''-(methylamino)"
+
+
+def test_doubled_quotes_on_a_real_page():
+    """Federal Register page 1 (pdfplumber's test document) draws ‘‘Docket No. ...’’."""
+    path = REPO / "benchmarks" / "real_pages" / "pdfs" / "issue-466-example.pdf"  # real layer, no pairs: unchanged
+    doc = pymupdf.open(path)
+    cfg = TextLayerConfig()
+    blocks = read_text_layer(doc[0], extract_textdict(doc[0]), 1, cfg, FurnitureModel())
+    assert any("mixed strategy “lines” and “text”" in b.text for b in blocks)
+
+
+def test_a_title_holding_draft_or_confidential_has_no_stamp_cue():
+    assert "confidential" not in content_cues("Draft Environmental Impact Statement")
+    assert "confidential" not in content_cues("Confidential Settlement Agreement")
+    assert "confidential" in content_cues("DRAFT")
+    assert "confidential" in content_cues("Company Confidential")
+    assert "confidential" in content_cues("CONFIDENTIAL – DO NOT DISTRIBUTE")
