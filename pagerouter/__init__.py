@@ -23,6 +23,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
+__version__ = "0.1.0"
+"""The one place the version is written: pyproject.toml reads it (tool.setuptools.dynamic), the
+CLI's `--version` prints it."""
+
 # public name -> module that defines it
 _LAZY = {
     "Converter": "pagerouter.convert.converter",
@@ -36,7 +40,7 @@ _LAZY = {
     "to_json": "pagerouter.render.output",
 }
 
-__all__ = ["Block", "Converter", "Document", "InputError", "Page", "PagerouterConfig", "convert", "load_config", "to_json", "to_markdown"]
+__all__ = ["Block", "Converter", "Document", "InputError", "Page", "PagerouterConfig", "__version__", "convert", "load_config", "to_json", "to_markdown"]
 
 
 def __getattr__(name: str) -> Any:

@@ -11,4 +11,4 @@ from .render.output import to_json as to_json
 from .render.output import to_markdown as to_markdown
 
 __version__: str
-__all__ = ["Block", "Converter", "Document", "InputError", "Page", "PagerouterConfig", "convert", "load_config", "to_json", "to_markdown"]
+__all__ = ["Block", "Converter", "Document", "InputError", "Page", "PagerouterConfig", "__version__", "convert", "load_config", "to_json", "to_markdown"]

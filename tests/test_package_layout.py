@@ -1,6 +1,6 @@
 """The package's layout shows the flow, and its imports go one way.
 
-The root keeps `__init__.py` and `model.py`; every other module lives in a package named for
+The root keeps `__init__.py`, `__main__.py` (`python -m pagerouter`) and `model.py`; every other module lives in a package named for
 its stage. Packages are ranked from the shared ground up (the data model, then what every stage
 shares, intake, the readers, the per-page flow, the converter, the front ends): a module may
 import from its own package or from a package of a lower or equal rank, and the packages'
@@ -30,6 +30,7 @@ RANKS: list[set[str]] = [
     {"wire", "jobs", "bench", "service", "review"},
     {"batch"},
     {"cli"},
+    {"__main__"},  # `python -m pagerouter`: the CLI, the top front end
 ]
 RANK = {name: i for i, names in enumerate(RANKS) for name in names}
 
@@ -80,9 +81,9 @@ def _package_edges(pkg: Path = PKG) -> dict[str, dict[str, list[str]]]:
     return edges
 
 
-def test_the_package_root_keeps_only_init_and_model():
+def test_the_package_root_keeps_only_init_main_and_model():
     loose = sorted(p.name for p in PKG.glob("*.py"))
-    assert loose == ["__init__.py", "model.py"], loose
+    assert loose == ["__init__.py", "__main__.py", "model.py"], loose
 
 
 def test_every_package_has_a_rank():

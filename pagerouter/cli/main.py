@@ -37,7 +37,10 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from pagerouter import __version__
+
     ap = argparse.ArgumentParser(prog="pagerouter", description="PDFs and page images to Markdown and JSON.")
+    ap.add_argument("--version", action="version", version=f"pagerouter {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
 
     c = sub.add_parser("convert", help="convert files to Markdown and/or JSON")
