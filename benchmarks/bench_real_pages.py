@@ -33,10 +33,9 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE / "real_pages"))
 
-import pymupdf  # noqa: E402
-
-from scoring import Cell, Tally, cells_from_grid, load_truth, pdf_path, score_page  # noqa: E402
-from quality_checks import parse_markdown_tables, parse_html_tables  # noqa: E402
+import pymupdf
+from quality_checks import parse_html_tables, parse_markdown_tables
+from scoring import Cell, Tally, cells_from_grid, load_truth, pdf_path, score_page
 
 sys.path.insert(0, str(HERE))
 

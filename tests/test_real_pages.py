@@ -18,13 +18,19 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks" / "real_pages"))
 
-from scoring import cells_from_grid, cells_from_truth, pdf_path, score_page, table_counts  # noqa: E402
+from scoring import (
+    cells_from_grid,
+    cells_from_truth,
+    pdf_path,
+    score_page,
+    table_counts,
+)
 
-from pagerouter.common.pagetext import extract_textdict  # noqa: E402
-from pagerouter.config.textlayer import TextLayerConfig  # noqa: E402
-from pagerouter.textlayer import FurnitureModel, read_text_layer  # noqa: E402
-from pagerouter.textlayer.furniture_cues import content_cues  # noqa: E402
-from pagerouter.textlayer.glyph_pairs import reader_quotes  # noqa: E402
+from pagerouter.common.pagetext import extract_textdict
+from pagerouter.config.textlayer import TextLayerConfig
+from pagerouter.textlayer import FurnitureModel, read_text_layer
+from pagerouter.textlayer.furniture_cues import content_cues
+from pagerouter.textlayer.glyph_pairs import reader_quotes
 
 TRUTH = REPO / "benchmarks" / "real_pages" / "truth"
 

@@ -33,9 +33,9 @@ import json
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
 
 HERE = Path(__file__).resolve().parent
 TRUTH = HERE / "truth"
@@ -221,7 +221,7 @@ class Tally:
     text_n: int = 0
     lost: list = field(default_factory=list)
 
-    def add(self, o: "Tally") -> None:
+    def add(self, o: Tally) -> None:
         for k in ("tp", "fp", "fn", "f_total", "f_out", "k_out", "right", "pairs", "missing", "text_ok", "text_n"):
             setattr(self, k, getattr(self, k) + getattr(o, k))
         self.lost += o.lost

@@ -122,12 +122,15 @@ class Box:
 _STAMP_WORDS = frozenset(
     "strictly highly company business private personal and proprietary confidential internal use only for draft "
     "preliminary version v rev not distribution distribute copy do information document final review".split())
-_DO_NOT = re.compile(r"\bdo\s+not\s+(?:copy|distribute)\b|\bnot\s+for\s+(?:distribution|circulation)\b", re.IGNORECASE)
+_DO_NOT = re.compile(r"\bdo\s+not\s+(?:copy|distribute)\b|\bnot\s+for\s+(?:distribution|circulation)\b|"
+                     r"\bdraft\s+(?:v(?:ersion)?\.?\s*)?\d+(?:\.\d+)+\b|\bdraft\s+v(?:ersion)?\.?\s*\d+\b", re.IGNORECASE)
+"""Stamps anywhere in a line: "do not distribute", a draft's version number ("- Draft 7.1 -")."""
 
 
 def _stamp_line(text: str) -> bool:
     """The line is a confidentiality/draft stamp as a whole ("CONFIDENTIAL", "Company Confidential",
-    "Draft v2 - 03/04/2020", "Proprietary and Confidential"), or says "do not copy/distribute";
+    "Draft v2 - 03/04/2020", "Proprietary and Confidential"), or says "do not copy/distribute" or
+    carries a draft's version ("Short Title - Draft 7.1 - September");
     a title or sentence that merely holds the word ("Draft Environmental Impact Statement",
     "Confidential Settlement Agreement") is not."""
     if _DO_NOT.search(text):
