@@ -105,6 +105,9 @@ def sys_camelot():
     return run
 
 
+TABLES_ONLY = frozenset({"find_tables", "camelot"})
+"""Systems that give tables and no text: a failure costs them table pairs only."""
+
 SYSTEMS = {"pagerouter": sys_pagerouter, "pymupdf4llm": sys_pymupdf4llm, "find_tables": sys_find_tables,
            "pdfplumber": sys_pdfplumber, "camelot": sys_camelot}
 
@@ -136,7 +139,7 @@ def main() -> int:
                 md, tables = run(pdf_path(tr), tr["page"])
             except Exception as e:
                 print(f"{name} failed on {tr['name']}: {type(e).__name__}: {e}")
-                md, tables = "", []
+                md, tables = (None if name in TABLES_ONLY else ""), []
             tally = score_page(tr, md, tables)
             per_page[tr["name"]][name] = tally
             part = "held" if tr["held"] else "dev"
