@@ -199,8 +199,12 @@ class DocumentTriage:
         if not may_hold_unread_ink(page, textdict):
             return decision
         t = time.perf_counter()
-        check = account_for_ink(page, blocks, self.cfg.ocr.checks, self.cfg.triage.image_dpi,
-                                self.cfg.triage.max_render_pixels, self.cfg.text_layer.furniture_band)
+        from ..layout.paints import pictures
+
+        tcfg = self.cfg.triage
+        pics = [p.bbox for p in pictures(page, tcfg.min_image_area_share, tcfg.min_image_side_pt)[0]]
+        check = account_for_ink(page, blocks, self.cfg.ocr.checks, tcfg.image_dpi, tcfg.max_render_pixels,
+                                self.cfg.text_layer.furniture_band, ocr=self.cfg.ocr, pictures=pics)
         timings["ink_accounting"] = time.perf_counter() - t
         out.checks.append(check)
         if check.passed:

@@ -61,6 +61,10 @@ def check_reading(task: OcrTask, reading: Reading, cfg: ChecksConfig) -> list[Ch
     results = check_text(text, confidences=confs, weights=weights, ink=ink, expected_script=expected, cfg=cfg)
 
     lines = text_rows(task, reading.rotation, cfg) if cfg.unread_ink else []
+    if cfg.unread_ink and ts.alnum_count(text) < _LITTLE_TEXT:
+        # a reading with (almost) nothing in it: faint print the letter-row test cannot see still
+        # forms bars of grey at letter size (a degraded scan read as nothing must not say `ok`)
+        lines += faint_text_rows(task, reading.rotation)
     # A page the layout saw only as pictures may rightly have no text: don't call it near-empty,
     # unless the page shows rows of letters (whatever the layout called them).
     has_figure = any(b.role == "figure" for b in reading.blocks)
@@ -76,6 +80,34 @@ def check_reading(task: OcrTask, reading: Reading, cfg: ChecksConfig) -> list[Ch
     results += _block_results(reading.blocks, ink, expected, cfg)
     results.append(_tables(reading.blocks, cfg))
     return results
+
+
+_LITTLE_TEXT = 20  # letters and digits below which a page's reading is looked at for faint print
+_MIN_FAINT_ROWS = 2  # one bar can be a fold or a shadow
+
+
+def faint_text_rows(task: OcrTask, rotation: int) -> list[tuple[float, float, float, float]]:
+    """Bars of faint print (`ocr.faint_rows`) on the task's render at 72 dpi, displayed-page points;
+    [] unless there are at least `_MIN_FAINT_ROWS` (and for pages turned sideways, where bars
+    would run down the render)."""
+    import cv2
+
+    from .faint_rows import faint_rows
+
+    img = task.image
+    if img is None or img.size == 0 or task.scale <= 0 or (rotation // 90) % 2:
+        return []
+    gray = cv2.cvtColor(img, cv2.COLOR_RGB2GRAY) if img.ndim == 3 else img
+    factor = min(1.0, 1.0 / task.scale)
+    if factor < 1.0:
+        gray = cv2.resize(gray, None, fx=factor, fy=factor, interpolation=cv2.INTER_AREA)
+    rows = faint_rows(gray, task.scale * factor)
+    if len(rows) < _MIN_FAINT_ROWS:
+        return []
+    if (rotation // 90) % 4 == 2:
+        W, H = gray.shape[1] / (task.scale * factor), gray.shape[0] / (task.scale * factor)
+        rows = [(W - x1, H - y1, W - x0, H - y0) for x0, y0, x1, y1 in rows]
+    return rows
 
 
 def text_rows(task: OcrTask, rotation: int, cfg: ChecksConfig) -> list[tuple[float, float, float, float]]:

@@ -8,9 +8,16 @@ reading produced (`ocr.checks.unread_ink`, the same test the OCR route runs). Ro
 covers are the page's unread text: the pipeline reads them by OCR (the page becomes `mixed`,
 one region per row) or, where OCR is off, flags the page with their boxes.
 
+Pictures get a second, learned witness (`ocr.text_net`): the OCR engine's own text detector
+runs over each sizeable picture, and every line it finds that no text block covers is unread
+text too, whatever picture holds it. A figure box never accounts for the text inside it: white
+words on a dark banner, a screenshot of a paragraph with its own grey background are rows the
+blob test cannot see, and a screenshot is content, not an empty placeholder.
+
 Cost: only pages that can hold ink the layer does not explain are rendered: pages that place a
 raster image, or that draw many filled non-rectangular shapes (outlined glyphs). A page of text,
-rules and table shading has no such ink and is not rendered (the cheap path stays cheap).
+rules and table shading has no such ink and is not rendered (the cheap path stays cheap); the
+detector runs only on pages with sizeable pictures, over the pictures alone.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from __future__ import annotations
 import pymupdf
 
 from ..config.checks import ChecksConfig
+from ..config.ocr import OcrConfig
 from ..model import Block, CheckResult
 from ..common.pagetext import page_images
 
@@ -40,11 +48,20 @@ def may_hold_unread_ink(page: pymupdf.Page, textdict: dict) -> bool:
 _LOGO_MAX_SHARE = 0.05  # a picture this small (share of the page) in a page band is a logo
 
 
+_NET_DPI = 110.0  # the detector's render of a picture: body text 10-15 px high, as it was trained on
+_NET_MIN_LINE_PT = 4.0  # a detected "line" lower than this is a speck or a rule
+
+
 def account_for_ink(page: pymupdf.Page, blocks: list[Block], cfg: ChecksConfig, dpi: float,
-                    max_pixels: int, band_share: float) -> CheckResult:
+                    max_pixels: int, band_share: float, ocr: OcrConfig | None = None,
+                    pictures: list | None = None) -> CheckResult:
     """`unread_ink` of a text-layer reading: the page's rows of letters against its blocks. Rows in
     a small picture inside the top/bottom `band_share` of the page (a logo, a letterhead's
-    emblem) are branding, like the running heads beside them: not asked to be read."""
+    emblem) are branding, like the running heads beside them: not asked to be read.
+
+    With `ocr` (its reader's detector) and the page's sizeable `pictures` (displayed page boxes),
+    the detector's lines in those pictures that no text block covers are added (see the module
+    doc); a detector that cannot load is said in the reason, and the blob rows decide alone."""
     from .checks import unread_ink
     from ..layout.ink import render_gray, text_line_boxes
 
@@ -53,7 +70,30 @@ def account_for_ink(page: pymupdf.Page, blocks: list[Block], cfg: ChecksConfig, 
                            cfg.unread_ink_min_blobs, cfg.unread_ink_edge_margin_pt)
     logos = _logos(page, band_share)
     rows = [r for r in rows if not any(_centre_in(r, lg) for lg in logos)]
-    return unread_ink(rows, blocks, cfg)
+    check = unread_ink(rows, blocks, cfg)
+    if not ocr or not pictures:
+        return check
+    from .text_net import pictures_text_lines, unread_lines
+
+    try:
+        found = pictures_text_lines(page, pictures, ocr, _NET_DPI, max_pixels, _NET_MIN_LINE_PT)
+    except Exception as exc:  # noqa: BLE001 - the net is a second witness: the blob rows still decide
+        return check.model_copy(update={"reason": f"{check.reason}; the text detector could not run over the "
+                                        f"pictures ({type(exc).__name__}: {exc})"[:300]})
+    found = [ln for ln in found if not any(_centre_in(ln.bbox, lg) for lg in logos)]
+    missed = [ln.bbox for ln in unread_lines(found, blocks, cfg.unread_ink_min_cover)
+              if not any(_centre_in(ln.bbox, r) for r in check.regions)]
+    if not missed:
+        return check.model_copy(update={"reason": f"{check.reason}; the text detector found {len(found)} line(s) in "
+                                        f"{len(pictures)} picture(s), all in blocks of the reading"})
+    regions = [*check.regions, *(tuple(round(v, 1) for v in b) for b in missed)][:50]
+    n = int(check.score or 0) + len(missed)
+    return check.model_copy(update={
+        "passed": False, "score": float(n), "regions": regions,
+        "reason": (f"{check.reason if not check.passed else 'the rows of letter-like ink lie in blocks of the reading'}; "
+                   f"the text detector found {len(missed)} line(s) of text inside {len(pictures)} picture(s) that no "
+                   "text block covers (a picture does not account for the text it shows)"),
+    })
 
 
 def _logos(page: pymupdf.Page, band_share: float) -> list:

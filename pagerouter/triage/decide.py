@@ -268,6 +268,18 @@ def _route(page: pymupdf.Page, textdict: dict, cfg: TriageConfig, ocr: OcrConfig
         scores["render_dpi"] = rnd.scale * 72.0
         if not enough_text:
             marks = _marks(rnd, cfg, scores)
+            faint = _faint_rows(rnd, cfg, scores) if not marks.is_content(
+                cfg.blank_max_marks, cfg.blank_min_mark_pt, cfg.blank_max_text_rows) else 0
+            if faint:
+                return decide(
+                    "ocr",
+                    [
+                        f"only {lay.visible_chars} visible characters (< min_chars_for_text_layer="
+                        f"{cfg.min_chars_for_text_layer}) and no letter-sized marks ({_marks_text(marks, cfg)}), but "
+                        f"blurred to letter size the page shows {faint} long bars of faint print (ocr.faint_rows): "
+                        "a degraded scan of text, not a blank page"
+                    ],
+                )
             if not marks.is_content(cfg.blank_max_marks, cfg.blank_min_mark_pt, cfg.blank_max_text_rows):
                 return decide(
                     "blank",
@@ -350,6 +362,19 @@ def _marks(rnd: inkmod.Render, cfg: TriageConfig, scores: dict[str, float]) -> i
     scores["largest_mark_pt"] = m.largest_pt
     scores["text_rows"] = float(m.rows)
     return m
+
+
+_MIN_FAINT_ROWS = 2  # one bar can be a fold or a shadow; two parallel bars of print are lines of text
+
+
+def _faint_rows(rnd: inkmod.Render, cfg: TriageConfig, scores: dict[str, float]) -> int:
+    """Long bars of faint print on a page that shows no letter-sized marks (`ocr.faint_rows`):
+    their number when at least `_MIN_FAINT_ROWS`, else 0."""
+    from ..ocr.faint_rows import faint_rows
+
+    n = len(faint_rows(rnd.gray, rnd.scale, cfg.blank_edge_margin_pt))
+    scores["faint_rows"] = float(n)
+    return n if n >= _MIN_FAINT_ROWS else 0
 
 
 def _marks_text(m: inkmod.Marks, cfg: TriageConfig) -> str:

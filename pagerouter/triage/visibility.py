@@ -212,6 +212,31 @@ def _shown_share(box: BBox, shown: np.ndarray, mask: np.ndarray, origin: tuple[i
     return float(shown[y0:y1, x0:x1][g].mean()), n
 
 
+def _against_background(sus: list[_Span], shown: np.ndarray, full: np.ndarray, culled: np.ndarray,
+                        origin: tuple[int, int], zoom: float, min_contrast: int) -> None:
+    """A suspect's glyph pixel that changes the page shows only if it also stands out from the
+    background around it (the median of the page without the suspects' glyphs in the span's box:
+    paper, a scan's paper, the fill of a banner). White text laid on a scan's own black
+    letters changes those letters' pixels, yet what a reader sees there is paper: the layer's
+    words are not on the page, the scan's are. White text on a dark banner stands out and shows."""
+    for s in sus:
+        x0, y0 = max(0, int(s.bbox[0] * zoom) - origin[0]), max(0, int(s.bbox[1] * zoom) - origin[1])
+        x1, y1 = int(np.ceil(s.bbox[2] * zoom)) - origin[0], int(np.ceil(s.bbox[3] * zoom)) - origin[1]
+        if x1 <= x0 or y1 <= y0:
+            continue
+        under = culled[y0:y1, x0:x1].astype(np.int16)
+        if not under.size:
+            continue
+        bg = np.median(under.reshape(-1, under.shape[2]), axis=0)
+        if max(abs(int(c) - int(b)) for c, b in zip(_rgb(s.span.get("color", 0)), bg)) < min_contrast:
+            # glyphs in the background's own colour: where they change pixels they paint paper over
+            # whatever was under them (a scan's letters), and what shows is paper, not these words
+            shown[y0:y1, x0:x1] = False
+            continue
+        stands_out = np.abs(full[y0:y1, x0:x1].astype(np.int16) - bg[None, None, :]).max(axis=2) > _CHANGE_LEVEL
+        shown[y0:y1, x0:x1] &= stands_out
+
+
 def hidden_text(page: pymupdf.Page, textdict: dict, pictures: list[BBox], *, min_contrast: int = 40,
                 min_shown_share: float = 0.3) -> list[HiddenText]:
     """The spans (and parts of spans) the page does not show; marks them invisible in `textdict`.
@@ -244,6 +269,7 @@ def hidden_text(page: pymupdf.Page, textdict: dict, pictures: list[BBox], *, min
             page.set_rotation(rotation)
     shown = (np.abs(full.astype(np.int16) - culled.astype(np.int16)).max(axis=2) > _CHANGE_LEVEL)
     origin = (int(np.floor(clip.x0 * zoom)), int(np.floor(clip.y0 * zoom)))
+    _against_background(sus, shown, full, culled, origin, zoom, min_contrast)
     out: list[HiddenText] = []
     for s in sus:
         share, n = _shown_share(s.bbox, shown, mask, origin, zoom)
