@@ -75,6 +75,7 @@ async def run(profile: Profile, target: str, mix: list[LoadInput], records: Reco
     t0 = time.monotonic()
 
     docs = {"n": 0}
+    capped: dict[str, float | None] = {"at_s": None}  # seconds into the run when the last request the cap allows went
     picker = Picker(mix, seed=profile.seed)  # shared by the workers: every round of the mix is sent whole
     key = api_key()  # the environment's key, sent as `authorization` metadata ("" sends none)
     secret = key.header_value().split(" ", 1)[1] if key is not None else ""
@@ -93,6 +94,8 @@ async def run(profile: Profile, target: str, mix: list[LoadInput], records: Reco
                 await asyncio.sleep(0.1)
                 continue
             sent += 1
+            if sent == profile.max_requests:  # the cap: the run ends once the last answers are in
+                capped["at_s"] = round(time.monotonic() - t0, 3)
             item = picker.next()
             streaming = False
             if item.endpoint != "pages":  # every 1/stream_share-th document is streamed, not drawn at random
@@ -113,7 +116,7 @@ async def run(profile: Profile, target: str, mix: list[LoadInput], records: Reco
             latency = round((time.perf_counter() - t) * 1000, 2)
             records.write(client="grpc", input=item.name, op=op, latency_ms=latency, outcome=outcome,
                           kind=kind, pages=len(routes or []), routes=routes or [],
-                          source=source_for(i, sources) or "")
+                          source=source_for(i, sources) or "", users=users)
             if err is not None and err.status in ("RESOURCE_EXHAUSTED", "UNAVAILABLE"):
                 await asyncio.sleep(BACKOFF_S)  # refused: back off instead of spinning on refusals
 
@@ -131,7 +134,7 @@ async def run(profile: Profile, target: str, mix: list[LoadInput], records: Reco
         for r in relays.values():
             await r.close()
     return {"sent": sent, "recorded": records.count, "outcomes": dict(outcomes), "kinds": dict(kinds),
-            "wall_s": round(time.monotonic() - t0, 3), "sources": sources}
+            "wall_s": round(time.monotonic() - t0, 3), "sources": sources, "capped_at_s": capped["at_s"]}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -43,7 +43,7 @@ RECORDS = RecordWriter(os.environ.get(RECORDS_ENV))
 CAP = PROFILE.max_requests if PROFILE else MAX_REQUESTS
 _sent = count(1)
 PICKER = Picker(MIX, seed=PROFILE.seed if PROFILE else 12)  # shared: every round of the mix is sent whole
-SENT = {"n": 0, "in_flight": 0}
+SENT = {"n": 0, "in_flight": 0, "start": None, "capped_at_s": None}
 MAX_BACKOFF_S = 5.0
 HEADERS = {"content-type": "application/octet-stream", **auth_headers()}
 SOURCES = sources_from_env(os.environ.get("PAGEROUTER_LOAD_ALLOW_REMOTE") == "1")
@@ -85,20 +85,39 @@ def _loopback_only(environment, **_kw) -> None:
 
 @events.test_start.add_listener
 def _watch_cap(environment, **_kw) -> None:
-    """Ends the run once the request cap is reached and the last answers are in (from a greenlet
-    of its own: quitting from a user's task would stop that user twice)."""
+    """Ends the run once the request cap is reached and the last answers are in.
+
+    With the runner's profile (a shape) the shape ends it: its `tick` returns None, and Locust
+    stops the users once, from the shape's greenlet. Quitting from here instead raced Locust's
+    own quit: `runner.quit()` kills the shape greenlet, Locust's main greenlet (joined on it)
+    wakes and quits too while the first stop is still waiting for users in mid-request (the
+    runner's state is "cleanup", not "stopped", so the second stop is not skipped), every such
+    user got `stop()` twice and the second raised "Tried to stop User in an unexpected state:
+    stopping. This should never happen." once per user. Without a shape (plain `locust -f`),
+    nothing else joins the run, so this greenlet quits it (from a greenlet of its own:
+    quitting from a user's task would stop that user twice)."""
+    SENT["start"] = time.monotonic()
+    if environment.shape_class is not None:
+        return
+
     def watch() -> None:
-        while SENT["n"] < CAP or SENT["in_flight"] > 0:
+        while not cap_done():
             gevent.sleep(0.2)
         environment.runner.quit()
 
     gevent.spawn(watch)
 
 
+def cap_done() -> bool:
+    """The cap is reached and every request sent is answered."""
+    return SENT["n"] >= CAP and SENT["in_flight"] <= 0
+
+
 @events.quitting.add_listener
 def _close(**_kw) -> None:
     RECORDS.close()
-    print(f"locustfile: sent {SENT['n']} recorded {RECORDS.count}", file=sys.stderr, flush=True)
+    capped = f" capped_at_s {SENT['capped_at_s']:.3f}" if SENT.get("capped_at_s") is not None else ""
+    print(f"locustfile: sent {SENT['n']} recorded {RECORDS.count}{capped}", file=sys.stderr, flush=True)
 
 
 def _routes(body: dict, endpoint: str) -> list[str]:
@@ -122,13 +141,23 @@ class PagerouterUser(FastHttpUser):
             gevent.sleep(0.2)
             return
         SENT["n"] = n
+        if n == CAP:  # the last request the cap allows: the run ends when it is answered
+            SENT["capped_at_s"] = time.monotonic() - (SENT["start"] or time.monotonic())
         SENT["in_flight"] += 1
         try:
-            self._send()
+            self._send(self._users())
         finally:
             SENT["in_flight"] -= 1
 
-    def _send(self) -> None:
+    def _users(self) -> int:
+        """The users the profile asks for now (the step this request belongs to); without a
+        profile, the users running."""
+        shape = self.environment.shape_class
+        if PROFILE is not None and shape is not None:
+            return PROFILE.users_at(shape.get_run_time()) or PROFILE.peak()
+        return self.environment.runner.user_count if self.environment.runner else 0
+
+    def _send(self, users: int) -> None:
         item = PICKER.next()
         path = "/v1/pages" if item.endpoint == "pages" else "/v1/convert"
         params = f"?filename={item.filename}" + (f"&page={item.page}" if item.endpoint == "pages" else "")
@@ -157,7 +186,7 @@ class PagerouterUser(FastHttpUser):
                 r.success()
             RECORDS.write(client="http", input=item.name, op=item.endpoint, latency_ms=round(latency, 2),
                           outcome=outcome, kind=kind, pages=len(routes), routes=routes,
-                          source=self.source or "")
+                          source=self.source or "", users=users)
             retry = r.headers.get("retry-after") if status in (429, 503) else None
         if retry:  # refused (per-client limit, full queue): back off as told, as a polite client does
             gevent.sleep(min(float(retry) if retry.isdecimal() else 1.0, MAX_BACKOFF_S))
@@ -168,5 +197,7 @@ if PROFILE is not None:
         """The runner's profile (steady, ramp, burst) as a Locust shape."""
 
         def tick(self):
+            if cap_done():  # the request cap ended the run early (the report says so)
+                return None
             users = PROFILE.users_at(self.get_run_time())
             return None if users is None else (users, PROFILE.spawn_rate)

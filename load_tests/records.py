@@ -3,7 +3,8 @@
 A record: `t` (unix s at the answer), `client` (http | grpc), `input` (its name in the mix),
 `op` (pages | convert | unary_page | unary_doc | stream), `latency_ms`, `outcome` (ok | expected |
 error), `kind` (HTTP status with the error code, e.g. "422:bad_input", or a gRPC status name, or
-an exception name, or `wrong_answer`), `pages` (pages answered), `routes` (route of each page).
+an exception name, or `wrong_answer`), `pages` (pages answered), `routes` (route of each page),
+`users` (the users the profile asked for when the request was sent: its step), `source`.
 """
 
 from __future__ import annotations

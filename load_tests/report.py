@@ -38,9 +38,18 @@ def _pcts(values: list[float]) -> dict[str, Any]:
             "p99_ms": percentile(values, 99), "max_ms": round(max(values), 2) if values else None}
 
 
-def summarize(records: list[dict], sent: int, wall_s: float) -> dict[str, Any]:
+def summarize(records: list[dict], sent: int, wall_s: float, profile: dict | None = None,
+              capped_at_s: float | None = None) -> dict[str, Any]:
     """Counts, rates and percentiles of one generator's records. `sent` is the generator's own
-    count of requests started; those never answered when it stopped are `unfinished_at_stop`."""
+    count of requests started; those never answered when it stopped are `unfinished_at_stop`.
+
+    Rates are over the time the load ran (`load_s`: the first request sent to the last answer,
+    from the records' times; the generator's `wall_s` also holds its start-up, seconds for
+    Locust): sent/s counts every request sent, answered/s the ones answered as their input
+    must be (ok or expected 4xx); errors (refusals such as 429/503 included) are neither.
+    `profile` (the run's `Profile` as a dict) and `capped_at_s` (when the generator sent the
+    last request its `--requests` cap allows, None if it never got there) give the per-step
+    figures (`steps`) and whether the cap ended the run early (`cap`)."""
     outcomes = Counter(r["outcome"] for r in records)
     errors = Counter(r["kind"] for r in records if r["outcome"] == "error")
     expected = Counter(r["kind"] for r in records if r["outcome"] == "expected")
@@ -58,16 +67,129 @@ def summarize(records: list[dict], sent: int, wall_s: float) -> dict[str, Any]:
             by_route[route].append(r["latency_ms"])
         route_pages.update(r["routes"])
     answered = outcomes["ok"] + outcomes["expected"]
-    wall = max(wall_s, 1e-9)
+    span = load_span(records)
+    load_s = span[1] - span[0] if span else 0.0
+    over = max(load_s if load_s > 0 else wall_s, 1e-9)
+    error_count = sum(errors.values())
+    cap = cap_summary(profile, sent, capped_at_s)
     return {
         "sent": sent, "answered": answered, "ok": outcomes["ok"], "expected_4xx": dict(expected),
-        "errors": dict(errors), "error_count": sum(errors.values()),
-        "requests_per_s": round(answered / wall, 3), "pages": pages, "pages_per_s": round(pages / wall, 3),
-        "wall_s": round(wall_s, 3), "latency_by_op": {k: _pcts(v) for k, v in sorted(by_op.items())},
+        "errors": dict(errors), "error_count": error_count,
+        "error_rate": round(error_count / sent, 4) if sent else 0.0,
+        "sent_per_s": round(sent / over, 3), "answered_per_s": round(answered / over, 3),
+        "requests_per_s": round(answered / over, 3), "pages": pages, "pages_per_s": round(pages / over, 3),
+        "wall_s": round(wall_s, 3), "load_s": round(load_s, 3),
+        "latency": _pcts([r["latency_ms"] for r in ok]),
+        "latency_by_op": {k: _pcts(v) for k, v in sorted(by_op.items())},
         "latency_by_route": {k: _pcts(v) for k, v in sorted(by_route.items())},
         "pages_by_route": dict(route_pages),
         "unauthorized": sum(v for k, v in errors.items() if is_unauthorized(k)),
+        "steps": steps(records, unfinished, profile, cap), "cap": cap,
     }
+
+
+def _sent_t(r: dict) -> float:
+    """When a request was sent (unix s): its answer time less its latency."""
+    return r["t"] - r["latency_ms"] / 1000
+
+
+def load_span(records: list[dict]) -> tuple[float, float] | None:
+    """(first request sent, last answer) in unix s; None without timed records."""
+    timed = [r for r in records if "t" in r]
+    if not timed:
+        return None
+    return min(_sent_t(r) for r in timed), max(r["t"] for r in timed)
+
+
+def planned_steps(profile: dict | None) -> dict[int, tuple[float, float]]:
+    """Per number of users: (seconds the profile spends at it, when it first asks for it), at
+    0.05 s resolution."""
+    if not profile:
+        return {}
+    from load_tests.profiles import Profile
+
+    p = Profile(**profile)
+    secs: dict[int, float] = defaultdict(float)
+    first: dict[int, float] = {}
+    dt = 0.05
+    for i in range(round(p.duration_s / dt)):
+        n = p.users_at(i * dt)
+        if n is not None:
+            secs[n] += dt
+            first.setdefault(n, round(i * dt, 2))
+    return {n: (round(v, 2), first[n]) for n, v in sorted(secs.items())}
+
+
+def cap_summary(profile: dict | None, sent: int, capped_at_s: float | None) -> dict[str, Any] | None:
+    """Whether the `--requests` cap ended the run before the profile's duration: the cap, when
+    it was reached (s into the run), the duration, and `ended_early`. None without a profile."""
+    if not profile:
+        return None
+    limit, duration = profile.get("max_requests"), profile.get("duration_s")
+    reached = sent >= limit if limit else False
+    at = capped_at_s if reached else None
+    # without the generator's own time of the cap, a run that sent all it may ended early
+    early = reached and (at is None or at < duration - 0.5)
+    return {"max_requests": limit, "reached": reached, "reached_at_s": at, "duration_s": duration,
+            "ended_early": bool(early)}
+
+
+def steps(records: list[dict], unfinished: int = 0, profile: dict | None = None,
+          cap: dict | None = None) -> list[dict]:
+    """Per number of users (a step of the profile: each request's `users`, the users asked for
+    when it was sent): the seconds the load ran at it, requests sent and answered and their
+    rates, errors and the error rate, p50/p95 of its ok answers. A step's time runs from its
+    first request sent to the next step's first (the last step: to the last answer); a burst's
+    two base-user stretches are one step. Requests never answered count as errors of the last
+    step. When the cap ended the run early, the step it cut is `cut_by_cap` and each step the
+    profile planned but never reached is listed with `ran: False`."""
+    timed = sorted((r for r in records if "t" in r), key=_sent_t)
+    default_users = (profile or {}).get("users") if (profile or {}).get("kind") == "steady" else None
+    keyed = [(r.get("users", default_users), r) for r in timed]
+    if not keyed or any(n is None for n, _ in keyed):
+        return []
+    last_answer = max(r["t"] for r in timed)
+    segments: list[tuple[int, float, list[dict]]] = []
+    for n, r in keyed:
+        if not segments or segments[-1][0] != n:
+            segments.append((n, _sent_t(r), []))
+        segments[-1][2].append(r)
+    acc: dict[int, dict[str, Any]] = {}
+    for i, (n, start, recs) in enumerate(segments):
+        end = segments[i + 1][1] if i + 1 < len(segments) else last_answer
+        a = acc.setdefault(n, {"seconds": 0.0, "recs": []})
+        a["seconds"] += max(0.0, end - start)
+        a["recs"] += recs
+    last_users = segments[-1][0]
+    plan = planned_steps(profile)
+    planned = {n: v[0] for n, v in plan.items()}
+    early = bool(cap and cap.get("ended_early"))
+    cut_at = plan.get(last_users, (0.0, 0.0))[1]
+    # the steps the profile would have reached after the one the cap cut
+    never = {n for n, (_, first) in plan.items() if early and n not in acc and first > cut_at}
+    out = []
+    for n in sorted(set(acc) | never):
+        if n not in acc:
+            out.append({"users": n, "ran": False, "planned_s": planned.get(n)})
+            continue
+        recs, secs = acc[n]["recs"], acc[n]["seconds"]
+        lost = unfinished if n == last_users else 0
+        ok = [r["latency_ms"] for r in recs if r["outcome"] == "ok"]
+        answered = sum(r["outcome"] in ("ok", "expected") for r in recs)
+        errs = Counter(r["kind"] for r in recs if r["outcome"] == "error")
+        if lost:
+            errs["unfinished_at_stop"] = lost
+        sent = len(recs) + lost
+        per = max(secs, 1e-9)
+        out.append({
+            "users": n, "ran": True, "planned_s": planned.get(n), "seconds": round(secs, 2), "sent": sent,
+            "answered": answered, "ok": len(ok), "errors": dict(errs), "error_count": sum(errs.values()),
+            "error_rate": round(sum(errs.values()) / sent, 4) if sent else 0.0,
+            "sent_per_s": round(sent / per, 3), "answered_per_s": round(answered / per, 3),
+            "p50_ms": percentile(ok, 50), "p95_ms": percentile(ok, 95),
+            "cut_by_cap": early and n == last_users,
+        })
+    return out
 
 
 def replica_summary(samples: list[dict]) -> dict[str, dict[str, int]]:
@@ -169,13 +291,10 @@ def to_markdown(rep: dict) -> str:
     elif charts.get("note"):
         lines += ["## Charts", "", charts["note"], ""]
     for name, c in rep["clients"].items():
-        lines += [f"## {name}", "",
-                  f"sent {c['sent']} = answered {c['answered']} (ok {c['ok']}, expected 4xx "
-                  f"{sum(c['expected_4xx'].values())}) + errors {c['error_count']}; "
-                  f"{c['requests_per_s']} requests/s, {c['pages']} pages = {c['pages_per_s']} pages/s "
-                  f"over {c['wall_s']} s", "",
+        lines += [f"## {name}", "", *client_headline(c), "",
                   "| latency | count | p50 ms | p95 ms | p99 ms | max ms |", "|---|---|---|---|---|---|"]
-        for group, table in (("op", c["latency_by_op"]), ("route", c["latency_by_route"])):
+        for group, table in (("all", {"ok answers": c["latency"]} if c.get("latency") else {}),
+                             ("op", c["latency_by_op"]), ("route", c["latency_by_route"])):
             for k, v in table.items():
                 lines.append(f"| {group} {k} | {v['count']} | {_fmt(v['p50_ms'])} | {_fmt(v['p95_ms'])} | "
                              f"{_fmt(v['p99_ms'])} | {_fmt(v['max_ms'])} |")
@@ -213,6 +332,55 @@ def to_markdown(rep: dict) -> str:
     else:
         lines.append("- not available (no metrics endpoint given, or no OCR page ran)")
     return "\n".join(lines) + "\n"
+
+
+def _pct(v: float) -> str:
+    return f"{100 * v:.1f} %"
+
+
+def client_headline(c: dict) -> list[str]:
+    """The lines under a client's heading: requests sent and answered with their rates, errors
+    with the error rate, overall latency, whether the cap ended the run, the per-step table."""
+    load = c.get("load_s") or c["wall_s"]
+    out = [f"sent {c['sent']} ({_fmt(c.get('sent_per_s'))}/s) = answered {c['answered']} "
+           f"({_fmt(c.get('answered_per_s', c['requests_per_s']))}/s; ok {c['ok']}, expected 4xx "
+           f"{sum(c['expected_4xx'].values())}) + errors {c['error_count']} "
+           f"({_pct(c.get('error_rate', 0.0))} of sent); {c['pages']} pages = {c['pages_per_s']} pages/s; "
+           f"rates over the {load:g} s the load ran (first request sent to last answer; the generator "
+           f"ran {c['wall_s']:g} s with its start-up)"]
+    lat = c.get("latency") or {}
+    if lat.get("count"):
+        out += ["", f"Latency of all ok answers: p50 {_fmt(lat['p50_ms'])} ms, p95 {_fmt(lat['p95_ms'])} ms, "
+                    f"p99 {_fmt(lat['p99_ms'])} ms ({lat['count']} answers)"]
+    cap = c.get("cap") or {}
+    rows = c.get("steps") or []
+    if cap.get("ended_early"):
+        at = f" at {cap['reached_at_s']:g} s" if cap.get("reached_at_s") is not None else ""
+        cut = next((s for s in rows if s.get("cut_by_cap")), None)
+        never = [str(s["users"]) for s in rows if not s["ran"]]
+        what = []
+        if cut:
+            planned = f" of the {cut['planned_s']:g} s planned" if cut.get("planned_s") else ""
+            what.append(f"the {cut['users']}-user step ran {cut['seconds']:g} s{planned}")
+        if never:
+            what.append("steps never run: " + ", ".join(never) + " users")
+        out += ["", f"**The --requests cap ({cap['max_requests']} requests) ended the run early{at}, before the "
+                    f"profile's {cap['duration_s']:g} s" + (": " + "; ".join(what) if what else "") +
+                    ". Raise --requests to measure the whole profile.**"]
+    if rows:
+        out += ["", "Per step (users the profile asked for when each request was sent; latency of the ok answers):", "",
+                "| users | s | sent | sent/s | answered | answered/s | errors | error rate | p50 ms | p95 ms | note |",
+                "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for s in rows:
+            if not s["ran"]:
+                out.append(f"| {s['users']} | - | - | - | - | - | - | - | - | - | not run: the cap ended the run first |")
+                continue
+            note = "cut short by the --requests cap" if s.get("cut_by_cap") else ""
+            errs = ", ".join(f"{k} x{v}" for k, v in s["errors"].items())
+            out.append(f"| {s['users']} | {s['seconds']:g} | {s['sent']} | {_fmt(s['sent_per_s'])} | {s['answered']} | "
+                       f"{_fmt(s['answered_per_s'])} | {s['error_count']}{f' ({errs})' if errs else ''} | "
+                       f"{_pct(s['error_rate'])} | {_fmt(s['p50_ms'])} | {_fmt(s['p95_ms'])} | {note} |")
+    return out
 
 
 def write_charts(rep: dict, out_dir: Path) -> dict[str, Any]:

@@ -278,16 +278,19 @@ def run(a) -> dict:
         clients, all_records = {}, []
         if "http" in procs:
             log = (out / "locust.out").read_text()
-            m = re.search(r"locustfile: sent (\d+) recorded (\d+)", log)
+            m = re.search(r"locustfile: sent (\d+) recorded (\d+)(?: capped_at_s ([\d.]+))?", log)
             recs = read_records(out / "http.jsonl")
             sent = int(m.group(1)) if m else len(recs)
-            clients["http"] = {**summarize(recs, sent, walls["http"]), "locust": _locust_totals(out)}
+            capped = float(m.group(3)) if m and m.group(3) else None
+            clients["http"] = {**summarize(recs, sent, walls["http"], profile.__dict__, capped),
+                               "locust": _locust_totals(out)}
             all_records += recs
         if "grpc" in procs:
             lines = [ln for ln in (out / "grpc.out").read_text().splitlines() if ln.startswith("{")]
             own = json.loads(lines[-1]) if lines else {}
             recs = read_records(out / "grpc.jsonl")
-            clients["grpc"] = {**summarize(recs, int(own.get("sent", len(recs))), walls["grpc"]), "generator": own}
+            clients["grpc"] = {**summarize(recs, int(own.get("sent", len(recs))), walls["grpc"], profile.__dict__,
+                                           own.get("capped_at_s")), "generator": own}
             all_records += recs
         meta["deployments_at_end"] = server_view.applied_deployments(url, headers=headers)
         rep = build_report(meta, clients, sampler.samples, server_view.batch_sizes(metrics, batch_before), all_records)
