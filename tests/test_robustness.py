@@ -36,7 +36,7 @@ def test_truncated_image_error_is_one_line_and_stdout_stays_clean(tmp_path):
     p.write_bytes(buf.getvalue()[: len(buf.getvalue()) * 2 // 3])
     r = _cli("convert", str(p), "--format", "json", "-q")
     assert r.stdout == "", "MuPDF's decoder messages must never reach stdout"
-    assert r.returncode == 2 and "trunc.png" in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 1 and "trunc.png" in r.stderr and "Traceback" not in r.stderr  # an input error
 
 
 def test_two_inputs_with_one_stem_are_a_usage_error(tmp_path):
@@ -50,7 +50,7 @@ def test_two_inputs_with_one_stem_are_a_usage_error(tmp_path):
     assert code == 2 and not (tmp_path / "out" / "x.md").exists()
 
 
-def test_unwritable_output_is_one_line_exit_2(tmp_path):
+def test_unwritable_output_is_one_line_exit_2(tmp_path):  # cannot create the -o folder: a usage error
     doc = pymupdf.open()
     add_text_page(doc, ["Some born-digital text that reads perfectly well as it is."])
     doc.save(tmp_path / "x.pdf")

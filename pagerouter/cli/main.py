@@ -5,10 +5,10 @@ Serving commands come from the installed packages beside the core, found through
 `client convert` (clients/client_command.py). The core never imports them, and a plain
 `pagerouter convert` never imports Ray.
 
-Exit codes (also in the README):
-  0  every page of every input came out (ok or flagged)
-  1  some pages failed (they are still in the output, with status `failed` and the error)
-  2  usage error, or an input could not be opened at all
+Exit codes: `EXIT_CODES_HELP` in common.py, printed by `pagerouter --help` (and in the README).
+Every subcommand takes `-q` (errors only) and `-v`/`-vv` (INFO/DEBUG of pagerouter's loggers).
+A subcommand whose extra is not installed names it (`pip install "pagerouter[serve]"`), whether
+its entry point fails to load or the command fails on the missing package when it runs.
 """
 
 from __future__ import annotations
@@ -19,13 +19,20 @@ import time
 from pathlib import Path
 
 from pagerouter.cli.common import (  # noqa: F401 - re-exported: `pagerouter client` and batch use them
+    EXIT_CODES_HELP,
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_PAGES_FAILED,
     EXIT_USAGE,
     add_option_flags,
+    add_verbosity_flags,
     load_cli_config,
+    missing_extra,
     option_problem,
     option_values,
+    setup_logging,
     usage_error,
 )
 
@@ -39,13 +46,16 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from pagerouter import __version__
 
-    ap = argparse.ArgumentParser(prog="pagerouter", description="PDFs and page images to Markdown and JSON.")
+    ap = argparse.ArgumentParser(prog="pagerouter", description="PDFs and page images to Markdown and JSON.",
+                                 epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--version", action="version", version=f"pagerouter {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
 
     c = sub.add_parser("convert", help="convert files to Markdown and/or JSON")
-    c.add_argument("inputs", nargs="+", type=Path, help="PDF or image files (PNG, JPEG, TIFF)")
-    c.add_argument("-o", "--outdir", type=Path, help="write one output per input here (default: stdout for one input)")
+    c.add_argument("inputs", nargs="+", type=Path,
+                   help="PDF or image files (PNG, JPEG, TIFF); - reads one document from stdin")
+    c.add_argument("-o", "--outdir", type=Path,
+                   help="write one output per input here (default, or -o -: stdout, for one input)")
     c.add_argument("--format", choices=["md", "json", "both"], default="md", help="output format (default md)")
     c.add_argument("--images", type=Path, metavar="DIR", help="save figures as PNG files here, linked from the Markdown")
     c.add_argument("--page-markers", action="store_true", help="mark page boundaries in the Markdown")
@@ -82,23 +92,52 @@ def build_parser() -> argparse.ArgumentParser:
     add_bench_parser(sub)
     add_review_parser(sub)
 
-    for add_command in _plugin_commands():
-        add_command(sub)
+    for name, add_command in _plugin_commands():
+        if isinstance(add_command, ImportError):
+            _add_missing_command(sub, name, add_command)
+        else:
+            add_command(sub)
+    for parser in _leaf_parsers(ap):
+        add_verbosity_flags(parser)
+        if parser is not ap and parser.epilog is None and parser.formatter_class is argparse.HelpFormatter:
+            parser.epilog, parser.formatter_class = EXIT_CODES_HELP, argparse.RawDescriptionHelpFormatter
     return ap
 
 
-def _plugin_commands() -> list:
-    """`add_command(subparsers)` functions of the installed `pagerouter.commands` entry points.
-    One that fails to load (its extra not installed) is left out: the core commands still work."""
+def _plugin_commands() -> list[tuple[str, object]]:
+    """(name, `add_command(subparsers)`) of the installed `pagerouter.commands` entry points; for one
+    that fails to load (its extra not installed), its ImportError: the command is still listed and
+    says what to install, and the core commands still work."""
     from importlib.metadata import entry_points
 
-    found = []
+    found: list[tuple[str, object]] = []
     for ep in sorted(entry_points(group="pagerouter.commands"), key=lambda e: e.name):
         try:
-            found.append(ep.load())
-        except ImportError:
-            continue
+            found.append((ep.name, ep.load()))
+        except ImportError as exc:
+            found.append((ep.name, exc))
     return found
+
+
+def _add_missing_command(sub, name: str, exc: ImportError) -> None:
+    """`pagerouter NAME ...` for a command whose entry point could not load: one line naming the extra
+    (the extra of the missing package, else the extra named like the command) and exit 2."""
+    message = missing_extra(name, exc) or missing_extra(name, exc, extra=name)
+    p = sub.add_parser(name, help=f"(not installed: {message.split(': ', 1)[1]})", add_help=False)
+    p.add_argument("args", nargs=argparse.REMAINDER)
+
+    def refuse(_args) -> int:
+        return usage_error(message)
+
+    p.set_defaults(func=refuse, takes_anything=True)
+
+
+def _leaf_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """The parsers that run a command: each subcommand's, or its own subcommands' (`client convert`)."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        return [parser]
+    return [leaf for action in subs for child in dict.fromkeys(action.choices.values()) for leaf in _leaf_parsers(child)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -106,7 +145,17 @@ def main(argv: list[str] | None = None) -> int:
 
     skip_pymupdf_layout()  # this process is ours: before anything imports pymupdf
     ap = build_parser()
-    args = ap.parse_args(argv)
+    args, unknown = ap.parse_known_args(argv)
+    if unknown and not getattr(args, "takes_anything", False):  # what parse_args does; a missing command takes anything
+        ap.error(f"unrecognized arguments: {' '.join(unknown)}")
+    restore_logging = setup_logging(args)
+    try:
+        return _run_command(args)
+    finally:
+        restore_logging()
+
+
+def _run_command(args) -> int:
     try:
         if args.command == "convert":
             return cmd_convert(args)
@@ -115,18 +164,31 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except KeyboardInterrupt:
         print("pagerouter: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
     except SystemExit:
         raise
+    except ImportError as exc:
+        if message := missing_extra(_command_name(args), exc):
+            return usage_error(message)
+        return _internal_error(exc)
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback (PAGEROUTER_DEBUG=1 shows it)
-        import os
+        return _internal_error(exc)
 
-        if os.environ.get("PAGEROUTER_DEBUG"):
-            raise
-        print(f"pagerouter: error: {type(exc).__name__}: {exc} (set PAGEROUTER_DEBUG=1 for details)", file=sys.stderr)
-        return EXIT_USAGE
+
+def _command_name(args) -> str:
+    return " ".join(v for v in (args.command, getattr(args, "client_command", None)) if isinstance(v, str))
+
+
+def _internal_error(exc: BaseException) -> int:
+    import os
+
+    if os.environ.get("PAGEROUTER_DEBUG"):
+        raise exc
+    print(f"pagerouter: internal error: {type(exc).__name__}: {exc} (set PAGEROUTER_DEBUG=1 for details)",
+          file=sys.stderr)
+    return EXIT_INTERNAL
 
 
 def _load_cfg(args):
@@ -158,10 +220,25 @@ class ProgressBar:
             sys.stderr.write("\r" + " " * 80 + "\r")
 
 
+STDIO = Path("-")
+"""`-` as an input reads the document from stdin; `-o -` writes to stdout (the default for one input)."""
+
+
+def _stem(path: Path) -> str:
+    """The name an input's outputs get in -o OUTDIR (`stdin.md` for `-`)."""
+    return "stdin" if path == STDIO else path.stem
+
+
 def cmd_convert(args) -> int:
     from pagerouter.convert.converter import Converter
 
     cfg = _load_cfg(args)
+    if args.outdir == STDIO:
+        args.outdir = None  # stdout, not a folder named `-`
+    if args.inputs.count(STDIO) > 1:
+        return usage_error("- (stdin) can be read once")
+    if STDIO in args.inputs and getattr(args, "review", False):
+        return usage_error("--review renders pages from the input files: give files, not - (stdin)")
     if args.outdir is None and len(args.inputs) > 1:
         return usage_error("several inputs need -o OUTDIR")
     if args.outdir is None and args.format == "both":
@@ -173,9 +250,9 @@ def cmd_convert(args) -> int:
     if args.outdir is not None:
         stems: dict[str, Path] = {}
         for path in args.inputs:
-            if path.stem in stems:
-                return usage_error(f"{stems[path.stem]} and {path} would both write {args.outdir / path.stem}.*")
-            stems[path.stem] = path
+            if _stem(path) in stems:
+                return usage_error(f"{stems[_stem(path)]} and {path} would both write {args.outdir / _stem(path)}.*")
+            stems[_stem(path)] = path
         try:
             args.outdir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -197,19 +274,22 @@ def _convert_inputs(args, cfg, converter) -> int:
         converter.options(**option_values(args))  # refused before any file is read
     except ValueError as exc:
         return usage_error(option_problem(exc))
+    if problem := _page_syntax_problem(args.pages):
+        return usage_error(problem)
     docs, code = [], EXIT_OK
     for path in args.inputs:
-        if args.filter and _filtered_out(path, cfg, args.password):
+        source = sys.stdin.buffer.read() if path == STDIO else path  # `-`: the document's bytes, named `-`
+        if args.filter and _filtered_out(path, cfg, args.password, source if path == STDIO else None):
             continue
-        bar = ProgressBar(path.name, not args.quiet)
+        bar = ProgressBar(_stem(path) if path == STDIO else path.name, not args.quiet)
         try:
             doc = converter.convert(
-                path, pages=args.pages, password=args.password, images_dir=args.images, progress=bar,
-                wait=escalation.mode, escalation_wait_s=args.escalation_wait_s, **option_values(args),
+                source, name=str(path), pages=args.pages, password=args.password, images_dir=args.images,
+                progress=bar, wait=escalation.mode, escalation_wait_s=args.escalation_wait_s, **option_values(args),
             )
         except InputError as exc:
             print(f"pagerouter: error: {exc}", file=sys.stderr)
-            code = EXIT_USAGE
+            code = EXIT_INPUT
             continue
         finally:
             bar.close()
@@ -229,12 +309,12 @@ def _convert_inputs(args, cfg, converter) -> int:
             sys.stdout.flush()
         else:
             for ext, text in outputs:
-                target = args.outdir / (path.stem + ext)
+                target = args.outdir / (_stem(path) + ext)
                 try:
                     target.write_text(text, encoding="utf-8")
                 except OSError as exc:
                     print(f"pagerouter: error: {target}: cannot write: {exc.strerror or exc}", file=sys.stderr)
-                    code = EXIT_USAGE
+                    code = EXIT_INPUT
             if getattr(args, "review", False):
                 from pagerouter.cli.review import convert_review_images
 
@@ -248,13 +328,27 @@ def _convert_inputs(args, cfg, converter) -> int:
     return code
 
 
-def _filtered_out(path: Path, cfg, password: str | None) -> bool:
-    """Whether the document filter rejects `path` (it then prints one line naming the file and the
-    reasons, on stderr, so stdout holds no output for it). An unreadable file is left to the converter."""
+def _page_syntax_problem(spec: str | None) -> str | None:
+    """A --pages selection that no document could satisfy (`0`, `2-1`, `x`): a usage error (exit 2)
+    before any file is read. One past a given document's end is that input's error (exit 1)."""
+    from pagerouter.intake.inputs import InputError, page_ranges
+
+    try:
+        for _ in page_ranges(spec or "1-", "--pages"):
+            pass
+    except InputError as exc:
+        return str(exc)
+    return None
+
+
+def _filtered_out(path: Path, cfg, password: str | None, data: bytes | None = None) -> bool:
+    """Whether the document filter rejects `path` (or `data`, the bytes read from stdin for `-`; it
+    then prints one line naming the file and the reasons, on stderr, so stdout holds no output for
+    it). An unreadable file is left to the converter."""
     from pagerouter.intake.docfilter import judge_file
 
     try:
-        data = path.read_bytes()
+        data = path.read_bytes() if data is None else data
     except OSError:
         return False  # the converter reports the missing or unreadable file as usual
     decision = judge_file(data, cfg.filter, isolate=cfg.isolation.enabled, password=password)
@@ -268,11 +362,14 @@ def cmd_triage(args) -> int:
     from pagerouter.intake.inputs import InputError, open_source, parse_pages
 
     cfg = _load_cfg(args)
+    if problem := _page_syntax_problem(args.pages):
+        return usage_error(problem)
     try:
         src = open_source(args.input, password=args.password)
         numbers = parse_pages(args.pages, src.page_count, src.name)
     except InputError as exc:
-        return usage_error(str(exc))
+        print(f"pagerouter: error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
     try:
         return _print_decisions(src, numbers, cfg, args.json)
     finally:
@@ -289,9 +386,9 @@ def _print_decisions(src, numbers, cfg, as_json: bool) -> int:
 
     import pymupdf
 
-    from pagerouter.intake.page_limits import page_text_problem
-    from pagerouter.flow.page_status import damage_found, unreadable_before_text
     from pagerouter.common.pagetext import extract_textdict
+    from pagerouter.flow.page_status import damage_found, unreadable_before_text
+    from pagerouter.intake.page_limits import page_text_problem
     from pagerouter.triage import triage_page
 
     code = EXIT_OK
