@@ -7,6 +7,7 @@ calls arrive. Plus the retry loop's bounds, with an injected sleep."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 
 import grpc
@@ -16,7 +17,12 @@ import pytest
 from clients.errors import PagerouterClientError
 from clients.retry import call, parse_retry_after, retryable
 from clients.retry_policy import RetryPolicy
-from tests.fake_busy_server import FakeBusyGrpcServer, FakeBusyHttpServer, Plan, document
+from tests.fake_busy_server import (
+    FakeBusyGrpcServer,
+    FakeBusyHttpServer,
+    Plan,
+    document,
+)
 
 HINT_S = 1.0
 BUSY = (503, "overloaded", "1")
@@ -31,7 +37,7 @@ def assert_waited(plan: Plan, route: str, name: str, calls: int) -> None:
     (the client adds at most 10 % jitter; the upper bound catches a client that backs off wildly)."""
     times = plan.arrivals(route, name)
     assert len(times) == calls, (route, name, plan.log)
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
     assert all(HINT_S <= g < HINT_S * 1.1 + 1.5 for g in gaps), (route, name, gaps)
 
 
@@ -166,9 +172,9 @@ def test_http_gives_up_within_max_attempts_with_the_last_status():
     from clients.http_client import PagerouterHttpClient
 
     plan = Plan({"POST /v1/convert": [(503, "overloaded", "0")] * 5})
-    with FakeBusyHttpServer(plan) as url, PagerouterHttpClient(url, timeout=30, retry=RetryPolicy(max_attempts=3)) as c:
-        with pytest.raises(PagerouterClientError) as err:
-            c.convert(b"%PDF", filename="a.pdf")
+    with (FakeBusyHttpServer(plan) as url, PagerouterHttpClient(url, timeout=30, retry=RetryPolicy(max_attempts=3)) as c,
+          pytest.raises(PagerouterClientError) as err):
+        c.convert(b"%PDF", filename="a.pdf")
     assert err.value.status == 503 and "last answer: 503 overloaded" in err.value.message
     assert len(plan.arrivals("POST /v1/convert", "a.pdf")) == 3
 
@@ -245,8 +251,8 @@ def test_grpc_limit_without_a_hint_is_not_retried():
     from clients.grpc_client import PagerouterGrpcClient
 
     plan = Plan({"ConvertDocument": [(grpc.StatusCode.RESOURCE_EXHAUSTED, "too_many_pages", None)] * 3})
-    with FakeBusyGrpcServer(plan) as target, PagerouterGrpcClient(target, timeout=30) as c:
-        with pytest.raises(PagerouterClientError) as err:
-            c.convert(b"%PDF", filename="big.pdf")
+    with (FakeBusyGrpcServer(plan) as target, PagerouterGrpcClient(target, timeout=30) as c,
+          pytest.raises(PagerouterClientError) as err):
+        c.convert(b"%PDF", filename="big.pdf")
     assert (err.value.status, err.value.code) == ("RESOURCE_EXHAUSTED", "too_many_pages")
     assert len(plan.arrivals("ConvertDocument", "big.pdf")) == 1
