@@ -89,6 +89,22 @@ def test_spreadsheet_rows_between_group_rules_are_rows():
     assert "FY2013" in rows and "Apr-2015" in rows and "FY2015 TTL" in rows
 
 
+def test_title_and_notes_inside_spreadsheet_rules_stay_text_and_group_label_spans():
+    """JAL traffic table: the title "1.1 JAL Group International Passenger Traffic Data" and the
+    "Key" notes stand inside the frame where no column rule is drawn. They were split word by
+    word into the table's columns (the title lost as a line); the title is a line above the
+    table, the notes lines under it, and "Intl Pax Traffic" one cell over the seven columns."""
+    tr = _truth("issue-53-example_p1")
+    blocks, body, tables = _read(tr)
+    got = score_page(tr, body, tables)
+    assert got.k_out == 0, got.lost
+    assert got.fp == 0 and got.fn == 0 and got.tp > 200
+    texts = [b.text for b in blocks if b.role != "table"]
+    assert texts[0] == "1.1 JAL Group International Passenger Traffic Data"
+    assert any(t.startswith("FY = Financial Year ending March 31") for t in texts)
+    assert (0, 1, 0, 7, "Intl Pax Traffic") in tables[0]
+
+
 def test_ruled_grid_with_wrapped_labels_keeps_them_in_one_row():
     tr = _truth("table-curves-example_p1")
     _blocks, _body, tables = _read(tr)

@@ -337,7 +337,11 @@ def build_table(
     derotate: pymupdf.Matrix | None,
     rotate: pymupdf.Matrix | None,
     ruled: bool,
+    vsegs: list[BBox] = (),
 ) -> Table | None:
+    """Cells of one candidate region. `vsegs` (ruled regions) are the vertical rule segments:
+    a column rule that is not drawn across a band whose words cross it does not divide that
+    band (a merged cell: a group label, or a title or note standing inside the frame)."""
     clip = pymupdf.Rect(region) + (-1, -1, 1, 1)
     if derotate is not None:
         clip = clip * derotate
@@ -387,12 +391,25 @@ def build_table(
     text_rows = rows_of(words)
     space = word_space(text_rows, max(4.0, 0.8 * em))
     joins = max(0.35 * em, 1.3 * space) if space else 0.35 * em  # a word space, not a cell's padding
+    merged = _merged_bands(text_rows, bands, cuts, vsegs, em)
+    row_box: list[list[float]] = []  # each row's top and bottom
     for trow in text_rows:
         yc = (min(w[1] for w in trow) + max(w[3] for w in trow)) / 2
         band = bisect.bisect_left(bands, yc)
         cells = [""] * ncols
         span_here = False
-        for a, b, text in phrases(trow, joins):
+        groups = merged.get(band)
+        if groups is not None:
+            # the band is one merged cell across undrawn rules: each drawn cell takes its words
+            # whole, repeated in every column it covers
+            texts: dict[int, str] = {}
+            for a, b, text in phrases(trow, joins):
+                gi = groups[bisect.bisect_left(cuts, (a + b) / 2)]
+                texts[gi] = f"{texts.get(gi, '')} {text}".strip()
+            for c in range(ncols):
+                cells[c] = texts.get(groups[c], "")
+            span_here = any(groups[c] == groups[c - 1] and cells[c] for c in range(1, ncols))
+        for a, b, text in phrases(trow, joins) if groups is None else ():
             # a phrase set with word spaces across a column rule crosses no rule: one cell
             # spanning those columns (a group label); its text stands in each (see Table.spans)
             ca, cb = bisect.bisect_left(cuts, a + 0.1 * em), bisect.bisect_left(cuts, b - 0.1 * em)
@@ -419,18 +436,38 @@ def build_table(
         if span_here and not continues:
             spanned.append(len(rows))
         if continues:
-            rows[-1] = [f"{a} {b}".strip() for a, b in zip(rows[-1], cells)]
+            if groups is not None:  # a merged cell's lines join once, not once per column
+                rows[-1] = [a if b and a.endswith(b) else f"{a} {b}".strip() for a, b in zip(rows[-1], cells)]
+            else:
+                rows[-1] = [f"{a} {b}".strip() for a, b in zip(rows[-1], cells)]
+            row_box[-1][1] = max(w[3] for w in trow)
         else:
             rows.append(cells)
+            row_box.append([top, max(w[3] for w in trow)])
         prev_bottom = max(w[3] for w in trow)
         prev_band = band
+    # drop columns that are empty in every row (a rule drawn twice, a wide gap)
+    keep = [j for j in range(ncols) if any(r[j] for r in rows)]
+    rows = [[r[j] for j in keep] for r in rows]
+    # a first or last row that is one merged cell across the whole frame and holds no number
+    # is the table's title or its notes, written inside the spreadsheet's rules: text above or
+    # below the table (kept as lines: a title is never lost inside a table), not a row
+    y0, y1 = region[1], region[3]
+    while len(rows) > 2 and _frame_wide(rows[0]):
+        y0 = row_box[1][0] - 1
+        reasons.append(f"first row {rows[0][0][:40]!r} spans the frame: the table's title, kept as text")
+        rows, row_box = rows[1:], row_box[1:]
+        spanned = [i - 1 for i in spanned if i > 0]
+    while len(rows) > 2 and _frame_wide(rows[-1]):
+        y1 = row_box[-2][1] + 1
+        reasons.append(f"last row {rows[-1][0][:40]!r} spans the frame: notes under the table, kept as text")
+        rows, row_box = rows[:-1], row_box[:-1]
+    region = (region[0], y0, region[2], y1)
+    ncols = len(keep)
     filled = [r for r in rows if sum(1 for c in r if c) >= 2]
     total = sum(1 for r in rows for c in r if c)
     if len(filled) < 2 or total < 0.4 * len(rows) * ncols:
         return None
-    # drop columns that are empty in every row (a rule drawn twice, a wide gap)
-    keep = [j for j in range(ncols) if any(r[j] for r in rows)]
-    rows = [[r[j] for j in keep] for r in rows]
     conf = cfg.ruled_table_confidence if ruled else cfg.text_table_confidence
     # spanning cells in the top rows are group labels: the header runs down to the row under them
     top_spans = [i for i in spanned if i <= cfg.table_header_max_lines]
@@ -444,6 +481,40 @@ def build_table(
 
 _NUMBER = re.compile(r"[-–(+$€£¥]?\s*\d[\d,.\s]*%?\)?|[-–—]")
 """A cell that is an amount, a rate or a dash standing for none."""
+
+
+def _frame_wide(row: list[str]) -> bool:
+    """One merged cell across every column (its text repeated in each), of words, not a value."""
+    return len(row) >= 2 and bool(row[0]) and all(c == row[0] for c in row) and not _NUMBER.fullmatch(row[0])
+
+
+def _merged_bands(
+    text_rows: list[list], bands: list[float], cuts: list[float], vsegs: list[BBox], em: float
+) -> dict[int, list[int]]:
+    """Bands (between horizontal rules) whose words cross a column cut where no vertical rule
+    is drawn: for each, the merged cell (group index) of every column, from the rules drawn
+    across that band. Bands whose words keep to their columns are left out (a table with rules
+    in its header only still has columns below)."""
+    if not vsegs or not cuts:
+        return {}
+    drawn: dict[int, set[int]] = {}
+    crossed: dict[int, set[int]] = {}
+    for trow in text_rows:
+        yc = (min(w[1] for w in trow) + max(w[3] for w in trow)) / 2
+        band = bisect.bisect_left(bands, yc)
+        here = {i for i, x in enumerate(cuts)
+                if any(abs((v[0] + v[2]) / 2 - x) <= 3 and v[1] - 1 <= yc <= v[3] + 1 for v in vsegs)}
+        drawn.setdefault(band, set()).update(here)
+        crossed.setdefault(band, set()).update(
+            i for i, x in enumerate(cuts) for w in trow if w[0] < x - 0.1 * em and w[2] > x + 0.1 * em)
+    out: dict[int, list[int]] = {}
+    for band, cross in crossed.items():
+        if cross - drawn[band]:
+            groups = [0]
+            for i in range(len(cuts)):
+                groups.append(groups[-1] + (1 if i in drawn[band] else 0))
+            out[band] = groups
+    return out
 
 
 def _cluster(values: list[float], tol: float) -> list[float]:
