@@ -318,14 +318,23 @@ async def _triage_range(job: RangeJob, run: RunSpec) -> tuple[list, list[OcrWork
             await walk.aclose()
         numbers = parse_pages(run.pages, job.header.page_count, job.name)
         return [failed_page(job.name, n, "reading", exc) for n in numbers[job.start:job.stop]], []
-    async with aclosing(walk):
+    async def text_pages():
+        """The walk's finished pages; OCR pages are set aside for the pools."""
         async for outcome in walk:
             if outcome.task is None:
-                finished.append(outcome.page)
+                yield outcome
             else:
                 if run.languages:  # what convert_pages does before the OCR flow: the reader reads them first here
                     outcome.task.languages = tuple(run.languages)
                 ocr.append(OcrWork(job.header, job.name, outcome))
+
+    # Finished pages leave through `pipeline.convert_pages`, as every page of `convert` does (its
+    # output hygiene: no control characters), not straight from the walk.
+    from pagerouter.flow.pipeline import convert_pages
+
+    async with aclosing(walk), aclosing(convert_pages(text_pages(), job.name, _cfg(run), None)) as pages:
+        async for page in pages:
+            finished.append(page)
     return finished, ocr
 
 
@@ -474,14 +483,17 @@ class ReaderStage(_PoolStage):
     def work(self, items):
         from pagerouter.flow.engines import batch_call_isolated
 
-        laid = [w for w in items if not isinstance(w.layout, BaseException)]
-        if laid:
+        # One page per engine call, as the Converter reads (`EngineSet.calls`): a recognition run
+        # shared by several pages pads and orders their text lines together, which changes what
+        # a line reads as (one newspaper page of the real corpus read different words), and the
+        # batch must read exactly what `convert` reads.
+        for w in items:
+            if isinstance(w.layout, BaseException):
+                continue
             t0 = time.perf_counter()
-            results = batch_call_isolated(self.engine.read_batch, [w.outcome.task for w in laid], [w.layout for w in laid])
-            each = (time.perf_counter() - t0) / len(laid)
-            for w, r in zip(laid, results):
-                w.reading, w.read_s = _storable(r), each
-                w.engines.append(self.label)
+            (r,) = batch_call_isolated(self.engine.read_batch, [w.outcome.task], [w.layout])
+            w.reading, w.read_s = _storable(r), time.perf_counter() - t0
+            w.engines.append(self.label)
         return asyncio.run(self._settle_all(items))
 
     async def _settle_all(self, items):
