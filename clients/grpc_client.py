@@ -28,7 +28,7 @@ from pagerouter.wire.protos import pagerouter_pb2_grpc as pb_grpc
 from . import retry as _retry
 from .errors import PagerouterClientError, read_input, resolve_api_key
 from .http_client import assemble
-from .jobs import JobResult, JobStatus, status_from_proto, wait_job
+from .jobs import JobResult, JobStatus, status_from_proto, wait_job, wait_job_async
 from .retry_policy import RetryPolicy
 
 DEFAULT_TIMEOUT_S = 600.0
@@ -267,3 +267,27 @@ class AsyncPagerouterGrpcClient:
         reply = await self._call("ConvertPage", _page_request(file, filename, page, password, wait,
                                                               escalation_wait_s, ocr, languages, images))
         return proto_model.page_from_proto(reply.page)
+
+    # ------------------------------------------------------------------ jobs (clients/jobs.py)
+    async def submit_job(self, file: str | Path | bytes, *, filename: str | None = None, pages: str | None = None,
+                         password: str | None = None, wait: str | None = None,
+                         escalation_wait_s: float | None = None, ocr: str | None = None,
+                         languages: list[str] | None = None, images: bool = False) -> JobStatus:
+        """As PagerouterGrpcClient.submit_job."""
+        request = _request(file, filename, pages, password, wait, escalation_wait_s, ocr, languages, images)
+        return status_from_proto((await self._call("SubmitJob", request)).job)
+
+    async def job(self, job_id: str) -> JobStatus:
+        return status_from_proto((await self._call("GetJob", pb.JobRequest(job_id=job_id))).job)
+
+    async def job_result(self, job_id: str) -> JobResult:
+        reply = await self._call("GetJobResult", pb.JobRequest(job_id=job_id))
+        doc = proto_model.document_from_proto(reply.document) if reply.HasField("document") else None
+        return JobResult(doc, reply.partial, status_from_proto(reply.job))
+
+    async def cancel_job(self, job_id: str) -> JobStatus:
+        return status_from_proto((await self._call("CancelJob", pb.JobRequest(job_id=job_id))).job)
+
+    async def wait_job(self, job_id: str, poll_s: float = 1.0, timeout: float | None = None,
+                       on_progress=None) -> JobStatus:
+        return await wait_job_async(self.job, job_id, poll_s, timeout, on_progress)

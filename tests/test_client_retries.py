@@ -230,20 +230,28 @@ def test_grpc_sync_convert_stream_and_jobs_finish_after_the_hint():
 def test_grpc_async_finishes_every_file_after_the_hint():
     from clients.grpc_client import AsyncPagerouterGrpcClient
 
-    plan = Plan({"ConvertDocument": [G_BUSY], "StreamDocument": [G_FULL]})
+    plan = Plan({"ConvertDocument": [G_BUSY], "StreamDocument": [G_FULL], "SubmitJob": [G_FULL], "GetJob": [G_BUSY]})
+
+    async def job(c, name):
+        status = await c.submit_job(b"%PDF", filename=name)
+        await c.wait_job(status.id, poll_s=0.05, timeout=30)
+        return (await c.job_result(status.id)).document
 
     async def run(target):
         async with AsyncPagerouterGrpcClient(target, timeout=30) as c:
             return await asyncio.gather(c.convert(b"%PDF", filename="a.pdf"), c.convert(b"%PDF", filename="b.pdf"),
-                                        c.convert_streamed(b"%PDF", filename="s.pdf"))
+                                        c.convert_streamed(b"%PDF", filename="s.pdf"), job(c, "j.pdf"))
 
     with FakeBusyGrpcServer(plan) as target:
         docs = asyncio.run(run(target))
-    for doc, name in zip(docs, ["a.pdf", "b.pdf", "s.pdf"], strict=True):
+    for doc, name in zip(docs, ["a.pdf", "b.pdf", "s.pdf", "j.pdf"], strict=True):
         assert_doc(doc, name)
     assert_waited(plan, "ConvertDocument", "a.pdf", 2)
     assert_waited(plan, "ConvertDocument", "b.pdf", 2)
     assert_waited(plan, "StreamDocument", "s.pdf", 2)
+    assert_waited(plan, "SubmitJob", "j.pdf", 2)
+    polls = plan.arrivals("GetJob", "j.pdf")
+    assert len(polls) == 3 and polls[1] - polls[0] >= HINT_S
 
 
 def test_grpc_limit_without_a_hint_is_not_retried():
