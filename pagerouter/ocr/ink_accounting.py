@@ -49,6 +49,7 @@ _LOGO_MAX_SHARE = 0.05  # a picture this small (share of the page) in a page ban
 
 
 _NET_DPI = 110.0  # the detector's render of a picture: body text 10-15 px high, as it was trained on
+_NET_MAX_COVER = 0.1  # a detected line this much inside text blocks is read, or a watermark over them
 _NET_MIN_LINE_PT = 4.0  # a detected "line" lower than this is a speck or a rule
 
 
@@ -81,7 +82,10 @@ def account_for_ink(page: pymupdf.Page, blocks: list[Block], cfg: ChecksConfig, 
         return check.model_copy(update={"reason": f"{check.reason}; the text detector could not run over the "
                                         f"pictures ({type(exc).__name__}: {exc})"[:300]})
     found = [ln for ln in found if not any(_centre_in(ln.bbox, lg) for lg in logos)]
-    missed = [ln.bbox for ln in unread_lines(found, blocks, cfg.unread_ink_min_cover)
+    # a detected line counts as unread only where no text block reaches into it: a translucent
+    # watermark's big letters cross the text lines they lie over (the layer's text shows through
+    # them, so blocks cover part of every such line); a banner or a screenshot stands clear
+    missed = [ln.bbox for ln in unread_lines(found, blocks, _NET_MAX_COVER)
               if not any(_centre_in(ln.bbox, r) for r in check.regions)]
     if not missed:
         return check.model_copy(update={"reason": f"{check.reason}; the text detector found {len(found)} line(s) in "

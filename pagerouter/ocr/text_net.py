@@ -29,6 +29,8 @@ from ..config.ocr import OcrConfig
 from ..common.geometry import BBox
 
 _MIN_SIDE_PX = 32  # a picture smaller than this on the detector's scale holds no line to find
+_MAX_SLOPE = 0.18  # tan(~10 degrees): a detected line tilted more is a diagonal watermark or art
+_MAX_LINE_PT = 90.0  # a detected "line" taller than this (points) is a picture's shape, not a line of text
 
 
 @dataclass
@@ -70,6 +72,10 @@ class _Detector:
         res = []
         for poly, sc in zip(out.boxes, scores):
             p = np.asarray(poly, dtype=float)
+            # the top edge's slope: a line of a page's text runs across; a diagonal watermark does not
+            dx, dy = p[1, 0] - p[0, 0], p[1, 1] - p[0, 1]
+            if dx <= 0 or abs(dy) > _MAX_SLOPE * dx:
+                continue
             res.append((float(p[:, 0].min()), float(p[:, 1].min()), float(p[:, 0].max()), float(p[:, 1].max()),
                         float(sc)))
         return res
@@ -108,7 +114,7 @@ def lines_in_image(rgb: np.ndarray, scale: float, origin: tuple[float, float], o
     out = []
     for x0, y0, x1, y1, sc in detector(ocr).boxes(rgb, side):
         box = (origin[0] + x0 / scale, origin[1] + y0 / scale, origin[0] + x1 / scale, origin[1] + y1 / scale)
-        if box[3] - box[1] >= min_height_pt:
+        if min_height_pt <= box[3] - box[1] <= _MAX_LINE_PT:
             out.append(NetLine(tuple(round(v, 2) for v in box), sc))
     return out
 

@@ -203,11 +203,21 @@ def _route(page: pymupdf.Page, textdict: dict, cfg: TriageConfig, ocr: OcrConfig
     if enough_text:
         failures = quality_failures(q, unmapped_share, cfg)
         if failures:
-            # a layer whose words mix two scripts still says which script the page is written in (the
-            # reader picks its engine by it); a shifted map's letters say nothing about that
-            mixed_only = all("mix letters of two scripts" in f for f in failures)
+            # a layer whose words carry another script's letter (or ASCII digits and hyphens) inside
+            # words of its own script still says which script the page is written in (the reader
+            # picks its engine by it), whatever else the broken letter fails (the plausible-word
+            # share); a shifted map's letters say nothing about that
+            named = [f for f in failures if _NAMES_SCRIPT(f)]
+            if named:
+                failures = named + [f for f in failures if f not in named]
             return decide("ocr", [f"the text layer is not trustworthy: {f}" for f in failures],
-                          q.script if mixed_only else None)
+                          q.script if named else None)
+        if q.words < cfg.min_words_for_word_check and q.script not in (None, "Latin") and q.letters:
+            # too few words for the word checks to say anything: no verdict from no evidence; the
+            # layer is proven against the picture line by line, or read from it
+            proven = _prove_short_layer(page, textdict, q, cfg, ocr, scores)
+            if proven is not None:
+                return decide("ocr", [proven], q.script)
 
     # 4. visible text painted over by a later image
     if enough_text and pics:
@@ -295,6 +305,9 @@ def _route(page: pymupdf.Page, textdict: dict, cfg: TriageConfig, ocr: OcrConfig
                     f"{cfg.min_chars_for_text_layer}) but the page shows ink that could be content: "
                     f"{_marks_text(marks, cfg)}; the content is a picture"
                 ],
+                # the few letters the layer has still say the page's script when it is not Latin (the
+                # reader is told, instead of reading an Arabic heading as Latin garbage)
+                q.script if q.script not in (None, "Latin") and q.letters >= 2 else None,
             )
         inkless = inkmod.inkless_text_share(rnd, lay.spans, cfg.ink_gray_level)
         scores["inkless_text_share"] = inkless
@@ -362,6 +375,27 @@ def _marks(rnd: inkmod.Render, cfg: TriageConfig, scores: dict[str, float]) -> i
     scores["largest_mark_pt"] = m.largest_pt
     scores["text_rows"] = float(m.rows)
     return m
+
+
+def _NAMES_SCRIPT(failure: str) -> bool:
+    return "mix letters of two scripts" in failure or "ASCII digits or marks sit inside words" in failure
+
+
+def _prove_short_layer(page: pymupdf.Page, textdict: dict, q, cfg: TriageConfig, ocr: OcrConfig | None,
+                       scores: dict[str, float]) -> str | None:
+    """A visible layer of too few words in a non-Latin script: None when its lines are proven
+    against the picture (`layer_proof`, every line), else why the page is read by OCR instead."""
+    head = (f"only {q.words} words in {q.script} script (< min_words_for_word_check={cfg.min_words_for_word_check}): "
+            "too few for the word checks to judge the layer")
+    ocr = ocr or OcrConfig()
+    if not cfg.hidden_layer_proof or not (ocr.enabled or cfg.hidden_layer_proof_without_ocr):
+        return f"{head}, and proof against the picture is off; the page is read from the picture"
+    proof = prove_hidden_layer(page, textdict, q.script, cfg, ocr, visible=True)
+    scores.update({k.replace("hidden_layer", "short_layer"): v for k, v in proof.scores().items()})
+    if proof.agreed:
+        return None
+    why = proof.reason.replace("the hidden layer", "the layer")
+    return f"{head}; {why if not proof.attempted else 'it disagrees with the picture: ' + why}"
 
 
 _MIN_FAINT_ROWS = 2  # one bar can be a fold or a shadow; two parallel bars of print are lines of text

@@ -106,9 +106,10 @@ def _norm(s: str) -> str:
     return "".join(unicodedata.normalize("NFKC", s).translate(_FOLD).split())
 
 
-def hidden_lines(textdict: dict) -> list[HiddenLine]:
+def hidden_lines(textdict: dict, visible: bool = False) -> list[HiddenLine]:
     """The invisible text as horizontal rows: the dict's line fragments (OCR layers often place
-    every word or phrase separately) are joined when they sit on the same row, left to right."""
+    every word or phrase separately) are joined when they sit on the same row, left to right.
+    `visible`: the visible text instead (a short layer proven the same way)."""
     out: list[HiddenLine] = []
     for block in textdict.get("blocks", ()):
         if block.get("type", 0) != 0:
@@ -117,7 +118,8 @@ def hidden_lines(textdict: dict) -> list[HiddenLine]:
             d = line.get("dir", (1.0, 0.0))
             if d[0] <= 0 or abs(d[1]) > _MAX_DIR_Y:
                 continue
-            spans = [s for s in line.get("spans", ()) if s.get("alpha", 255) == 0 and s.get("text", "").strip()]
+            spans = [s for s in line.get("spans", ()) if (s.get("alpha", 255) == 0) != visible
+                     and s.get("text", "").strip()]
             if not spans:
                 continue
             text = " ".join(" ".join(s["text"].split()) for s in spans)
@@ -324,9 +326,11 @@ def _crop(page: pymupdf.Page, line: HiddenLine, height_px: int) -> np.ndarray | 
 
 
 def prove_hidden_layer(
-    page: pymupdf.Page, textdict: dict, script: str | None, cfg: TriageConfig, ocr: OcrConfig
+    page: pymupdf.Page, textdict: dict, script: str | None, cfg: TriageConfig, ocr: OcrConfig, visible: bool = False
 ) -> Proof:
-    """Read a sample of the hidden layer's lines from the image and compare (see module doc)."""
+    """Read a sample of the hidden layer's lines from the image and compare (see module doc).
+    `visible`: prove the visible layer instead, every line of it, however few (a layer of too
+    few words for the word checks to judge)."""
     opts = options_for(script, ocr.scripts)
     if script is None or opts is None:
         return Proof(False, reason=f"the hidden layer's script is {script or 'unknown'}, not one the small reader's "
@@ -334,10 +338,12 @@ def prove_hidden_layer(
     if not opts.rapidocr:
         return Proof(False, script=script, reason=f"the hidden layer is in {script} script, which the small reader's "
                      f"recogniser does not read (ocr.scripts.table.{script}.rapidocr: false), so agreement cannot be proven")
-    every = hidden_lines(textdict)
+    every = hidden_lines(textdict, visible)
     sample = pick_sample(every, cfg.hidden_layer_sample_lines, cfg.hidden_layer_min_line_chars,
                          cfg.hidden_layer_min_line_height_pt)
-    if len(sample) < cfg.hidden_layer_min_sample_lines:
+    if visible:  # a short layer: every line, however short, and one is enough to read
+        sample = [ln for ln in every if ln.height >= cfg.hidden_layer_min_line_height_pt and _norm(ln.text)]
+    if not sample or (not visible and len(sample) < cfg.hidden_layer_min_sample_lines):
         return Proof(False, script=script, reason=f"only {len(sample)} hidden line(s) of at least "
                      f"hidden_layer_min_line_chars={cfg.hidden_layer_min_line_chars} characters to sample (< "
                      f"hidden_layer_min_sample_lines={cfg.hidden_layer_min_sample_lines}), so agreement cannot be proven")
@@ -350,7 +356,10 @@ def prove_hidden_layer(
     # can still be kept: the first read takes just enough lines for their disagreement to decide
     # (one, when every sampled line must agree), so a lying layer costs one short read, not five
     # lines' worth, before the page goes to OCR; an honest layer is read whole either way.
-    slack = len(sample) - _needed(cfg, len(sample))  # >= 0: the sample has min_sample_lines
+    def needed(n: int) -> int:  # a short visible layer: every line must agree, however few
+        return n if visible else _needed(cfg, n)
+
+    slack = len(sample) - needed(len(sample))  # >= 0: the sample has min_sample_lines
     rest: list[HiddenLine] = []
     if cfg.hidden_layer_every_line:
         # every line the layer contributes, not a sample: a line lower than min_line_height is a
@@ -358,7 +367,7 @@ def prove_hidden_layer(
         sampled = {id(ln) for ln in sample}
         rest = [ln for ln in every if id(ln) not in sampled and ln.height >= cfg.hidden_layer_min_line_height_pt
                 and _norm(ln.text)]
-        unproven = _unproven_chars(textdict, every, cfg)
+        unproven = 0 if visible else _unproven_chars(textdict, every, cfg)
         if unproven:
             return Proof(False, script=script, reason=f"{unproven} characters of the hidden layer lie in lines that "
                          "cannot be cropped and read (not horizontal, or lower than hidden_layer_min_line_height_pt="
@@ -399,7 +408,7 @@ def prove_hidden_layer(
     # a wrong digit is a wrong amount, date or part number however small its share of the line:
     # a line agrees only when its digits are exactly the ones read
     p.agreeing = sum(_agrees(s, cfg) for s in lines)
-    need = _needed(cfg, len(lines))
+    need = needed(len(lines))
     p.agreed = p.agreeing >= need and p.cer <= cfg.hidden_layer_max_cer
     # the worst line: a digit mismatch first (it is what makes the layer untrustworthy), then CER
     worst = max(lines, key=lambda s: (not _agrees(s, cfg), _digits(s.layer) != _digits(s.read), s.cer)) if lines else None

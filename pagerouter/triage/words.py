@@ -67,6 +67,10 @@ class TextQuality:
     implausible_examples: list[str] = field(default_factory=list)
     mixed_script_words: int = 0  # words mixing a non-Latin script's letters with another script's
     mixed_examples: list[str] = field(default_factory=list)
+    # an ASCII digit, hyphen or other ASCII mark between two letters of a script that writes no
+    # such thing inside its words (Thai, Devanagari, Arabic...): a font map gone wrong
+    broken_joins: int = 0
+    join_examples: list[str] = field(default_factory=list)
     # per character script with enough letters: its letters under the script's character model
     # (`modeled=False` for scripts without one)
     char_scores: dict[str, CharScore] = field(default_factory=dict)
@@ -180,6 +184,8 @@ def measure_text(
     if alph is not None:
         q.cross_entropy, q.entropy_letters = letter_cross_entropy(counts, alph)
     q.char_scores = char_model_scores(text, scripts, min_char_model_letters)
+    if any(sc in _NO_INNER_ASCII for sc in scripts):
+        _count_broken_joins(text, q)
     tokens = _TOKEN.findall(text)
     if len(tokens) > max_words:
         step = len(tokens) / max_words
@@ -204,6 +210,28 @@ def measure_text(
     return q
 
 
+_NO_INNER_ASCII = frozenset({
+    "Thai", "Lao", "Khmer", "Myanmar", "Tibetan", "Devanagari", "Bengali", "Gurmukhi", "Gujarati", "Oriya", "Tamil",
+    "Telugu", "Kannada", "Malayalam", "Sinhala", "Arabic",
+})
+"""Scripts whose words never hold an ASCII digit or hyphen between two of their own letters (their
+compounds are written apart or with their own marks; numbers stand apart from words)."""
+_INNER_ASCII = re.compile(r"(\S)([0-9\-_/:;=+*#@&|\\^~`<>]+)(\S)")
+
+
+def _count_broken_joins(text: str, q: TextQuality) -> None:
+    """`broken_joins`: ASCII digits or marks squeezed between two letters (or marks) of one
+    `_NO_INNER_ASCII` script, no space on either side (`ก--มกา`, `ส3บ`). Not '.' or ',':
+    abbreviations (Thai `พ.ศ.`) use them."""
+    for m in _INNER_ASCII.finditer(text):
+        a, b = script_of(m.group(1)), script_of(m.group(3))
+        if a is not None and a == b and a in _NO_INNER_ASCII:
+            q.broken_joins += 1
+            if len(q.join_examples) < 3:
+                lo, hi = max(0, m.start() - 3), min(len(text), m.end() + 3)
+                q.join_examples.append(text[lo:hi])
+
+
 _LATIN_EXTENDED = re.compile("[\u0100-\u02af\u1e00-\u1eff]")
 """Latin Extended-A/B, IPA extensions and Latin Extended Additional: letters a broken font map
 lands on (`ǉ`, `ƛ`, `ɲ`) far more often than any text uses them inside another script's word."""
@@ -221,7 +249,9 @@ def _mixes_scripts(tok: str) -> bool:
         return False
     if kinds <= CJK_SCRIPTS | {"Latin"}:
         return any(_LATIN_EXTENDED.match(c) for c in letters)
-    main = max(kinds, key=scripts.count)
+    # a tie (a two-letter word, one letter broken) goes to the non-Latin script: a broken map
+    # lands on Latin-extended letters, a word of another script does not
+    main = max(kinds, key=lambda k: (scripts.count(k), k != "Latin"))
     if main == "Latin":
         return False  # Latin words with a foreign letter are left to the plausible-word share
     # a letter of another script with the word's own script on both sides of it
@@ -239,6 +269,9 @@ def measure(text: str, cfg: TriageConfig):
         max_case_switches=cfg.max_case_switches,
         min_char_model_letters=cfg.min_letters_for_char_model,
     )
+
+
+_MIN_BROKEN_JOINS = 2  # one could be a stray typo; two inside words of such a script is a broken map
 
 
 def quality_failures(q: TextQuality, unmapped_share: float, cfg: TriageConfig) -> list[str]:
@@ -262,12 +295,22 @@ def quality_failures(q: TextQuality, unmapped_share: float, cfg: TriageConfig) -
             f"only {_pct(q.plausible_word_share)} of {q.words} words look like {q.script or 'any script'} words "
             f"(<= near_zero_plausible_word_share={cfg.near_zero_plausible_word_share}; e.g. {ex})"
         )
-    if q.mixed_script_words >= cfg.min_mixed_script_words and q.mixed_script_share > cfg.max_mixed_script_word_share:
+    few = q.words < cfg.min_words_for_word_check
+    if (q.mixed_script_words >= cfg.min_mixed_script_words and q.mixed_script_share > cfg.max_mixed_script_word_share) \
+            or (few and q.mixed_script_words):
+        # with too few words for a share, one word with another script's letter inside it is the
+        # only evidence there is, and it says the map is broken
         ex = ", ".join(repr(w) for w in q.mixed_examples[:3])
         out.append(
             f"{q.mixed_script_words} of {q.words} words ({_pct(q.mixed_script_share)}) mix letters of two scripts "
             f"(> max_mixed_script_word_share={cfg.max_mixed_script_word_share}; e.g. {ex}): a font whose map turns "
             "one letter into another script's"
+        )
+    if q.broken_joins >= _MIN_BROKEN_JOINS:
+        ex = ", ".join(repr(w) for w in q.join_examples[:3])
+        out.append(
+            f"{q.broken_joins} ASCII digits or marks sit inside words of {q.script or 'a'} script (e.g. {ex}; its words "
+            "never hold them): a font whose map turns letters or marks into digits and hyphens"
         )
     if q.entropy_letters >= cfg.min_letters_for_frequency_check and q.cross_entropy > cfg.max_letter_cross_entropy:
         out.append(
