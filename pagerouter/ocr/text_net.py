@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import pymupdf
 
-from ..config.ocr import OcrConfig
 from ..common.geometry import BBox
+from ..config.ocr import OcrConfig
 
 _MIN_SIDE_PX = 32  # a picture smaller than this on the detector's scale holds no line to find
 _MAX_SLOPE = 0.18  # tan(~10 degrees): a detected line tilted more is a diagonal watermark or art
