@@ -55,15 +55,21 @@ def add_command(sub) -> None:
 
 def add_server_flags(p: argparse.ArgumentParser) -> None:
     """Where the server is (--endpoint or --grpc, as `pagerouter batch` names them) and how long a
-    busy server is asked again (clients/retry.py). `--url` is the old name of --endpoint, kept
-    out of --help so scripts written for it keep working."""
-    from clients.retry_policy import RetryPolicy
-
+    busy server is asked again. `--url` is the old name of --endpoint, kept out of --help so
+    scripts written for it keep working."""
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--endpoint", metavar="URL", help="the server's HTTP base URL, e.g. http://127.0.0.1:8000")
     where.add_argument("--url", dest="endpoint", help=argparse.SUPPRESS)
     where.add_argument("--grpc", metavar="HOST:PORT", help="gRPC address, e.g. 127.0.0.1:9000")
     p.add_argument("--application", default="pagerouter", help="Serve application name (gRPC routing)")
+    add_retry_flags(p)
+
+
+def add_retry_flags(p: argparse.ArgumentParser) -> None:
+    """--max-attempts and --retry-deadline: clients/retry_policy.py's RetryPolicy as flags (read back
+    with `retry_policy(args)`); pydantic only, so a parser can offer them before any client loads."""
+    from clients.retry_policy import RetryPolicy
+
     defaults = RetryPolicy()
     p.add_argument(
         "--max-attempts", type=int, default=defaults.max_attempts, metavar="N",
@@ -76,12 +82,20 @@ def add_server_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+def retry_policy(args):
+    """The RetryPolicy of --max-attempts/--retry-deadline; ValueError with a one-line message when out of range."""
+    from clients.retry_policy import RetryPolicy
+
+    if args.max_attempts < 1 or not args.retry_deadline > 0:
+        raise ValueError("--max-attempts must be 1 or more and --retry-deadline a positive number of seconds")
+    return RetryPolicy(max_attempts=args.max_attempts, deadline_s=args.retry_deadline)
+
+
 def client_for(args, timeout: float):
     """The HTTP or gRPC client the flags name; MissingDependency (naming the extra) when its package is absent."""
     from clients.deps import load_client
-    from clients.retry_policy import RetryPolicy
 
-    retry = RetryPolicy(max_attempts=args.max_attempts, deadline_s=args.retry_deadline)
+    retry = retry_policy(args)
     if args.endpoint:
         return load_client("http").PagerouterHttpClient(args.endpoint, timeout=timeout, retry=retry)
     return load_client("grpc").PagerouterGrpcClient(args.grpc, timeout=timeout, application=args.application,
@@ -93,8 +107,10 @@ def cmd_client_convert(args) -> int:
     from pagerouter.render.output import route_summary_table, to_json, to_markdown
 
     cfg = load_cli_config(args.config, args.page_markers)
-    if args.max_attempts < 1 or not args.retry_deadline > 0:
-        return usage_error("--max-attempts must be 1 or more and --retry-deadline a positive number of seconds")
+    try:
+        retry_policy(args)
+    except ValueError as exc:
+        return usage_error(str(exc))
     if not args.input.is_file():
         return usage_error(f"{args.input}: no such file")
     if args.escalation_wait_s is not None and not args.escalation_wait_s > 0:

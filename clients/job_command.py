@@ -30,13 +30,15 @@ def add_job_command(csub) -> None:
 
 
 def cmd_client_job(args) -> int:
-    from clients.client_command import client_for
+    from clients.client_command import client_for, retry_policy
     from clients.errors import PagerouterClientError
     from pagerouter.render.output import to_json, to_markdown
 
     cfg = load_cli_config(args.config)
-    if args.max_attempts < 1 or not args.retry_deadline > 0:
-        return usage_error("--max-attempts must be 1 or more and --retry-deadline a positive number of seconds")
+    try:
+        retry_policy(args)
+    except ValueError as exc:
+        return usage_error(str(exc))
     try:
         with client_for(args, 120) as client:
             if args.action == "submit":
