@@ -16,9 +16,10 @@ _MARKS = str.maketrans({c: " " for c in "#*|_`>[]()"})
 
 
 def norm_text(text: str) -> str:
-    """What a reader's Markdown says, for comparison: NFKC, no Markdown marks or HTML comments,
+    """What a reader's Markdown says, for comparison: NFKC, no Markdown marks, escapes or HTML comments,
     no table separator rows, whitespace collapsed; case and punctuation kept."""
     text = re.sub(r"<!--.*?-->", " ", text, flags=re.S)
+    text = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text)  # backslash escapes: `\#` reads as `#`
     text = re.sub(r"</?(sup|sub|b|i|br)\s*/?>", "", text)
     text = re.sub(r"(?m)^\s*\|?\s*:?-{3,}.*$", " ", text)
     text = unicodedata.normalize("NFKC", text).translate(_MARKS)

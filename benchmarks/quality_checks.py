@@ -43,7 +43,9 @@ def normalize(text: str, nfc: bool = False) -> str:
     text = re.sub(r"<br\s*/?>", " ", text)
     text = re.sub(r"</?(b|i|strong|em)>", "", text)
     text = re.sub(r"(\*\*|__)(.*?)\1", r"\2", text)
-    text = re.sub(r"(?<![\w*])\*(?!\s)(.*?)(?<!\s)\*(?![\w*])", r"\1", text)
+    text = re.sub(r"(?<![\w*\\])\*(?!\s)(.*?)(?<![\s\\])\*(?![\w*])", r"\1", text)
+    # backslash escapes are Markdown syntax too: `\#`, `\*`, `1\.` read as `#`, `*`, `1.`
+    text = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text)
     text = unicodedata.normalize("NFC" if nfc else "NFKC", text)
     return re.sub(r"\s+", " ", text.translate(_REPLACE)).strip()
 

@@ -342,16 +342,16 @@ def client_headline(c: dict) -> list[str]:
     """The lines under a client's heading: requests sent and answered with their rates, errors
     with the error rate, overall latency, whether the cap ended the run, the per-step table."""
     load = c.get("load_s") or c["wall_s"]
-    out = [f"sent {c['sent']} ({_fmt(c.get('sent_per_s'))}/s) = answered {c['answered']} "
-           f"({_fmt(c.get('answered_per_s', c['requests_per_s']))}/s; ok {c['ok']}, expected 4xx "
-           f"{sum(c['expected_4xx'].values())}) + errors {c['error_count']} "
-           f"({_pct(c.get('error_rate', 0.0))} of sent); {c['pages']} pages = {c['pages_per_s']} pages/s; "
-           f"rates over the {load:g} s the load ran (first request sent to last answer; the generator "
-           f"ran {c['wall_s']:g} s with its start-up)"]
+    out = [(f"sent {c['sent']} ({_fmt(c.get('sent_per_s'))}/s) = answered {c['answered']} "
+            f"({_fmt(c.get('answered_per_s', c['requests_per_s']))}/s; ok {c['ok']}, expected 4xx "
+            f"{sum(c['expected_4xx'].values())}) + errors {c['error_count']} "
+            f"({_pct(c.get('error_rate', 0.0))} of sent); {c['pages']} pages = {c['pages_per_s']} pages/s; "
+            f"rates over the {load:g} s the load ran (first request sent to last answer; the generator "
+            f"ran {c['wall_s']:g} s with its start-up)")]
     lat = c.get("latency") or {}
     if lat.get("count"):
-        out += ["", f"Latency of all ok answers: p50 {_fmt(lat['p50_ms'])} ms, p95 {_fmt(lat['p95_ms'])} ms, "
-                    f"p99 {_fmt(lat['p99_ms'])} ms ({lat['count']} answers)"]
+        out += ["", (f"Latency of all ok answers: p50 {_fmt(lat['p50_ms'])} ms, p95 {_fmt(lat['p95_ms'])} ms, "
+                     f"p99 {_fmt(lat['p99_ms'])} ms ({lat['count']} answers)")]
     cap = c.get("cap") or {}
     rows = c.get("steps") or []
     if cap.get("ended_early"):
