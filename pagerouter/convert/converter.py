@@ -6,6 +6,10 @@
     doc = conv.convert("scan.pdf", ocr="force", languages=["deu"], images=True)  # RequestOptions
     for page in conv.iter_pages("in.pdf"):       # pages stream in page order
         ...
+    doc = await conv.convert_async(data, name="upload.pdf")   # async code: the caller's loop runs it
+
+`convert` and `iter_pages` also work where an event loop is already running (a Jupyter cell, an
+async app's handler): they then run the coroutines on a private loop in a worker thread.
 
 It owns the engines (`engines.EngineSet`: one cache, built per `kind` on first use) and runs
 the one orchestration of `pipeline.py`. The Serve deployments build the very same engines with
@@ -196,7 +200,8 @@ class Converter:
     ) -> Document:
         """`convert_async` as a blocking call: scripts, the CLI, and also a notebook cell or an async
         app's code, where a loop is already running (the conversion then runs on a private loop in a
-        worker thread; async code that must not block its loop awaits `convert_async`)."""
+        worker thread, which also calls `progress`; async code that must not block its loop awaits
+        `convert_async`). Options as in `convert_async`."""
         return _run(self.convert_async(
             source, name=name, pages=pages, password=password, images_dir=images_dir, progress=progress,
             wait=wait, escalation_wait_s=escalation_wait_s, ocr=ocr, languages=languages, images=images,
