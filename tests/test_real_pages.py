@@ -105,6 +105,19 @@ def test_title_and_notes_inside_spreadsheet_rules_stay_text_and_group_label_span
     assert (0, 1, 0, 7, "Intl Pax Traffic") in tables[0]
 
 
+def test_ruled_grid_with_two_header_levels_and_row_spanning_labels():
+    """OTSL paper, table 1: "TEDs" over simple/complex/all, "# enc-layers" and the other labels
+    drawn over both header rows, and "6 | 6" drawn beside an OTSL and an HTML row. The two
+    records came out as one row ("OTSL HTML", "0.965 0.969"), adjacency F1 0.18."""
+    tr = _truth("2305.03393v1-pg9_p1")
+    _blocks, _body, tables = _read(tr)
+    want = [cells_from_truth(t["rows"]) for t in tr["tables"]]
+    assert table_counts(want, tables) == (120, 0, 0)
+    got = {c[:4]: c[4] for c in tables[0]}
+    assert got[(0, 3, 0, 5)] == "TEDs" and got[(0, 0, 1, 0)] == "# enc-layers"
+    assert got[(2, 0, 3, 0)] == "6" and got[(3, 2, 3, 2)] == "HTML"
+
+
 def test_ruled_grid_with_wrapped_labels_keeps_them_in_one_row():
     tr = _truth("table-curves-example_p1")
     _blocks, _body, tables = _read(tr)

@@ -124,7 +124,7 @@ def read_text_layer(
     found: list[Table] = []
     if cfg.detect_tables:
         for region, ys, xs in rule_candidates(g.hrules, g.vrules, lines, cfg, H):
-            tab = build_table(page, region, ys, xs, cfg, em, derot, rot, ruled=True, vsegs=g.vrules)
+            tab = build_table(page, region, ys, xs, cfg, em, derot, rot, ruled=True, vsegs=g.vrules, hsegs=g.hrules)
             if tab is not None:
                 found.append(tab)
     in_table = [ln for ln in lines if any(center_inside(ln.bbox, t.bbox, _TOL) for t in found)]

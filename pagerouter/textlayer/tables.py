@@ -53,11 +53,16 @@ class Table:
     reasons: list[str] = field(default_factory=list)
     header_rows: int = 1  # leading rows of `cells` that are column headers
     html_header: bool = False  # write a table with several header rows as HTML (GFM has one)
+    row_spans: list[tuple[int, int, int, int]] = field(default_factory=list)  # cells spanning rows (ruled grids)
 
     @property
     def spans(self) -> list[tuple[int, int, int, int]] | None:
-        """Spanning header cells (row, col, rowspan, colspan); `cells` repeats their text."""
-        return header_spans(self.cells, self.header_rows) or None
+        """Spanning cells (row, col, rowspan, colspan); `cells` repeats their text: header group
+        labels across columns, and cells a ruled grid draws over several rows."""
+        cols = header_spans(self.cells, self.header_rows)
+        covered = {(r + i, c) for r, c, rs, _ in self.row_spans for i in range(rs)}
+        cols = [s for s in cols if not any((s[0], s[1] + j) in covered for j in range(s[3]))]
+        return sorted([*cols, *self.row_spans]) or None
 
     def markdown(self) -> str:
         if self.header_rows > 1 and self.html_header:
@@ -338,10 +343,13 @@ def build_table(
     rotate: pymupdf.Matrix | None,
     ruled: bool,
     vsegs: list[BBox] = (),
+    hsegs: list[BBox] = (),
 ) -> Table | None:
     """Cells of one candidate region. `vsegs` (ruled regions) are the vertical rule segments:
     a column rule that is not drawn across a band whose words cross it does not divide that
-    band (a merged cell: a group label, or a title or note standing inside the frame)."""
+    band (a merged cell: a group label, or a title or note standing inside the frame); `hsegs`,
+    the horizontal ones: a row rule not drawn over a column joins that column's cells above and
+    below it (a header label set over two header rows)."""
     clip = pymupdf.Rect(region) + (-1, -1, 1, 1)
     if derotate is not None:
         clip = clip * derotate
@@ -391,8 +399,10 @@ def build_table(
     text_rows = rows_of(words)
     space = word_space(text_rows, max(4.0, 0.8 * em))
     joins = max(0.35 * em, 1.3 * space) if space else 0.35 * em  # a word space, not a cell's padding
-    merged = _merged_bands(text_rows, bands, cuts, vsegs, em)
+    merged = _merged_bands(text_rows, [region[1], *bands, region[3]], cuts, vsegs, em)
     row_box: list[list[float]] = []  # each row's top and bottom
+    row_band: list[int] = []  # the band (between row rules) each row starts in
+    prev_nums: set[int] = set()
     for trow in text_rows:
         yc = (min(w[1] for w in trow) + max(w[3] for w in trow)) / 2
         band = bisect.bisect_left(bands, yc)
@@ -424,15 +434,20 @@ def build_table(
         filled = tuple(i for i, c in enumerate(cells) if c)
         record = (filled if cells[0] and len(filled) >= 2 and any(_NUMBER.fullmatch(c) for c in cells[1:] if c)
                   else None)
+        # the same for lines under a row-spanning label ("6 | OTSL ... / | HTML ..."): two
+        # lines each holding numbers in the same columns are two rows
+        nums = {i for i, c in enumerate(cells) if c and _NUMBER.fullmatch(c)}
         continues = (
             rows
             and band == prev_band
             and (not cells[0] or row_rules)
             and not (record is not None and record == prev_record)
+            and not (len(nums & prev_nums) >= 2)
             and prev_bottom is not None
             and top - prev_bottom < 0.45 * h
         )
         prev_record = record
+        prev_nums = (prev_nums | nums) if continues else nums  # a row's numbers so far
         if span_here and not continues:
             spanned.append(len(rows))
         if continues:
@@ -444,11 +459,16 @@ def build_table(
         else:
             rows.append(cells)
             row_box.append([top, max(w[3] for w in trow)])
+            row_band.append(band)
         prev_bottom = max(w[3] for w in trow)
         prev_band = band
+    row_spans = _row_spans(rows, row_band, bands, cuts, (region[0], region[2]), hsegs)
+    if row_spans:
+        reasons.append(f"{len(row_spans)} cells spanning rows (no row rule drawn under them)")
     # drop columns that are empty in every row (a rule drawn twice, a wide gap)
     keep = [j for j in range(ncols) if any(r[j] for r in rows)]
     rows = [[r[j] for j in keep] for r in rows]
+    row_spans = [(r, keep.index(c), n) for r, c, n in row_spans if c in keep]
     # a first or last row that is one merged cell across the whole frame and holds no number
     # is the table's title or its notes, written inside the spreadsheet's rules: text above or
     # below the table (kept as lines: a title is never lost inside a table), not a row
@@ -458,10 +478,12 @@ def build_table(
         reasons.append(f"first row {rows[0][0][:40]!r} spans the frame: the table's title, kept as text")
         rows, row_box = rows[1:], row_box[1:]
         spanned = [i - 1 for i in spanned if i > 0]
+        row_spans = [(r - 1, c, n) for r, c, n in row_spans if r > 0]
     while len(rows) > 2 and _frame_wide(rows[-1]):
         y1 = row_box[-2][1] + 1
         reasons.append(f"last row {rows[-1][0][:40]!r} spans the frame: notes under the table, kept as text")
         rows, row_box = rows[:-1], row_box[:-1]
+        row_spans = [(r, c, min(n, len(rows) - r)) for r, c, n in row_spans if r < len(rows)]
     region = (region[0], y0, region[2], y1)
     ncols = len(keep)
     filled = [r for r in rows if sum(1 for c in r if c) >= 2]
@@ -474,7 +496,8 @@ def build_table(
     header_rows = top_spans[-1] + 2 if top_spans and top_spans[-1] + 2 < len(rows) else 1
     if header_rows > 1:
         reasons.append(f"{header_rows} header rows (a label spanning a group of columns)")
-    return Table(region, rows, conf, ruled, reasons, header_rows, cfg.table_html_header)
+    return Table(region, rows, conf, ruled, reasons, header_rows, cfg.table_html_header,
+                 row_spans=[(r, c, n, 1) for r, c, n in row_spans if n > 1])
 
 
 # --------------------------------------------------------------------------- helpers
@@ -483,13 +506,61 @@ _NUMBER = re.compile(r"[-–(+$€£¥]?\s*\d[\d,.\s]*%?\)?|[-–—]")
 """A cell that is an amount, a rate or a dash standing for none."""
 
 
+def _row_spans(
+    rows: list[list[str]], row_band: list[int], bands: list[float], cuts: list[float],
+    xspan: tuple[float, float], hsegs: list[BBox],
+) -> list[tuple[int, int, int]]:
+    """Cells a ruled grid draws over several rows, as (row, col, rows), their text joined into
+    each position they cover (`rows` is changed in place). Two cases, both from the rules:
+    rows in adjacent bands whose rule between them is not drawn over a column (a header label
+    over two header rows beside a group label's sub-headers), and the leading label columns of
+    a band holding several records, filled in its first record only (a label the rules draw
+    beside all of them)."""
+    if not hsegs or len(rows) < 2:
+        return []
+    bounds = [xspan[0], *cuts, xspan[1]]
+    ncols = len(bounds) - 1
+
+    def drawn(y: float, c: int) -> bool:
+        xm = (bounds[c] + bounds[c + 1]) / 2
+        return any(abs((h[1] + h[3]) / 2 - y) <= 2 and h[0] - 2 <= xm <= h[2] + 2 for h in hsegs)
+
+    owner = [[(r, c) for c in range(ncols)] for r in range(len(rows))]
+    for r in range(len(rows) - 1):
+        b0, b1 = row_band[r], row_band[r + 1]
+        if b1 == b0 + 1 and b0 < len(bands):
+            # is any rule drawn between them at all (not rows split inside one band)?
+            for c in range(ncols):
+                if not drawn(bands[b0], c) and any(drawn(bands[b0], k) for k in range(ncols)):
+                    owner[r + 1][c] = owner[r][c]
+        elif b1 == b0:
+            lead = next((c for c in range(ncols) if rows[r + 1][c]), ncols)
+            top = owner[r][0][0]
+            if any(rows[top][c] for c in range(lead)):
+                for c in range(lead):
+                    owner[r + 1][c] = owner[r][c]
+    groups: dict[tuple[int, int], list[int]] = {}
+    for r in range(len(rows)):
+        for c in range(ncols):
+            groups.setdefault(owner[r][c], []).append(r)
+    out = []
+    for (r, c), rs in groups.items():
+        if len(rs) < 2:
+            continue
+        text = " ".join(rows[i][c] for i in rs if rows[i][c])
+        for i in rs:
+            rows[i][c] = text
+        out.append((r, c, len(rs)))
+    return out
+
+
 def _frame_wide(row: list[str]) -> bool:
     """One merged cell across every column (its text repeated in each), of words, not a value."""
     return len(row) >= 2 and bool(row[0]) and all(c == row[0] for c in row) and not _NUMBER.fullmatch(row[0])
 
 
 def _merged_bands(
-    text_rows: list[list], bands: list[float], cuts: list[float], vsegs: list[BBox], em: float
+    text_rows: list[list], edges: list[float], cuts: list[float], vsegs: list[BBox], em: float
 ) -> dict[int, list[int]]:
     """Bands (between horizontal rules) whose words cross a column cut where no vertical rule
     is drawn: for each, the merged cell (group index) of every column, from the rules drawn
@@ -499,17 +570,21 @@ def _merged_bands(
         return {}
     drawn: dict[int, set[int]] = {}
     crossed: dict[int, set[int]] = {}
+    bands = edges[1:-1]
     for trow in text_rows:
         yc = (min(w[1] for w in trow) + max(w[3] for w in trow)) / 2
         band = bisect.bisect_left(bands, yc)
-        here = {i for i, x in enumerate(cuts)
-                if any(abs((v[0] + v[2]) / 2 - x) <= 3 and v[1] - 1 <= yc <= v[3] + 1 for v in vsegs)}
-        drawn.setdefault(band, set()).update(here)
+        if band not in drawn:  # rules drawn across the band's middle (a text line may touch its edge)
+            ym = (edges[band] + edges[band + 1]) / 2
+            drawn[band] = {i for i, x in enumerate(cuts)
+                           if any(abs((v[0] + v[2]) / 2 - x) <= 3 and v[1] - 1 <= ym <= v[3] + 1 for v in vsegs)}
         crossed.setdefault(band, set()).update(
             i for i, x in enumerate(cuts) for w in trow if w[0] < x - 0.1 * em and w[2] > x + 0.1 * em)
     out: dict[int, list[int]] = {}
     for band, cross in crossed.items():
-        if cross - drawn[band]:
+        # words across an undrawn rule, or rules drawn across some columns of the band and not
+        # others (a group label's cell over its sub-columns)
+        if cross - drawn[band] or (drawn[band] and len(drawn[band]) < len(cuts)):
             groups = [0]
             for i in range(len(cuts)):
                 groups.append(groups[-1] + (1 if i in drawn[band] else 0))
