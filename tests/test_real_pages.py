@@ -118,6 +118,18 @@ def test_ruled_grid_with_two_header_levels_and_row_spanning_labels():
     assert got[(2, 0, 3, 0)] == "6" and got[(3, 2, 3, 2)] == "HTML"
 
 
+def test_grid_ruled_cell_by_cell_has_its_label_column_and_boxed_header():
+    """MaxLinear certificate: the row rules are drawn cell by cell (segments meeting at x 151,
+    no vertical rule there) and the header row stands above the first row rule, boxed by the
+    column rule. The label column was read into the description ("... compliant RoHS | Exempt
+    meeting ...") and the header became three headings: F1 0.21."""
+    tr = _truth("lots_of_sci_tables_p1")
+    _blocks, _body, tables = _read(tr)
+    want = [cells_from_truth(t["rows"]) for t in tr["tables"]]
+    assert table_counts(want, tables) == (26, 0, 0)
+    assert (0, 0, 0, 1, "Environmental Category & Description") in tables[0]
+
+
 def test_ruled_grid_with_wrapped_labels_keeps_them_in_one_row():
     tr = _truth("table-curves-example_p1")
     _blocks, _body, tables = _read(tr)

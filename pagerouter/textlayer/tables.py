@@ -53,16 +53,16 @@ class Table:
     reasons: list[str] = field(default_factory=list)
     header_rows: int = 1  # leading rows of `cells` that are column headers
     html_header: bool = False  # write a table with several header rows as HTML (GFM has one)
-    row_spans: list[tuple[int, int, int, int]] = field(default_factory=list)  # cells spanning rows (ruled grids)
+    row_spans: list[tuple[int, int, int, int]] = field(default_factory=list)  # merged cells a ruled grid draws
 
     @property
     def spans(self) -> list[tuple[int, int, int, int]] | None:
         """Spanning cells (row, col, rowspan, colspan); `cells` repeats their text: header group
         labels across columns, and cells a ruled grid draws over several rows."""
         cols = header_spans(self.cells, self.header_rows)
-        covered = {(r + i, c) for r, c, rs, _ in self.row_spans for i in range(rs)}
+        covered = {(r + i, c + j) for r, c, rs, cs in self.row_spans for i in range(rs) for j in range(cs)}
         cols = [s for s in cols if not any((s[0], s[1] + j) in covered for j in range(s[3]))]
-        return sorted([*cols, *self.row_spans]) or None
+        return sorted({*cols, *self.row_spans}) or None
 
     def markdown(self) -> str:
         if self.header_rows > 1 and self.html_header:
@@ -108,8 +108,34 @@ def rule_candidates(
                 xc = round((v[0] + v[2]) / 2)
                 cover[xc] = cover.get(xc, 0.0) + min(v[3], y1) - max(v[1], y0)
         xs = _cluster([x for x, c in cover.items() if c >= 0.5 * (y1 - y0)], 2.0)
+        xs = _cluster([*xs, *_rule_joints(hrules, (x0, y0, x1, y1), len(ys))], 2.0)
+        # a header row boxed by the column rules above the first row rule (its own top edge a
+        # fill, or no rule at all) belongs to the table
+        tops = [v[1] for v in vrules if any(abs((v[0] + v[2]) / 2 - x) <= 3 for x in xs)
+                and v[1] < y0 - 2 and v[3] >= y0 - 3 and y0 - v[1] <= 0.1 * page_h]
+        if tops and any(ln.y0 >= min(tops) - 2 and ln.y1 <= y0 + 2 and ln.x0 >= x0 - 2 and ln.x1 <= x1 + 2 for ln in lines):
+            y0 = min(tops)
+            ys = [y0, *ys]
         out.append(((x0, y0, x1, y1), ys, xs))
     return out
+
+
+def _rule_joints(hrules: list[BBox], region: BBox, nrules: int) -> list[float]:
+    """Column borders where the row rules are drawn cell by cell: an x where row rule
+    segments end and the next begins, on at least half of the rules (the vertical rules may
+    be missing or drawn as a fill's edges the rule reading does not keep)."""
+    x0, y0, x1, y1 = region
+    ends: dict[int, set[int]] = {}
+    for r in hrules:
+        if r[0] >= x0 - 3 and r[2] <= x1 + 3 and y0 - 2 <= r[1] <= y1 + 2:
+            for x in (r[0], r[2]):
+                if x0 + 3 < x < x1 - 3:
+                    ends.setdefault(round(x / 2), set()).add(round((r[1] + r[3]) / 2))
+    merged: dict[int, set[int]] = {}
+    for k in sorted(ends):  # neighbouring 2-pt bins are one joint (a segment ends 1 pt past the next)
+        key = next((j for j in merged if abs(j - k) <= 1), k)
+        merged.setdefault(key, set()).update(ends[k])
+    return [2.0 * k for k, ys in merged.items() if len(_cluster(sorted(ys), 1.5)) >= max(2, nrules / 2)]
 
 
 def text_candidates(lines: list[Line], cfg: TextLayerConfig, em: float) -> list[BBox]:
@@ -402,6 +428,7 @@ def build_table(
     merged = _merged_bands(text_rows, [region[1], *bands, region[3]], cuts, vsegs, em)
     row_box: list[list[float]] = []  # each row's top and bottom
     row_band: list[int] = []  # the band (between row rules) each row starts in
+    row_merged: list[bool] = []  # the row's band is merged cells (_merged_bands)
     prev_nums: set[int] = set()
     for trow in text_rows:
         yc = (min(w[1] for w in trow) + max(w[3] for w in trow)) / 2
@@ -460,6 +487,7 @@ def build_table(
             rows.append(cells)
             row_box.append([top, max(w[3] for w in trow)])
             row_band.append(band)
+            row_merged.append(groups is not None)
         prev_bottom = max(w[3] for w in trow)
         prev_band = band
     row_spans = _row_spans(rows, row_band, bands, cuts, (region[0], region[2]), hsegs)
@@ -476,13 +504,13 @@ def build_table(
     while len(rows) > 2 and _frame_wide(rows[0]):
         y0 = row_box[1][0] - 1
         reasons.append(f"first row {rows[0][0][:40]!r} spans the frame: the table's title, kept as text")
-        rows, row_box = rows[1:], row_box[1:]
+        rows, row_box, row_merged = rows[1:], row_box[1:], row_merged[1:]
         spanned = [i - 1 for i in spanned if i > 0]
         row_spans = [(r - 1, c, n) for r, c, n in row_spans if r > 0]
     while len(rows) > 2 and _frame_wide(rows[-1]):
         y1 = row_box[-2][1] + 1
         reasons.append(f"last row {rows[-1][0][:40]!r} spans the frame: notes under the table, kept as text")
-        rows, row_box = rows[:-1], row_box[:-1]
+        rows, row_box, row_merged = rows[:-1], row_box[:-1], row_merged[:-1]
         row_spans = [(r, c, min(n, len(rows) - r)) for r, c, n in row_spans if r < len(rows)]
     region = (region[0], y0, region[2], y1)
     ncols = len(keep)
@@ -496,8 +524,19 @@ def build_table(
     header_rows = top_spans[-1] + 2 if top_spans and top_spans[-1] + 2 < len(rows) else 1
     if header_rows > 1:
         reasons.append(f"{header_rows} header rows (a label spanning a group of columns)")
+    # merged cells across columns, in any row (header_spans finds them in header rows only)
+    col_spans = []
+    for r, row in enumerate(rows):
+        j = 0
+        while row_merged[r] and j < len(row):
+            k = j + 1
+            while row[j] and k < len(row) and row[k] == row[j]:
+                k += 1
+            if k - j > 1:
+                col_spans.append((r, j, 1, k - j))
+            j = k
     return Table(region, rows, conf, ruled, reasons, header_rows, cfg.table_html_header,
-                 row_spans=[(r, c, n, 1) for r, c, n in row_spans if n > 1])
+                 row_spans=[*((r, c, n, 1) for r, c, n in row_spans if n > 1), *col_spans])
 
 
 # --------------------------------------------------------------------------- helpers
@@ -580,11 +619,13 @@ def _merged_bands(
                            if any(abs((v[0] + v[2]) / 2 - x) <= 3 and v[1] - 1 <= ym <= v[3] + 1 for v in vsegs)}
         crossed.setdefault(band, set()).update(
             i for i, x in enumerate(cuts) for w in trow if w[0] < x - 0.1 * em and w[2] > x + 0.1 * em)
+    ruled = {i for i, x in enumerate(cuts) if any(abs((v[0] + v[2]) / 2 - x) <= 3 for v in vsegs)}
     out: dict[int, list[int]] = {}
     for band, cross in crossed.items():
+        drawn[band] |= set(range(len(cuts))) - ruled - cross  # a border only the row rules give
         # words across an undrawn rule, or rules drawn across some columns of the band and not
         # others (a group label's cell over its sub-columns)
-        if cross - drawn[band] or (drawn[band] and len(drawn[band]) < len(cuts)):
+        if cross - drawn[band] or (drawn[band] & ruled and len(drawn[band]) < len(cuts)):
             groups = [0]
             for i in range(len(cuts)):
                 groups.append(groups[-1] + (1 if i in drawn[band] else 0))
