@@ -20,7 +20,7 @@ from pagerouter.convert.walk import walk_document
 from pagerouter.isolation import PageWork, page_work
 from pagerouter.common.memory import release_after
 from pagerouter.flow.pipeline import TriageOutcome
-from pagerouter.service.stage_faults import stage_fault
+from pagerouter.service.stage_faults import stage_fault, stage_stopped
 from pagerouter.service.tracing import record_stage_span
 from pagerouter.wire.items import DocumentHead, InputProblem
 
@@ -83,11 +83,17 @@ async def triage_stream(
                 yield InputProblem(getattr(exc, "code", "bad_input"), str(exc), exc.source, exc.page, exc.message)
                 return
             yield DocumentHead(head.document, head.numbers)
-            async for outcome in walk:
-                await stage_fault("triage", head.src.name, outcome.page.number)  # test-only hook, off by default
-                for stage in TRIAGE_STAGES:
-                    if stage in outcome.page.timings:
-                        record_stage_span(stage, outcome.page.number, outcome.page.route, outcome.page.timings[stage])
-                yield outcome
+            walked = False
+            try:
+                async for outcome in walk:
+                    await stage_fault("triage", head.src.name, outcome.page.number)  # test-only hook, off by default
+                    for stage in TRIAGE_STAGES:
+                        if stage in outcome.page.timings:
+                            record_stage_span(stage, outcome.page.number, outcome.page.route, outcome.page.timings[stage])
+                    yield outcome
+                walked = True
+            finally:
+                if not walked:  # cancelled or closed mid-walk (the caller left); test-only log, off by default
+                    stage_stopped("triage", head.src.name)
     finally:
         release_after(len(data))  # a large upload's buffers back to the OS (pagerouter.common.memory)

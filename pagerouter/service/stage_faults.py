@@ -5,7 +5,11 @@ variable is set (only tests/test_serve_faults.py sets them, in a `pagerouter ser
 `PAGEROUTER_STAGE_FAULT_FOR_TESTS`: comma-separated `KIND@STAGE:MATCH[#PAGE]`
   KIND   `raise` (the engine raises), `garbage` (the engine returns something that is not a
          reading), `hang` (the engine does not answer for HANG_S seconds,
-         far past any test's page timeout, then raises), `sleepSECONDS` (a slow page)
+         far past any test's page timeout, then raises), `sleepSECONDS` (a slow page),
+         `gate` (the call waits until the file `LOG.open.SOURCE` exists, at most HANG_S
+         seconds, so a test acts while the call is surely in flight; a cancellation that
+         reaches the waiting call is logged as stage `STAGE-cancelled`, the signal a test
+         waits on instead of a guess at timing)
   STAGE  `triage`, `layout`, `read` or `escalate`
   MATCH  a substring of the document's file name (faults never touch other documents)
   PAGE   one page number (default: every page of the document)
@@ -77,6 +81,8 @@ async def stage_fault(stage: str, source: str, page: int) -> bool:
     for rule in _matching(stage, source, page):
         if rule.kind.startswith("sleep"):
             await asyncio.sleep(float(rule.kind[5:]))
+        elif rule.kind == "gate":
+            await _wait_for_gate(stage, source, page)
         elif rule.kind == "hang":
             await asyncio.sleep(HANG_S)
             raise InjectedFault(f"fake {stage} engine hung for {HANG_S:g} s (test fault injection) on page {page}")
@@ -85,6 +91,30 @@ async def stage_fault(stage: str, source: str, page: int) -> bool:
         elif rule.kind == "garbage":
             garbage = True
     return garbage
+
+
+def stage_stopped(stage: str, source: str) -> None:
+    """Log that `stage`'s work for `source` stopped before its end (its caller left): the signal a
+    disconnect test waits on. A no-op unless the stage log is on."""
+    if os.environ.get(LOG_ENV):
+        _log(f"{stage}-stopped", source, 0)
+
+
+def gate_path(source: str) -> str | None:
+    """The file that opens a `gate` fault for `source` (next to the stage log)."""
+    log = os.environ.get(LOG_ENV)
+    return f"{log}.open.{os.path.basename(source)}" if log else None
+
+
+async def _wait_for_gate(stage: str, source: str, page: int) -> None:
+    gate = gate_path(source)
+    deadline = time.monotonic() + HANG_S
+    try:
+        while gate and not os.path.exists(gate) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+    except asyncio.CancelledError:
+        _log(f"{stage}-cancelled", source, page)
+        raise
 
 
 def task_of(args: tuple) -> tuple[str, int]:
