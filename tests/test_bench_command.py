@@ -75,7 +75,7 @@ def test_bench_on_tiny_generated_corpus(tmp_path, monkeypatch, capsys):
     cfg = tmp_path / "cfg.yaml"
     cfg.write_text("bench:\n  cpu_core_hour_usd: 0.5\n  gpu_hour_usd: 3.0\n")
     out = tmp_path / "bench"
-    code = main(["bench", "-o", str(out), "--pages", "4", "--born-digital-share", "0.25", "--short-pages",
+    code = main(["bench", "-o", str(out), "--generated-pages", "4", "--born-digital-share", "0.25", "--short-pages",
                  "--systems", "router,text_layer,rapidocr,pymupdf4llm", "--config", str(cfg)])
     captured = capsys.readouterr()
     assert code == 0, captured.err

@@ -27,8 +27,10 @@ def add_bench_parser(sub) -> None:
                    help="writes report.md, report.json, charts/*.png and the generated corpus (corpus/) here")
     b.add_argument("--generated", action="store_true",
                    help="also run the generated corpus when CORPUS or --real is given (it runs by default otherwise)")
-    b.add_argument("--pages", type=int, default=DEFAULT_PAGES,
+    b.add_argument("--generated-pages", dest="pages", type=int, default=DEFAULT_PAGES, metavar="N",
                    help=f"pages in the generated corpus (default {DEFAULT_PAGES})")
+    # `--pages` is a page selection in every other command; its old meaning here stays for scripts
+    b.add_argument("--pages", dest="pages", type=int, help=argparse.SUPPRESS)
     b.add_argument("--born-digital-share", type=float, default=0.7,
                    help="share of born-digital pages in the generated corpus (default 0.7; the rest cycles "
                    "through lying text layers, scans without a layer and glyph-id garbage)")
