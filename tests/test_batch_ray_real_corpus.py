@@ -82,7 +82,7 @@ def test_ray_writes_the_bytes_convert_writes_on_the_real_corpus(tmp_path):
     out = tmp_path / "ray"
     with RayStartCluster(head_cpus=2, workers=[]) as cluster:
         r = subprocess.run([sys.executable, "-m", "pagerouter.cli.main", "batch", str(src), "-o", str(out), "-q",
-                            "--ray", cluster.address], cwd=REPO, capture_output=True, text=True, timeout=1800,
+                            "--ray", cluster.address], check=False, cwd=REPO, capture_output=True, text=True, timeout=1800,
                            env={**os.environ, "PYTHONPATH": str(REPO), "RAY_AUTH_MODE": "disabled"})
     assert r.returncode in (0, 1), r.stderr[-3000:]
     differ = []

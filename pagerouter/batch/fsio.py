@@ -15,9 +15,9 @@ then lives in a local `--journal-dir`.
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import posixpath
+import re
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
@@ -92,6 +92,35 @@ def read_input(scheme: str, path: str, shown: str) -> bytes:
         raise InputError(shown, f"cannot read: {exc.strerror or exc}") from None
 
 
+def glob_regex(pattern: str) -> re.Pattern:
+    """A URI glob as a local INPUT's glob reads (`glob.glob(recursive=True)`): `**/` is any
+    number of folders, none included (`pdfs/**/*.pdf` holds `pdfs/a.pdf`), `*` and `?` stay
+    within one folder, `[...]` is a class. (fnmatch lets `*` cross folders and makes `**/` need one.)"""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and "]" in pattern[i + 2:]:
+            j = pattern.index("]", i + 2)
+            body = pattern[i + 1:j]
+            out.append("[" + ("^" + body[1:] if body.startswith("!") else body).replace("\\", "\\\\") + "]")
+            i = j + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out), re.DOTALL)
+
+
 def _list_uri(arg: str) -> tuple[str, list[str], list[str]]:
     """(scheme, file paths, folder anchors) of one URI argument; a missing file stays listed."""
     import pyarrow.fs as pafs
@@ -106,7 +135,8 @@ def _list_uri(arg: str) -> tuple[str, list[str], list[str]]:
     if info.type == pafs.FileType.NotFound and _GLOB_CHARS & set(path):
         base = path[: min(path.index(c) for c in _GLOB_CHARS if c in path)].rsplit("/", 1)[0]
         found = fs.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True))
-        hits = sorted(i.path for i in found if i.type == pafs.FileType.File and fnmatch.fnmatch(i.path, path))
+        match = glob_regex(path).fullmatch
+        hits = sorted(i.path for i in found if i.type == pafs.FileType.File and match(i.path))
         if hits:
             return scheme, hits, []
     return scheme, [path], []

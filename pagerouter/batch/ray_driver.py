@@ -22,7 +22,16 @@ from pathlib import Path
 from .fsio import Output
 from .inputs import BatchItem
 from .journal import latest, read_records, tmp_tag
-from .ray_stages import EscalationStage, FileJob, LayoutStage, ReaderStage, RunSpec, dump, open_files, triage_ranges
+from .ray_stages import (
+    EscalationStage,
+    FileJob,
+    LayoutStage,
+    ReaderStage,
+    RunSpec,
+    dump,
+    open_files,
+    triage_ranges,
+)
 
 
 def _spread() -> dict:
@@ -33,6 +42,9 @@ def _spread() -> dict:
 
 
 def connect(address: str | None, quiet: bool):
+    """Join the cluster of `--ray [ADDRESS]`. The bare flag (argparse gives "") and None are
+    `ray.init()`'s own search: RAY_ADDRESS, a cluster started on this machine, else a new local
+    one; "local" (always a new local one), "auto" and host:port are Ray's own forms, passed on."""
     import ray
 
     from pagerouter.isolation import FAULT_ENV
@@ -43,9 +55,9 @@ def connect(address: str | None, quiet: bool):
     if env:
         runtime_env["env_vars"] = env
     kwargs = {"runtime_env": runtime_env}
-    if address in (None, "local"):
+    if not address or address == "local":
         kwargs["include_dashboard"] = False
-    ray.init(address=None if address == "local" else address, logging_level="ERROR",
+    ray.init(address=address or None, logging_level="ERROR",
              log_to_driver=not quiet, **kwargs)
     return ray
 

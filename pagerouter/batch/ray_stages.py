@@ -301,8 +301,8 @@ def open_files(batch, run: RunSpec):
 
 async def _triage_range(job: RangeJob, run: RunSpec) -> tuple[list, list[OcrWork]]:
     from pagerouter.convert.walk import walk_document
-    from pagerouter.intake.inputs import parse_pages
     from pagerouter.flow.page_status import failed_page
+    from pagerouter.intake.inputs import parse_pages
 
     from .fsio import read_bytes
 
@@ -351,8 +351,8 @@ def triage_ranges(batch, run: RunSpec):
                 try:
                     finished, ocr = asyncio.run(_triage_range(job, run))
                 except Exception as exc:  # noqa: BLE001 - one file of a shared unit must not drop the others' pages
-                    from pagerouter.intake.inputs import parse_pages
                     from pagerouter.flow.page_status import failed_page
+                    from pagerouter.intake.inputs import parse_pages
 
                     numbers = parse_pages(run.pages, job.header.page_count, job.name)[job.start:job.stop]
                     finished, ocr = [failed_page(job.name, n, "triage", exc) for n in numbers], []
