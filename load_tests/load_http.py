@@ -5,7 +5,8 @@
 
 Stops at whichever comes first: --requests sent or --duration seconds. Hard caps keep it a
 test tool: at most 5000 requests, 600 s, 64 concurrent requests, loopback addresses only.
-Prints throughput, latency percentiles and errors by status. Sends the API key from
+Prints requests sent and converted with their rates, latency percentiles, errors by status, and
+a line when the --requests cap ended the run before --duration. Sends the API key from
 PAGEROUTER_API_KEY (or the first line of PAGEROUTER_API_KEY_FILE) as `Authorization: Bearer KEY`;
 401s are errors (an UNAUTHORIZED line first), never latency or throughput figures.
 """
@@ -88,8 +89,12 @@ async def run(a) -> int:
     if refused:
         print(f"UNAUTHORIZED: {refused} of {sent} requests got 401 (missing or wrong API key): set "
               "PAGEROUTER_API_KEY or PAGEROUTER_API_KEY_FILE to the server's key; they are errors, not figures")
-    print(f"requests {sent} in {wall:.1f} s: {len(lat)} converted = {len(lat) / wall:.1f} req/s  "
+    failed = sent - len(lat)
+    print(f"requests {sent} in {wall:.1f} s = {sent / wall:.1f} sent/s: {len(lat)} converted = "
+          f"{len(lat) / wall:.1f} req/s, {failed} not converted ({100 * failed / max(1, sent):.1f} %)  "
           f"(concurrency {a.concurrency}" + (f", {len(sources)} source addresses" if sources else "") + ")")
+    if sent >= a.requests and time.monotonic() < deadline:
+        print(f"the --requests cap ({a.requests}) ended the run before --duration ({a.duration:g} s)")
     print(f"latency ms (200s): p50 {q(0.5):.1f}  p95 {q(0.95):.1f}  p99 {q(0.99):.1f}  max {q(1.0):.1f}")
     print("statuses: " + ", ".join(f"{k}: {v}" for k, v in sorted(statuses.items())))
     return 0 if set(statuses) <= {"200"} else 1
