@@ -34,6 +34,17 @@ def test_multipart_parser_reads_file_and_fields():
     with pytest.raises(ApiError) as err:
         parse_multipart("multipart/form-data", body)
     assert err.value.status == 400
+    # a raw `file` part without a file name keeps its bytes (Starlette's form() would decode them as text)
+    raw = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\n").encode() + b"\x00\xff\xfe%PDF" \
+        + f"\r\n--{boundary}--\r\n".encode()
+    assert parse_multipart(f"multipart/form-data; boundary={boundary}", raw) == (b"\x00\xff\xfe%PDF", None, {})
+    two = body.replace(f"--{boundary}--".encode(), (
+        f"--{boundary}\r\nContent-Disposition: form-data; name=\"more\"; filename=\"b.pdf\"\r\n\r\nB\r\n--{boundary}--"
+    ).encode())
+    for bad, code in ((two, "bad_request"), (b"not a multipart body", "bad_request")):
+        with pytest.raises(ApiError) as err:
+            parse_multipart(f"multipart/form-data; boundary={boundary}", bad)
+        assert (err.value.status, err.value.code) == (400, code), err.value.message
 
 
 def test_unexpected_http_error_has_the_documented_shape():
