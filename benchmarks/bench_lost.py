@@ -2,7 +2,12 @@
 it cannot, does the page say so?
 
     python benchmarks/bench_lost.py [--classes hidden,digits,furniture,ink,script] [--variants 10]
-        [--seed 21] [--json out.json] [--verbose] [--real DIR [--max-pages N]]
+        [--seed 21] [--json out.json] [--verbose] [--real DIR [--max-pages N]] [--cost REPEATS]
+
+The classes `picture_text,scan_rows,layer_lie,few_words,clip_text` (lost_cases.NET_CLASSES) are
+issue 34's fresh families: develop on one --seed, report another as the held-out figure.
+`--cost N` prints what the safety net costs per page (born-digital with and without pictures, a
+scan with a hidden layer proven line by line vs by sample vs OCR'd).
 
 Generates the seeded cases of `lost_cases.py` (known truth per page; clean controls among
 them), converts each with the in-process Converter and prints, per class: pages, routes,
@@ -121,6 +126,55 @@ def real_mix(folder: Path, max_pages: int) -> None:
     print("flags: " + (", ".join(f"{k} {v}" for k, v in flags.most_common()) or "none"))
 
 
+def _median_ms(fn, repeats: int) -> float:
+    fn()  # warm: models loaded, caches filled
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return 1000.0 * sorted(times)[len(times) // 2]
+
+
+def cost(repeats: int) -> None:
+    """What the net costs: ms per page converted in-process (triage, text layer, ink accounting,
+    the detector, OCR where the route needs it) for a born-digital page without pictures, with a
+    photo and with a text banner; and, for a scan with a true hidden layer, the proof of every
+    line against the proof by sample and against OCR of the whole page."""
+    import random
+
+    from lost_cases import BUILDERS as B
+
+    from pagerouter.config import PagerouterConfig
+    from pagerouter.convert.converter import Converter
+
+    def page_of(cls: str, v: int) -> bytes:
+        return B[cls](random.Random(f"21-{cls}-{v}"), v).pdf
+
+    plain = B["clip_text"](random.Random("21-clip_text-0"), 0).pdf  # fill+clip headline, no picture
+    cases = [("born-digital, no picture", plain), ("born-digital, photo", page_of("picture_text", 4)),
+             ("born-digital, text banner", page_of("picture_text", 2))]
+    print("| page | route | ms/page (median of %d) |\n|---|---|---:|" % repeats)
+    with Converter(PagerouterConfig()) as conv:
+        for name, pdf in cases:
+            route = conv.convert(pdf, name="cost.pdf").pages[0].route
+            print(f"| {name} | {route} | {_median_ms(lambda: conv.convert(pdf, name='cost.pdf'), repeats):.1f} |")
+    scan = page_of("layer_lie", 3)  # a scan whose hidden layer is right: 20 lines
+    rows = []
+    for label, tri in (("every line proven", {}), ("sample proven (5 lines + digit words)", {"hidden_layer_every_line": False}),
+                       ("no proof: OCR of the page", {"hidden_layer_proof": False})):
+        try:
+            cfg = PagerouterConfig(triage=PagerouterConfig().triage.model_copy(update=tri))
+        except Exception as exc:  # noqa: BLE001 - an older tree without the option
+            rows.append(f"| {label} | - | n/a ({exc}) |")
+            continue
+        with Converter(cfg) as conv:
+            route = conv.convert(scan, name="cost.pdf").pages[0].route
+            rows.append(f"| {label} | {route} | {_median_ms(lambda: conv.convert(scan, name='cost.pdf'), repeats):.0f} |")
+    print("\n| scan with a true hidden layer | route | ms/page |\n|---|---|---:|")
+    print("\n".join(rows))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--classes", default=",".join(BUILDERS))
@@ -130,7 +184,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--verbose", action="store_true", help="one line per page: route, status, flags, what was wrong")
     ap.add_argument("--real", type=Path, help="print the route/status mix of the PDFs in this folder instead")
     ap.add_argument("--max-pages", type=int, default=3, help="with --real: pages per file")
+    ap.add_argument("--cost", type=int, metavar="REPEATS", help="print what the net costs per page instead")
     a = ap.parse_args(argv)
+    if a.cost:
+        cost(a.cost)
+        return 0
     if a.real:
         real_mix(a.real, a.max_pages)
         return 0

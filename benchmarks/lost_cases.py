@@ -592,10 +592,10 @@ def layer_lie_case(rng: random.Random, v: int) -> Case:
         c = next(c for c in clauses if c[0] == shown[i])
         if rng.random() < 0.5:  # the picture says it, the layer leaves it out, or the other way round
             shown[i] = c[0].replace(c[1], c[2], 1)
-            forbidden = [w for w in c[1].split() if w not in c[2].split()]
         else:
             layer[i] = c[0].replace(c[1], c[2], 1)
-            forbidden = [w for w in c[2].split() if w not in c[1].split()]
+        # the layer's whole line must not come out (a word alone, "not", is inside "notice")
+        forbidden = [layer[i]]
     doc = pymupdf.open()
     synth.add_scanned_page(doc, shown, hidden_text="\n".join(layer), noise=0.02, dpi=150, seed=v)
     return Case(f"layer_lie-{'clean' if clean else 'lie'}-{v}", "layer_lie", _pdf(doc),

@@ -30,6 +30,14 @@ def make_ocr_task(
     """Render the page at the small reader's target and package it for the OCR stages."""
     try:
         image, scale = render_page(page, cfg.render_target(cfg.small_reader.render_engine))
+        if decision.route == "ocr" and decision.hidden_text:
+            # what triage found not shown is not drawn for OCR either (issue 34: paper-coloured
+            # text over a scan cuts through the scan's letters)
+            from ..triage.visibility import render_without_text
+
+            clean = render_without_text(page, [h.bbox for h in decision.hidden_text], scale)
+            if clean is not None and clean.shape == image.shape:
+                image = clean
         if page.parent.is_pdf:
             page_bytes = single_page_pdf(page)
         else:  # an image (or XPS/EPUB...) document: its page converted to a one-page PDF

@@ -313,3 +313,15 @@ def _hide_words(page, s: _Span, shown, mask, origin, zoom, min_share: float) -> 
     spans = s.line["spans"]
     spans.insert(next(i for i, sp in enumerate(spans) if sp is span) + 1, hidden)
     return [HiddenText(hidden["bbox"], hid, f"not visible on the page ({s.why} covers these words)")]
+
+
+def render_without_text(page: pymupdf.Page, boxes: list[BBox], zoom: float) -> np.ndarray | None:
+    """The whole page as RGB at `zoom` with the glyphs inside `boxes` (page points; the spans this
+    module found not visible) left out, or None for a rotated page. Text in the paper's colour laid
+    over a scan cuts pale strokes through the scan's letters; what the page shows is the scan, so
+    OCR reads it without them."""
+    if page.rotation or not boxes:
+        return None
+    r = page.rect
+    img = _render(page, (r.x0, r.y0, r.x1, r.y1), zoom, cull=_cull_boxes(list(boxes), (r.x0, r.y0, r.x1, r.y1)))
+    return np.ascontiguousarray(img[:, :, :3])
