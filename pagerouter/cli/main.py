@@ -196,28 +196,27 @@ def _load_cfg(args):
 
 
 class ProgressBar:
-    """A one-line progress bar on stderr, only when stderr is a terminal; a `Converter` progress
-    callback (`bar(page, done, total)`)."""
+    """A `Converter` progress callback (`bar(page, done, total)`) drawing tqdm's bar on stderr, only
+    when stderr is a terminal and the document has more than one page."""
 
     def __init__(self, label: str, enabled: bool):
         self.label = label
         self.enabled = enabled and sys.stderr.isatty()
-        self.shown = False
-        self.t0 = time.perf_counter()
+        self.bar = None
 
     def __call__(self, _page, done: int, total: int) -> None:
         if not self.enabled or total < 2:
             return
-        width = 30
-        filled = int(width * done / total)
-        rate = done / max(time.perf_counter() - self.t0, 1e-9)
-        sys.stderr.write(f"\r{self.label[:30]:<30} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {rate:.1f} p/s")
-        sys.stderr.flush()
-        self.shown = True
+        if self.bar is None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc=self.label[:30], unit="page", file=sys.stderr, leave=False,
+                            dynamic_ncols=True)
+        self.bar.update(done - self.bar.n)
 
     def close(self) -> None:
-        if self.shown:
-            sys.stderr.write("\r" + " " * 80 + "\r")
+        if self.bar is not None:
+            self.bar.close()
 
 
 STDIO = Path("-")
