@@ -346,8 +346,8 @@ def client_headline(c: dict) -> list[str]:
             f"({_fmt(c.get('answered_per_s', c['requests_per_s']))}/s; ok {c['ok']}, expected 4xx "
             f"{sum(c['expected_4xx'].values())}) + errors {c['error_count']} "
             f"({_pct(c.get('error_rate', 0.0))} of sent); {c['pages']} pages = {c['pages_per_s']} pages/s; "
-            f"rates over the {load:g} s the load ran (first request sent to last answer; the generator "
-            f"ran {c['wall_s']:g} s with its start-up)")]
+            f"rates over the {load:g} s the load ran (first request sent to last answer; the runner "
+            f"waited {c['wall_s']:g} s for the generator, its start-up included)")]
     lat = c.get("latency") or {}
     if lat.get("count"):
         out += ["", (f"Latency of all ok answers: p50 {_fmt(lat['p50_ms'])} ms, p95 {_fmt(lat['p95_ms'])} ms, "
