@@ -647,21 +647,35 @@ def clip_text_case(rng: random.Random, v: int) -> Case:
     stroke-only heading (1) show; text in clip-only mode (7) with nothing painted through it does
     not (a control: it must stay out)."""
     words = Words(rng)
-    kind = ("clip_headline", "stroke_heading", "fill_stroke_clip", "ctl_clip_only")[v % 4]
+    kind = ("clip_headline", "stroke_heading", "fill_stroke_clip", "clip_filled", "ctl_clip_only")[v % 5]
     font = rng.choice(FONTS)
     doc = pymupdf.open()
     page = doc.new_page(width=A4[0], height=A4[1])
     head = " ".join(words.title().split()[:3])
-    mode = {"clip_headline": 4, "stroke_heading": 1, "fill_stroke_clip": 6, "ctl_clip_only": 7}[kind]
+    mode = {"clip_headline": 4, "stroke_heading": 1, "fill_stroke_clip": 6, "clip_filled": 7, "ctl_clip_only": 7}[kind]
     hs = rng.choice((40, 48, 54)) if mode != 1 else rng.choice((28, 36))
     while text_width(head, font, hs) > 475:
         hs -= 4
     body, _y = _body(page, words, rng, 110 + hs, 780, font, 11, paragraphs=3)
-    # the headline last, so its clip (modes 4-7) cuts nothing that follows
-    page.insert_text((60, 60 + hs), head, fontname=font, fontsize=hs, render_mode=mode)
-    truth = body if mode == 7 else [head, *body]
+    if kind == "clip_filled":
+        # clip-only text (mode 7) and then a coloured rectangle painted through it: a headline
+        # filled with colour, which MuPDF reports like invisible (mode 3) text
+        page.clean_contents()
+        xref = page.get_contents()[0]
+        fname = next(f[4] for f in page.get_fonts())
+        rgb = " ".join(f"{c:.2f}" for c in rng.choice(((0.1, 0.3, 0.7), (0.6, 0.1, 0.1), (0.1, 0.4, 0.2))))
+        base = A4[1] - (60 + hs)
+        extra = (f"\nq BT /{fname} {hs} Tf 7 Tr 1 0 0 1 60 {base:.1f} Tm ({head}) Tj ET {rgb} rg "
+                 f"40 {base - hs * 0.4:.1f} 520 {hs * 1.5:.1f} re f Q\n")
+        doc.update_stream(xref, doc.xref_stream(xref) + extra.encode())
+        truth = [head, *body]
+    else:
+        # the headline last, so its clip (modes 4-7) cuts nothing that follows
+        page.insert_text((60, 60 + hs), head, fontname=font, fontsize=hs, render_mode=mode)
+        truth = body if mode == 7 else [head, *body]
     return Case(f"clip_text-{kind}-{v}", "clip_text", _pdf(doc),
-                [PageTruth(_joined(truth), [head] if mode == 7 else [])], clean=kind.startswith("ctl_"), note=kind)
+                [PageTruth(_joined(truth), [head] if kind == "ctl_clip_only" else [])], clean=kind.startswith("ctl_"),
+                note=kind)
 
 
 BUILDERS.update({"picture_text": picture_text_case, "scan_rows": scan_rows_case, "layer_lie": layer_lie_case,

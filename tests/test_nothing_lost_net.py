@@ -155,3 +155,20 @@ def test_a_short_layer_is_not_trusted_without_proof():
     assert "too few for the word checks" in d.reasons[0]
 
 # the families' wrong-yet-ok sweep is tests/test_nothing_lost.py's (SWEEP holds lost_cases.NET_CLASSES)
+
+
+# --- class 5: visibility from the page's pixels, not the render mode ---------------------------
+@pytest.mark.parametrize("v", [3, 8])  # clip-only text (mode 7) filled by a rectangle painted through it
+def test_a_headline_filled_through_its_clip_is_read(conv, v):
+    c = case("clip_text", v)
+    page, md, verdict = read(conv, c)
+    head = c.pages[0].truth.splitlines()[0]
+    assert head in md, md[:200]  # before: dropped as invisible (MuPDF reports mode 7 like mode 3)
+    assert not verdict.wrong and verdict.cer == 0.0, verdict
+
+
+@pytest.mark.parametrize("v", [4, 9])  # clip-only text with nothing painted through it shows nothing
+def test_an_unfilled_clip_stays_out(conv, v):
+    c = case("clip_text", v)
+    page, md, verdict = read(conv, c)
+    assert c.clean and not verdict.forbidden_out and verdict.cer == 0.0, verdict

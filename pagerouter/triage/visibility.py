@@ -41,6 +41,8 @@ _COVER_SHARE = 0.05  # a later shape over this share of a span's box (and most o
 _TRANSPARENT_ALPHA = 26  # span opacity (of 255) below which text is a suspect
 _CHANGE_LEVEL = 24  # a pixel the glyphs change by more than this (any channel) shows them
 _MAX_RENDER_PX = 1_500_000
+_FILLED_FLAG, _CLIPPED_FLAG = 16, 64  # MuPDF char_flags: the glyph is filled / lies outside the clip
+_CLIP_WHY = "invisible in the text layer (render mode 3, or a clip)"
 
 
 @dataclass
@@ -77,6 +79,7 @@ def _suspects(textdict: dict, pictures: list[BBox], min_contrast: int) -> list[_
     """Spans that may not show, from the dict alone (see the module doc, step 1)."""
     fills: list[tuple[int, float, float, float, float, int]] = []
     spans: list[tuple[int, dict, dict]] = []
+    clips: list[_Span] = []
     for nb, block in enumerate(textdict.get("blocks", ())):
         kind = block.get("type", 0)
         if kind == 3:
@@ -88,10 +91,19 @@ def _suspects(textdict: dict, pictures: list[BBox], min_contrast: int) -> list[_
         elif kind == 0:
             for line in block.get("lines", ()):
                 for sp in line.get("spans", ()):
-                    if sp.get("alpha", 255) and sp.get("text", "").strip():
+                    if not sp.get("text", "").strip():
+                        continue
+                    if sp.get("alpha", 255):
                         spans.append((nb, sp, line))
+                    elif not pictures or not any(p[0] <= (sp["bbox"][0] + sp["bbox"][2]) / 2 <= p[2]
+                                                 and p[1] <= (sp["bbox"][1] + sp["bbox"][3]) / 2 <= p[3]
+                                                 for p in pictures):
+                        # MuPDF reports text that only clips (render mode 7: the clip filled by what
+                        # follows, a headline filled with colour or a picture) as it reports render
+                        # mode 3; away from any picture (where OCR layers lie) its pixels decide
+                        clips.append(_Span(sp, line, tuple(sp["bbox"]), _CLIP_WHY))
     if not spans:
-        return []
+        return clips
     out: list[_Span] = []
     sb = np.array([sp["bbox"] for _, sp, _ in spans], dtype=np.float64).reshape(-1, 4)
     sn = np.array([nb for nb, _, _ in spans])
@@ -126,25 +138,30 @@ def _suspects(textdict: dict, pictures: list[BBox], min_contrast: int) -> list[_
         elif pictures and any(p[0] <= (box[0] + box[2]) / 2 <= p[2] and p[1] <= (box[1] + box[3]) / 2 <= p[3]
                               for p in pictures):
             out.append(_Span(sp, line, box, "over a picture"))
-    return out
+    return out + clips
 
 
 # ---------------------------------------------------------------------- renders
 _GRAY = None
+_CP = None
 
 
 def _glyph_device(target):
     """A device that draws only text, in black, onto `target`: the glyphs' own pixels."""
     m = pymupdf.mupdf
-    global _GRAY
+    global _GRAY, _CP
     if _GRAY is None:
         _GRAY = m.fz_device_gray()
+        _CP = m.fz_default_color_params.internal() if hasattr(m.fz_default_color_params, "internal") \
+            else m.fz_default_color_params
 
     class _TextOnly(m.FzDevice2):
         def __init__(self):
             super().__init__()
             self.use_virtual_fill_text()
             self.use_virtual_stroke_text()
+            self.use_virtual_clip_text()
+            self.use_virtual_pop_clip()
 
         def fill_text(self, ctx, text, ctm, cs, color, alpha, cp):
             m.ll_fz_fill_text(target.m_internal, text, ctm, _GRAY.m_internal, (0.0,), 1.0, cp)
@@ -152,6 +169,14 @@ def _glyph_device(target):
         def stroke_text(self, ctx, text, stroke, ctm, cs, color, alpha, cp):
             # (the glyphs filled: the mask marks where outlined text is, close enough)
             m.ll_fz_fill_text(target.m_internal, text, ctm, _GRAY.m_internal, (0.0,), 1.0, cp)
+
+        def clip_text(self, ctx, text, ctm, scissor):
+            # text that clips (render modes 4-7) marks its glyphs too; whether anything fills them
+            # is for the page's own pixels to say
+            m.ll_fz_fill_text(target.m_internal, text, ctm, _GRAY.m_internal, (0.0,), 1.0, _CP)
+
+        def pop_clip(self, ctx):
+            pass
 
     return _TextOnly()
 
@@ -273,6 +298,14 @@ def hidden_text(page: pymupdf.Page, textdict: dict, pictures: list[BBox], *, min
     out: list[HiddenText] = []
     for s in sus:
         share, n = _shown_share(s.bbox, shown, mask, origin, zoom)
+        if s.why == _CLIP_WHY:
+            if n and share >= min_shown_share:
+                # a clip the page fills: the headline shows, it is text to read; marked filled in the
+                # shared dict too (char_flags: the text-layer reader skips unfilled clip text)
+                s.span["alpha"] = 255
+                if s.span.get("char_flags") is not None:  # (MuPDF also calls clip text "clipped away")
+                    s.span["char_flags"] = (s.span["char_flags"] | _FILLED_FLAG) & ~_CLIPPED_FLAG
+            continue  # render mode 3 stays what it is (an OCR layer, proven or OCR'd by triage)
         if n and share >= 0.85:
             continue  # shown in full
         if n and share >= min_shown_share:
