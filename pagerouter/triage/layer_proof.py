@@ -51,6 +51,7 @@ from ..layout.paints import to_display
 _PAD_Y = 0.2
 _PAD_X = 0.6
 _PAD_X_WORD = 0.25  # a digit word's crop: less paper beside it, so less of its neighbours
+_REST_BATCH = 8  # lines read per recogniser call once the spread sample agrees
 _MAX_DIR_Y = 0.08  # a line whose direction leaves the horizontal by more (sin) is not sampled
 _FOLD = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201c": '"', "\u201d": '"', "\u201e": '"',
                        "\u2013": "-", "\u2014": "-", "\u2212": "-", "\u00ad": None})
@@ -372,7 +373,11 @@ def prove_hidden_layer(
             return Proof(False, script=script, reason=f"{unproven} characters of the hidden layer lie in lines that "
                          "cannot be cropped and read (not horizontal, or lower than hidden_layer_min_line_height_pt="
                          f"{cfg.hidden_layer_min_line_height_pt:g}), so they cannot be proven line by line")
-    phases = [sample[:slack + 1], sample[slack + 1:], rest, None]
+    # the other lines in short batches, top to bottom: a layer that lies on one line is refused at
+    # the batch holding it, not after every line is read (the page then pays for OCR as well)
+    rest.sort(key=lambda ln: (ln.bbox[1], ln.bbox[0]))
+    phases = [sample[:slack + 1], sample[slack + 1:], *(rest[i:i + _REST_BATCH] for i in range(0, len(rest), _REST_BATCH)),
+              None]
     lines: list[SampledLine] = []
     edits = chars = 0.0
     tried = 0  # sampled lines cropped and read (a crop off the page is tried, not read)

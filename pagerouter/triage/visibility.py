@@ -102,6 +102,18 @@ def _suspects(textdict: dict, pictures: list[BBox], min_contrast: int) -> list[_
                         # follows, a headline filled with colour or a picture) as it reports render
                         # mode 3; away from any picture (where OCR layers lie) its pixels decide
                         clips.append(_Span(sp, line, tuple(sp["bbox"]), _CLIP_WHY))
+    if clips and spans:
+        # invisible text over visible text (a duplicate layer, an OCR layer over a born-digital
+        # page) is not judged by pixels: culling its box culls the visible text under it too
+        vb = np.array([sp["bbox"] for _, sp, _ in spans], dtype=np.float64).reshape(-1, 4)
+        keep = []
+        for c in clips:
+            b = c.bbox
+            ix = np.clip(np.minimum(vb[:, 2], b[2]) - np.maximum(vb[:, 0], b[0]), 0, None)
+            iy = np.clip(np.minimum(vb[:, 3], b[3]) - np.maximum(vb[:, 1], b[1]), 0, None)
+            if not ((ix * iy) > 0.1 * max(1e-6, (b[2] - b[0]) * (b[3] - b[1]))).any():
+                keep.append(c)
+        clips = keep
     if not spans:
         return clips
     out: list[_Span] = []
