@@ -169,8 +169,8 @@ def render_config() -> str:
         "  max_pages: 2000",
         "```",
         "",
-        "The same fields as a JSON schema: `python -c \"from pagerouter.config import PagerouterConfig as C;"
-        " import json; print(json.dumps(C.model_json_schema(), indent=1))\"`.",
+        ("The same fields as a JSON schema: `python -c \"from pagerouter.config import PagerouterConfig as C;"
+         " import json; print(json.dumps(C.model_json_schema(), indent=1))\"`."),
         "",
     ]
     for section, field in PagerouterConfig.model_fields.items():
