@@ -158,6 +158,17 @@ def test_running_heads_and_feet_leave_the_body_and_titles_stay(name):
     assert got.k_out == 0, got.lost
 
 
+def test_running_head_with_its_page_number_below_the_band_leaves_the_body():
+    """OTSL paper (LNCS margins), one page: "Optimized Table Tokenization for Table Structure
+    Recognition" and "9" share the first row at y 91-103, deeper than the 11% band; both stayed
+    in the body. The section heading under them stays."""
+    tr = _truth("2305.03393v1-pg9_p1")
+    blocks, body, tables = _read(tr)
+    got = score_page(tr, body, tables)
+    assert got.f_out == got.f_total == 1 and got.k_out == 0
+    assert [b.role for b in blocks[:2]] == ["header", "page_number"]
+
+
 def test_doubled_single_quotes_read_as_double_quotes():
     assert reader_quotes("corporate ‘‘respectability’’, despite") == "corporate “respectability”, despite"
     assert reader_quotes("the ``pitch attitude.'' On") == "the “pitch attitude.” On"

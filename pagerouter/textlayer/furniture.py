@@ -192,6 +192,10 @@ class FurnitureModel:
         out: dict[int, Decision] = {}
         top = [ln for ln in horiz if ln.y1 <= band and ln.chars <= cfg.furniture_max_chars]
         bottom = [ln for ln in horiz if ln.y0 >= page_height - band and ln.chars <= cfg.furniture_max_chars]
+        # a page whose margins are deep sets its running head below the band: the first (last)
+        # row, when it holds a page number at one end beside the head's text and stands apart
+        top += [ln for ln in _head_row(horiz, band, page_height, body_size, True) if ln not in top]
+        bottom += [ln for ln in _head_row(horiz, band, page_height, body_size, False) if ln not in bottom]
         for group, is_top in ((top, True), (bottom, False)):
             numbers = sum(1 for ln in group if _NUMBER_ONLY.match(ln.text.strip()))
             pn_ok = numbers <= cfg.furniture_max_page_numbers
@@ -430,6 +434,29 @@ def _join_stacks(group: list[Line], is_top: bool, body_size: float, out: dict[in
                     )
                     changed = True
                     break
+
+
+def _head_row(horiz: list[Line], band: float, page_height: float, body_size: float, top: bool) -> list[Line]:
+    """The page's first (top) or last row of lines, within twice the band, when it is a running
+    head or foot with its page number: a line of text and a lone page number at the row's left
+    or right end, nothing in body-heading type, set apart from the text under (over) it by more
+    than a line space. A heading or a table row ending in a number has body text tight to it."""
+    if len(horiz) < 3:
+        return []
+    edge = min(horiz, key=lambda ln: ln.y0) if top else max(horiz, key=lambda ln: ln.y1)
+    row = sorted((m for m in horiz if abs(m.yc - edge.yc) < 0.5 * max(m.height, edge.height)), key=lambda m: m.x0)
+    inside = row[-1].y1 <= 2 * band if top else row[0].y0 >= page_height - 2 * band
+    if len(row) < 2 or not inside or any(m.size > 1.05 * body_size for m in row):
+        return []
+    ends = [m for m in (row[0], row[-1]) if is_page_number(m.text) and _NUMBER_ONLY.match(m.text.strip())]
+    if len(ends) != 1 or not any(sum(ch.isalpha() for ch in m.text) >= 3 for m in row):
+        return []
+    rest = [m for m in horiz if m not in row]
+    if top:
+        gap = min((m.y0 for m in rest if m.y0 >= edge.yc), default=page_height) - max(m.y1 for m in row)
+    else:
+        gap = min(m.y0 for m in row) - max((m.y1 for m in rest if m.y1 <= edge.yc), default=0.0)
+    return row if gap > 0.8 * max(m.height for m in row) else []
 
 
 def _apart(ln, group, em: float) -> bool:
