@@ -233,6 +233,27 @@ def test_block_parser_reads_outputs_and_indented_blocks(tmp_path):
         ("bash", ["echo hi \\\n  there"], "hi there\n"), ("bash", ["echo two"], None)]
 
 
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation but `-` and `_` dropped, spaces to `-`."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_links_between_the_pages_resolve():
+    """Every relative link of README.md and docs/*.md names a file that exists, and its #anchor a
+    heading of that file."""
+    for path in DOC_FILES:
+        text = path.read_text(encoding="utf-8")
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+://", target):
+                continue
+            file, _, anchor = target.partition("#")
+            dest = (path.parent / file).resolve() if file else path
+            assert dest.exists(), f"{path.name}: link to a missing file {target}"
+            if anchor:
+                heads = [_slug(h) for h in re.findall(r"^#+ (.+)$", dest.read_text(encoding="utf-8"), re.MULTILINE)]
+                assert anchor in heads, f"{path.name}: no heading for #{anchor} in {dest.name}"
+
+
 # --- generated pages ---------------------------------------------------------------------------
 
 def test_cli_reference_is_generated_from_the_help():
