@@ -30,6 +30,7 @@ character-weighted mean.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 import unicodedata
@@ -51,6 +52,7 @@ from ..layout.paints import to_display
 _PAD_Y = 0.2
 _PAD_X = 0.6
 _PAD_X_WORD = 0.25  # a digit word's crop: less paper beside it, so less of its neighbours
+_TOKEN = re.compile(r"\w+")
 _REST_BATCH = 8  # lines read per recogniser call once the spread sample agrees
 _MAX_DIR_Y = 0.08  # a line whose direction leaves the horizontal by more (sin) is not sampled
 _FOLD = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201c": '"', "\u201d": '"', "\u201e": '"',
@@ -278,21 +280,30 @@ def _needed(cfg: TriageConfig, lines: int) -> int:
 
 
 def _word_change(layer: str, read: str) -> bool:
-    """Whether the read puts in or takes out a word's worth of letters the layer lacks or has (a
-    "not", an "un-", another verb), beyond a recogniser's slips: an inserted or deleted run of 2+
-    letters or digits, or a replaced run whose sides differ by 2+ characters or both hold 3+.
-    "rn" read as "m" or a dropped full stop is a slip; "may" against "may not" is content."""
+    """Whether the read puts in or takes out a word the layer lacks or has (a "not", an "un-",
+    another verb), beyond a recogniser's slips. Compared word by word (NFKC, case folded): a
+    whole word of 2+ letters only on one side is a change; a word read differently is a change
+    when the two differ in length by 3+ characters (2+ when one has 5+: "lawful"/"unlawful",
+    "may"/"maynot" with the space lost) or differ in most of their letters ("covers"/"excludes").
+    "rn" read as "m", "all" read as "l", words split or joined differently are slips."""
     from difflib import SequenceMatcher
 
-    a, b = _norm(layer).casefold(), _norm(read).casefold()
+    a = _TOKEN.findall(unicodedata.normalize("NFKC", layer).translate(_FOLD).casefold())
+    b = _TOKEN.findall(unicodedata.normalize("NFKC", read).translate(_FOLD).casefold())
     for op, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if op == "equal":
             continue
-        x = sum(c.isalnum() for c in a[i1:i2])
-        y = sum(c.isalnum() for c in b[j1:j2])
-        if op in ("insert", "delete") and x + y >= 2:
+        x, y = "".join(a[i1:i2]), "".join(b[j1:j2])
+        if x == y:
+            continue  # the same letters, split or joined differently
+        if op in ("insert", "delete"):
+            if len(x) + len(y) >= 2:
+                return True
+            continue
+        diff, longer, shorter = abs(len(x) - len(y)), max(len(x), len(y)), min(len(x), len(y))
+        if diff >= 3 or (diff >= 2 and longer >= 5):
             return True
-        if op == "replace" and (abs(x - y) >= 2 or min(x, y) >= 3):
+        if shorter >= 4 and char_error_rate(x, y) * len(x) > 0.5 * longer:
             return True
     return False
 
