@@ -149,7 +149,7 @@ def test_form_code_at_the_foot_of_a_single_page_is_furniture():
 
 
 @pytest.mark.parametrize("name", ["failing_anchor_pg4_p4", "load_v_error_p2", "pdftotext_two_column_issue_p2",
-                                  "redp5110_sampled_p4", "lots_of_chem_tables_p2"])
+                                  "redp5110_sampled_p4", "lots_of_chem_tables_p2", "bws_book_ch2_p2"])
 def test_running_heads_and_feet_leave_the_body_and_titles_stay(name):
     tr = _truth(name)
     _blocks, body, tables = _read(tr)
@@ -167,6 +167,17 @@ def test_running_head_with_its_page_number_below_the_band_leaves_the_body():
     got = score_page(tr, body, tables)
     assert got.f_out == got.f_total == 1 and got.k_out == 0
     assert [b.role for b in blocks[:2]] == ["header", "page_number"]
+
+
+def test_first_page_keeps_the_title_its_later_pages_repeat_as_a_head():
+    """CASA form 101-02: "Application for RPA Operator’s Certificate (ReOC)" heads all ten
+    pages; repetition made it a header on page 1 too, where it is the form's title. The
+    repeated footers still leave the body."""
+    tr = _truth("form_on_later_pages_p1")
+    _blocks, body, tables = _read(tr)
+    got = score_page(tr, body, tables)
+    assert got.k_out == 0, got.lost
+    assert got.f_out == got.f_total == 3
 
 
 def test_doubled_single_quotes_read_as_double_quotes():

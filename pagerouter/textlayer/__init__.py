@@ -130,7 +130,7 @@ def read_text_layer(
     in_table = [ln for ln in lines if any(center_inside(ln.bbox, t.bbox, _TOL) for t in found)]
     rest = [ln for ln in lines if not any(center_inside(ln.bbox, t.bbox, _TOL) for t in found)]
     fm = furniture if furniture is not None else FurnitureModel()
-    decisions = fm.classify(rest, H, em, cfg, page_width=W)
+    decisions = fm.classify(rest, H, em, cfg, page_width=W, page_number=number)
     form.keep_in_body(rest, decisions)  # a filled field near the page edge is content, never furniture
     body_size = fm.body_size or em
     ladder = heading_ladder(fm.heading_sizes, fm.sampled_pages, fm.body_size, (ln.size for ln in lines), em, cfg)

@@ -180,7 +180,8 @@ class FurnitureModel:
         return cls(headers, footers, slots, len(sample), body, ladder, reasons)
 
     def classify(
-        self, lines: list[Line], page_height: float, body_size: float, cfg: TextLayerConfig, page_width: float = 0.0
+        self, lines: list[Line], page_height: float, body_size: float, cfg: TextLayerConfig, page_width: float = 0.0,
+        page_number: int = 0,
     ) -> dict[int, Decision]:
         """Set `role` on the lines of one page that are headers, footers or page numbers.
 
@@ -206,7 +207,8 @@ class FurnitureModel:
                         scores={"furniture": 1.0, "page_number": 1.0},
                         reasons=[f"{'top' if is_top else 'bottom'} band line matches the page-number pattern"],
                     )
-                elif self._repeated(ln, is_top, page_height, body_size, cfg) and not _table_row(ln, horiz) and (
+                elif self._repeated(ln, is_top, page_height, body_size, cfg) and not _table_row(ln, horiz) \
+                        and not (page_number == 1 and is_top and _title_type(ln, body_size)) and (
                     self.sampled_pages >= 3 or not gap_to_body(ln, horiz, is_top, band, page_height, cfg)[1]
                 ):  # (a continued table's header row repeats too: it is the table's; on two pages only, a
                     # repeated line that runs on at body leading is body text)
@@ -434,6 +436,14 @@ def _join_stacks(group: list[Line], is_top: bool, body_size: float, out: dict[in
                     )
                     changed = True
                     break
+
+
+def _title_type(ln: Line, body_size: float) -> bool:
+    """A line in a title's type with nothing of a running head's content: on a document's first
+    page, the head every later page repeats is first its title ("Application for ... Certificate"
+    over a form), and a reader keeps it there."""
+    return (ln.bold or ln.size >= 1.05 * body_size) and not content_cues(ln.text) and not is_page_number(ln.text) \
+        and sum(ch.isalpha() for ch in ln.text) >= 8
 
 
 def _head_row(horiz: list[Line], band: float, page_height: float, body_size: float, top: bool) -> list[Line]:
