@@ -158,7 +158,7 @@ def cost(repeats: int) -> None:
     with Converter(PagerouterConfig()) as conv:
         for name, pdf in cases:
             route = conv.convert(pdf, name="cost.pdf").pages[0].route
-            print(f"| {name} | {route} | {_median_ms(lambda: conv.convert(pdf, name='cost.pdf'), repeats):.1f} |")
+            print(f"| {name} | {route} | {_median_ms(lambda pdf=pdf: conv.convert(pdf, name='cost.pdf'), repeats):.1f} |")
     # a scan with a true hidden layer: triage with every line proven vs the spread sample alone vs
     # the small reader's detection and recognition of the page (what OCR would cost at least),
     # interleaved so that a busy machine slows each arm alike
