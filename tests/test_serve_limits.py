@@ -167,3 +167,27 @@ def test_timeouts_answer_504_json_and_deadline_exceeded(served):
     assert exc.value.status == "DEADLINE_EXCEEDED" and "pages not delivered" in exc.value.message
     assert 0 < len(got) < 14
     assert exc.value.status != grpc.StatusCode.OK.name
+
+
+@SERVED
+def test_the_shipped_clients_finish_every_file_the_server_first_refuses(served):
+    """Four files at once from one client over each protocol: the server admits two (the per-client
+    limit) and refuses the rest with 429 / RESOURCE_EXHAUSTED + retry-after 2 (or the queue's 503 /
+    UNAVAILABLE); the clients wait what the server asks and come back, so every file converts."""
+    from clients.http_client import PagerouterHttpClient
+
+    def over_http(i):
+        with PagerouterHttpClient(served["http"], timeout=60) as c:
+            return c.convert(served["small"], filename=f"h{i}.pdf")
+
+    def over_grpc(i):
+        with PagerouterGrpcClient(served["grpc"], timeout=60) as c:
+            return c.convert(served["small"], filename=f"g{i}.pdf")
+
+    for send in (over_http, over_grpc):
+        t0 = time.monotonic()
+        with ThreadPoolExecutor(4) as pool:
+            docs = list(pool.map(send, range(4)))
+        assert [len(d.pages) for d in docs] == [2] * 4 and all(p.status == "ok" for d in docs for p in d.pages)
+        # two of them at least were refused and waited the 2 s Retry-After before their own 2 x 0.8 s pages
+        assert time.monotonic() - t0 >= CONFIG["limits"]["retry_after_s"] + 2 * SLOW_S, send.__name__
