@@ -24,6 +24,9 @@ def test_bar_follows_the_pages_on_a_terminal_and_clears_its_line(monkeypatch):
     drawn = term.getvalue()
     assert "report.pdf" in drawn and "/3 " in drawn  # tqdm redraws at most every 0.1 s: counts may lag
     bar.close()
+    import threading
+
+    assert threading.active_count() == 1  # no tqdm monitor thread left behind (isolation forks want one thread)
     assert term.getvalue().endswith("\r")  # leave=False: the bar's line is cleared for the summary
 
 

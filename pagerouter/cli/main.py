@@ -210,7 +210,10 @@ class ProgressBar:
         if self.bar is None:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=total, desc=self.label[:30], unit="page", file=sys.stderr, leave=False,
+            class Bar(tqdm):
+                monitor_interval = 0  # no monitor thread: forking isolation workers wants a single thread
+
+            self.bar = Bar(total=total, desc=self.label[:30], unit="page", file=sys.stderr, leave=False,
                             dynamic_ncols=True)
         self.bar.update(done - self.bar.n)
 
