@@ -118,6 +118,16 @@ def test_ruled_grid_with_two_header_levels_and_row_spanning_labels():
     assert got[(2, 0, 3, 0)] == "6" and got[(3, 2, 3, 2)] == "HTML"
 
 
+def test_row_rules_over_a_blank_spreadsheet_column_split_no_cells():
+    """JAL domestic traffic (page 3): the sheet rules every row of an empty column right of the
+    table; those rules alone must not make the months' cells span rows (they came out as
+    "FY2013 FY2014" twice, F1 0.27)."""
+    tr = _truth("issue-53-example_p3")
+    _blocks, _body, tables = _read(tr)
+    want = [cells_from_truth(t["rows"]) for t in tr["tables"]]
+    assert table_counts(want, tables) == (237, 0, 0)
+
+
 def test_grid_ruled_cell_by_cell_has_its_label_column_and_boxed_header():
     """MaxLinear certificate: the row rules are drawn cell by cell (segments meeting at x 151,
     no vertical rule there) and the header row stands above the first row rule, boxed by the

@@ -569,8 +569,13 @@ def _row_spans(
         b0, b1 = row_band[r], row_band[r + 1]
         if b1 == b0 + 1 and b0 < len(bands):
             # is any rule drawn between them at all (not rows split inside one band)?
+            # (a rule over columns empty in both rows, a spreadsheet's blank column, is no evidence)
+            used = [k for k in range(ncols) if rows[r][k] or rows[r + 1][k]]
+            if not any(drawn(bands[b0], k) for k in used):
+                continue
             for c in range(ncols):
-                if not drawn(bands[b0], c) and any(drawn(bands[b0], k) for k in range(ncols)):
+                # (two values are two records whatever the rules: a label is not set as numbers)
+                if not drawn(bands[b0], c) and not all(_NUMBER.fullmatch(x) for x in (rows[r][c], rows[r + 1][c])):
                     owner[r + 1][c] = owner[r][c]
         elif b1 == b0:
             lead = next((c for c in range(ncols) if rows[r + 1][c]), ncols)
