@@ -148,6 +148,18 @@ def test_ruled_grid_with_wrapped_labels_keeps_them_in_one_row():
     assert "Liver function test abnormal, asparate aminotransferase increased, blood alkaline phosphatase increased, blood bilirubin increased" in labels
 
 
+def test_section_rows_of_a_ruled_grid_span_the_table():
+    """SmPC adverse-reaction grid: "Blood and lymphatic system disorders" and the other organ
+    classes stand in bands where no column rule is drawn; each is one cell across the four
+    columns (it was a label in the first column over three empty cells, F1 0.80)."""
+    tr = _truth("table-curves-example_p1")
+    _blocks, _body, tables = _read(tr)
+    want = [cells_from_truth(t["rows"]) for t in tr["tables"]]
+    tp, fp, fn = table_counts(want, tables)
+    assert 2 * tp / (2 * tp + fp + fn) >= 0.95
+    assert (1, 0, 1, 3, "Blood and lymphatic system disorders") in tables[0]
+
+
 def test_form_code_at_the_foot_of_a_single_page_is_furniture():
     """A child-welfare form's "DCF-F-2476-E (R. 04/2014)" footer left the body; its title stays."""
     tr = _truth("150109DSP-Milw-505-90D_p1")

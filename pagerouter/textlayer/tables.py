@@ -514,9 +514,9 @@ def build_table(
         row_spans = [(r, c, min(n, len(rows) - r)) for r, c, n in row_spans if r < len(rows)]
     region = (region[0], y0, region[2], y1)
     ncols = len(keep)
-    filled = [r for r in rows if sum(1 for c in r if c) >= 2]
-    total = sum(1 for r in rows for c in r if c)
-    if len(filled) < 2 or total < 0.4 * len(rows) * ncols:
+    # a merged cell counts once (its text stands in every column it covers)
+    distinct = [sum(1 for j, c in enumerate(r) if c and (j == 0 or r[j - 1] != c)) for r in rows]
+    if sum(1 for n in distinct if n >= 2) < 2 or sum(distinct) < 0.4 * len(rows) * ncols:
         return None
     conf = cfg.ruled_table_confidence if ruled else cfg.text_table_confidence
     # spanning cells in the top rows are group labels: the header runs down to the row under them
@@ -614,6 +614,7 @@ def _merged_bands(
         return {}
     drawn: dict[int, set[int]] = {}
     crossed: dict[int, set[int]] = {}
+    used: dict[int, set[int]] = {}  # columns holding the band's words
     bands = edges[1:-1]
     for trow in text_rows:
         yc = (min(w[1] for w in trow) + max(w[3] for w in trow)) / 2
@@ -624,13 +625,17 @@ def _merged_bands(
                            if any(abs((v[0] + v[2]) / 2 - x) <= 3 and v[1] - 1 <= ym <= v[3] + 1 for v in vsegs)}
         crossed.setdefault(band, set()).update(
             i for i, x in enumerate(cuts) for w in trow if w[0] < x - 0.1 * em and w[2] > x + 0.1 * em)
+        used.setdefault(band, set()).update(bisect.bisect_left(cuts, (w[0] + w[2]) / 2) for w in trow)
     ruled = {i for i, x in enumerate(cuts) if any(abs((v[0] + v[2]) / 2 - x) <= 3 for v in vsegs)}
     out: dict[int, list[int]] = {}
     for band, cross in crossed.items():
         drawn[band] |= set(range(len(cuts))) - ruled - cross  # a border only the row rules give
         # words across an undrawn rule, or rules drawn across some columns of the band and not
         # others (a group label's cell over its sub-columns)
-        if cross - drawn[band] or (drawn[band] & ruled and len(drawn[band]) < len(cuts)):
+        # others (a group label's cell over its sub-columns), or no column rule drawn across a
+        # band whose words keep to one column (a section label's row across the table)
+        if cross - drawn[band] or (drawn[band] & ruled and len(drawn[band]) < len(cuts)) or (
+                ruled and not drawn[band] & ruled and len(used[band]) == 1):
             groups = [0]
             for i in range(len(cuts)):
                 groups.append(groups[-1] + (1 if i in drawn[band] else 0))
