@@ -211,6 +211,13 @@ def test_every_command_is_run_or_listed():
     for b in all_blocks("bash"):
         runnable(b)
     assert [b for b in all_blocks("bash") if b.served and runnable(b)], "no served command found"
+    for path in DOC_FILES:  # a command cannot hide in a block without a language
+        opening = True
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            m = FENCE.match(line)
+            if m:
+                assert not opening or m.group(2), f"{path.name}:{n}: a code block without a language"
+                opening = not opening
 
 
 def test_the_docs_copies_of_readme_blocks_are_the_same_lines():
