@@ -62,21 +62,45 @@ def connect(address: str | None, quiet: bool):
     return ray
 
 
-def build_dataset(ray, items: list[BatchItem], skips: list[dict], staged: list, run: RunSpec, cfg, quiet: bool):
+def _small_repartition_tasks(ds, b) -> None:
+    """The streaming repartition's tasks ask what an open task asks. Ray Data gives them no
+    remote args, so each asked Ray's default task CPU (1): on nodes of 1 CPU, where the pools'
+    actors hold part of every node, no such task could ever start and the run waited forever
+    at `0/?`. `Dataset.repartition` takes no remote args (Ray 2.60), so they are set on its
+    logical operator; a Ray whose operator lacks the field keeps its default."""
+    op = ds._logical_plan.dag
+    if type(op).__name__ == "StreamingRepartition" and hasattr(op, "ray_remote_args") and not op.ray_remote_args:
+        object.__setattr__(op, "ray_remote_args", {"num_cpus": b.open_num_cpus, "max_retries": b.max_retries})
+
+
+def build_dataset(ray, items: list[BatchItem], skips: list[dict], staged: list, run: RunSpec, cfg,
+                  ray_progress: bool = False):
+    """The pipeline over `items`. `ray_progress`: Ray Data's own per-stage progress on stderr (a
+    block every 10 s when stderr is no terminal); off, the run shows only pagerouter's one bar."""
+    import logging
+
     from ray.data import ActorPoolStrategy, DataContext
 
     b = cfg.batch
     ctx = DataContext.get_current()
     ctx.max_errored_blocks = b.max_errored_blocks
-    ctx.enable_progress_bars = not quiet
+    ctx.enable_progress_bars = ray_progress
+    if not ray_progress:  # its start and end lines and the "progress bars disabled" notice too
+        logging.getLogger("ray.data").setLevel(logging.ERROR)
     jobs = [{"doc": i, "kind": "file", "payload": dump(FileJob(it.scheme, it.path, it.shown, skip, stage))}
             for i, (it, skip, stage) in enumerate(zip(items, skips, staged))]
+    # Pools: an actor lost with its node is restarted on a survivor (max_restarts=-1) and its
+    # batches retried until it is (max_task_retries=-1, Ray Data's own default). A finite count
+    # ran out within seconds: until the GCS declares the node dead, each retry fails at once with
+    # ActorUnavailableError, and every page of the batch came out `failed`. A page's own engine
+    # error never reaches Ray (the stage keeps it to the page), so only lost processes retry.
     with warnings.catch_warnings():  # max_retries & co. as plain remote args: deprecated after 2.60, not gone
         warnings.simplefilter("ignore")
         ds = ray.data.from_items(jobs, override_num_blocks=max(1, math.ceil(len(jobs) / b.files_per_open_task)))
         ds = ds.map_batches(open_files, fn_kwargs={"run": run}, batch_size=None, batch_format="pyarrow",
                             num_cpus=b.open_num_cpus, max_retries=b.max_retries)
         ds = ds.repartition(target_num_rows_per_block=1)  # every range its own block, so its own task
+        _small_repartition_tasks(ds, b)
         ds = ds.map_batches(triage_ranges, fn_kwargs={"run": run}, batch_size=1, batch_format="pyarrow",
                             num_cpus=b.triage_num_cpus, max_retries=b.max_retries, ray_remote_args_fn=_spread)
         if cfg.ocr.enabled:
@@ -87,21 +111,86 @@ def build_dataset(ray, items: list[BatchItem], skips: list[dict], staged: list, 
                 ds = ds.map_batches(stage, fn_constructor_kwargs={"run": run}, batch_size=pool.batch_size,
                                     batch_format="pyarrow", num_cpus=pool.num_cpus, num_gpus=pool.num_gpus or None,
                                     compute=ActorPoolStrategy(min_size=pool.min_size, max_size=pool.max_size),
-                                    max_restarts=-1, max_task_retries=b.max_retries)
+                                    max_restarts=-1, max_task_retries=-1)
     return ds
 
 
-def gpu_problem(ray, cfg) -> str | None:
-    """A usage error when a pool asks for more GPUs per actor than the cluster has (it would wait forever)."""
+def stage_asks(cfg) -> tuple[list[tuple[str, float, float]], list[tuple[str, float]]]:
+    """What the pipeline asks of the cluster: the actors its pools keep for the whole run
+    (name, CPUs, GPUs; `min_size` of each pool) and its CPU tasks (name, CPUs)."""
     b = cfg.batch
-    pools = {"layout": b.layout, "small_reader": b.small_reader}
-    if cfg.ocr.escalation.enabled:
-        pools["escalation"] = b.escalation
-    have = ray.cluster_resources().get("GPU", 0.0)
-    for role, pool in pools.items():
-        if cfg.ocr.enabled and pool.num_gpus > have:
-            return (f"batch.{role}.num_gpus is {pool.num_gpus:g} but the Ray cluster has {have:g} GPUs: "
+    actors: list[tuple[str, float, float]] = []
+    if cfg.ocr.enabled:
+        pools = {"layout": b.layout, "small_reader": b.small_reader}
+        if cfg.ocr.escalation.enabled:
+            pools["escalation"] = b.escalation
+        for role, pool in pools.items():
+            actors += [(f"batch.{role}", pool.num_cpus, pool.num_gpus)] * pool.min_size
+    return actors, [("batch.open_num_cpus", b.open_num_cpus), ("batch.triage_num_cpus", b.triage_num_cpus)]
+
+
+def plan_problem(nodes: list[dict], cfg) -> str | None:
+    """One line when the cluster (`nodes`: each alive node's resources, {"CPU": .., "GPU": ..})
+    cannot run the plan, None when it can. Ray Data would otherwise wait for resources that never
+    come, silently: an actor or task asking more than any one node has, or the pools' actors
+    (placed first, largest first, on the node with the most room left) leaving no node room for
+    a triage task."""
+    if not nodes:
+        return "the Ray cluster has no alive node"
+    actors, tasks = stage_asks(cfg)
+    free = [[n.get("CPU", 0.0), n.get("GPU", 0.0)] for n in nodes]
+    biggest_cpu, biggest_gpu = max(f[0] for f in free), max(f[1] for f in free)
+    for name, cpus in tasks:
+        if cpus > biggest_cpu + 1e-9:
+            return f"{name} is {cpus:g} but the largest node of the Ray cluster has {biggest_cpu:g} CPUs: its tasks would never start"
+    for name, cpus, gpus in sorted(set(actors), key=lambda a: (-a[2], -a[1])):
+        if gpus > biggest_gpu + 1e-9:
+            return (f"{name}.num_gpus is {gpus:g} but the Ray cluster's largest node has {biggest_gpu:g} GPUs: "
                     "its actors would never start")
+        if cpus > biggest_cpu + 1e-9:
+            return (f"{name}.num_cpus is {cpus:g} but the largest node of the Ray cluster has {biggest_cpu:g} CPUs: "
+                    "its actors would never start")
+    for name, cpus, gpus in sorted(actors, key=lambda a: (-a[2], -a[1])):
+        fits = [f for f in free if f[0] >= cpus - 1e-9 and f[1] >= gpus - 1e-9]
+        if not fits:
+            total = sum(n.get("CPU", 0.0) for n in nodes)
+            return (f"the pools' min_size actors ask {sum(a[1] for a in actors):g} CPUs and "
+                    f"{sum(a[2] for a in actors):g} GPUs, more than the Ray cluster's {len(nodes)} nodes hold "
+                    f"({total:g} CPUs): {name} has no room; lower batch.*.min_size or num_cpus")
+        best = max(fits, key=lambda f: (f[0], f[1]))
+        best[0] -= cpus
+        best[1] -= gpus
+    triage = max(c for _, c in tasks)
+    if max(f[0] for f in free) < triage - 1e-9:
+        return (f"the pools' actors leave no node {triage:g} CPUs for a triage task (batch.triage_num_cpus): "
+                "the run would wait forever; lower batch.*.num_cpus or min_size, or add a node")
+    return None
+
+
+def alive_nodes(ray) -> list[dict]:
+    return [n["Resources"] for n in ray.nodes() if n.get("Alive")]
+
+
+def workers_problem(ray, timeout_s: float = 120.0) -> str | None:
+    """One line when no Ray worker can run pagerouter within `timeout_s` (a node without
+    pagerouter installed restarts its workers forever, and Ray Data would wait silently)."""
+    @ray.remote(num_cpus=0, max_retries=0)
+    def probe() -> str:
+        import pagerouter
+
+        return pagerouter.__name__
+
+    ref = probe.remote()
+    try:
+        ray.get(ref, timeout=timeout_s)
+    except ray.exceptions.GetTimeoutError:
+        ray.cancel(ref, force=True)
+        return (f"no Ray worker could import pagerouter within {timeout_s:g} s: install it on every node "
+                "(cluster.yaml's setup does) or put this checkout on PYTHONPATH before `ray start`")
+    except Exception as exc:  # noqa: BLE001 - the worker's own import error, in one line
+        from .failures import one_line
+
+        return f"a Ray worker cannot import pagerouter: {one_line(exc)}"
     return None
 
 

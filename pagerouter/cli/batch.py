@@ -59,6 +59,9 @@ def add_batch_parser(sub, add_option_flags) -> None:
                    f"run re-attaches to them); 0 = never (default {DEFAULT_JOB_MB:g})")
     b.add_argument("--application", default="pagerouter", help="Serve application name (gRPC routing)")
     b.add_argument("--quiet", "-q", action="store_true", help="no progress and no summary on stderr")
+    b.add_argument("--ray-progress", action="store_true",
+                   help="with --ray, also Ray Data's own per-stage progress on stderr (a block every 10 s off a "
+                   "terminal); without it the run shows one progress bar")
     b.add_argument("--filter", action="store_true",
                    help="judge each file with the document filter first (the config's `filter` section; on even "
                    "if its `enabled` is false) and skip the rejected ones, with their reasons in the journal")
@@ -209,7 +212,15 @@ def _run_ray(args, cfg, opts: dict, items: list, output, journal_dir: Path, conf
     from ..batch.failures import one_line
     from ..batch.journal import Journal, JournalBusy, latest, read_records, skip_statuses
     from ..batch.ray_assembly import Assembler, read_staged, staging_path
-    from ..batch.ray_driver import build_dataset, connect, gpu_problem, ray_figures_line, write_manifest
+    from ..batch.ray_driver import (
+        alive_nodes,
+        build_dataset,
+        connect,
+        plan_problem,
+        ray_figures_line,
+        workers_problem,
+        write_manifest,
+    )
     from ..batch.ray_stages import RunSpec, rows_of
     from ..batch.summary import BatchProgress, format_summary, summarize
 
@@ -231,7 +242,7 @@ def _run_ray(args, cfg, opts: dict, items: list, output, journal_dir: Path, conf
     except JournalBusy as exc:
         return usage_error(str(exc))
     ray = connect(args.ray, args.quiet)
-    problem = gpu_problem(ray, cfg)
+    problem = plan_problem(alive_nodes(ray), cfg) or workers_problem(ray)
     if problem:
         ray.shutdown()
         journal.close()
@@ -252,7 +263,7 @@ def _run_ray(args, cfg, opts: dict, items: list, output, journal_dir: Path, conf
     complete = False
     try:
         if items:
-            ds = build_dataset(ray, items, skips, staged, run, cfg, args.quiet)
+            ds = build_dataset(ray, items, skips, staged, run, cfg, args.ray_progress and not args.quiet)
             for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
                 asm.take(rows_of(batch))
         complete = True
