@@ -29,7 +29,7 @@ def test_opens_pdf(tmp_path):
     assert src.page_count == 3 and src.kind == "pdf" and src.opened_with == "pymupdf"
 
 
-@pytest.mark.parametrize("fmt", ["PNG", "JPEG", "TIFF"])
+@pytest.mark.parametrize("fmt", ["PNG", "JPEG", "TIFF", "BMP", "GIF", "WEBP"])
 def test_opens_images_as_pages(tmp_path, fmt):
     img = Image.new("RGB", (300, 200), "white")
     p = tmp_path / f"a.{fmt.lower()}"
@@ -37,6 +37,25 @@ def test_opens_images_as_pages(tmp_path, fmt):
     src = open_source(p)
     assert src.kind == "image" and src.page_count == 1
     assert src.doc[0].rect.width > 0
+
+
+@pytest.mark.slow
+def test_a_webp_page_is_read_by_ocr(tmp_path):
+    """PyMuPDF's wheels cannot decode WebP: the page must still be read, not fail or come back blank."""
+    from pagerouter.convert.converter import Converter
+
+    truth = "Invoice 2417 is due on 3 March"
+    doc = pymupdf.open()
+    page = doc.new_page(width=420, height=120)
+    page.insert_text((30, 60), truth, fontsize=18)
+    pix = page.get_pixmap(dpi=200)
+    p = tmp_path / "scan.webp"
+    Image.frombytes("RGB", (pix.width, pix.height), pix.samples).save(p, "WEBP", lossless=True)
+    with Converter() as conv:
+        result = conv.convert(p)
+    (read,) = result.pages
+    assert read.status == "ok" and read.route == "ocr", (read.status, read.route, read.error)
+    assert char_error_rate(" ".join(b.text for b in read.blocks), truth) < 0.1
 
 
 def test_multipage_tiff(tmp_path):

@@ -127,10 +127,25 @@ def open_source(
             raise InputError(name, f"corrupt PDF (PyMuPDF: {_short(exc)})") from None
 
 
+def _webp_as_png(data: bytes) -> bytes:
+    """PNG bytes of a WebP's first frame. PyMuPDF's wheels carry no WebP decoder ("Failed to open
+    file as type webp"); Pillow, already a dependency, has one. An animated WebP is read as its
+    first frame: a page picture, not a document."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as im:
+        im.seek(0)
+        out = io.BytesIO()
+        im.convert("RGBA" if im.mode in ("RGBA", "LA", "P") else "RGB").save(out, "PNG")
+        return out.getvalue()
+
+
 def _open_image(name: str, data: bytes, kind: str) -> SourceDocument:
     pymupdf.TOOLS.reset_mupdf_warnings()
     img = None
     try:
+        if kind == "webp":
+            data, kind = _webp_as_png(data), "png"
         img = pymupdf.open(stream=data, filetype=kind)
         pdf = pymupdf.open("pdf", img.convert_to_pdf())
     except Exception as exc:  # noqa: BLE001 - any decoder failure is a bad input
