@@ -61,9 +61,12 @@ def check_reading(task: OcrTask, reading: Reading, cfg: ChecksConfig) -> list[Ch
     results = check_text(text, confidences=confs, weights=weights, ink=ink, expected_script=expected, cfg=cfg)
 
     lines = text_rows(task, reading.rotation, cfg) if cfg.unread_ink else []
-    if cfg.unread_ink and ts.alnum_count(text) < _LITTLE_TEXT:
-        # a reading with (almost) nothing in it: faint print the letter-row test cannot see still
-        # forms bars of grey at letter size (a degraded scan read as nothing must not say `ok`)
+    if (cfg.unread_ink and ts.alnum_count(text) < _LITTLE_TEXT and not task.text_blocks
+            and (task.decision is None or task.decision.route == "ocr")):
+        # a page read by OCR alone that came out with (almost) nothing: faint print the letter-row
+        # test cannot see still forms bars of grey at letter size (a degraded scan read as nothing
+        # must not say `ok`); a mixed page's text layer holds its text, and its lines blur into
+        # bars too
         lines += faint_text_rows(task, reading.rotation)
     # A page the layout saw only as pictures may rightly have no text: don't call it near-empty,
     # unless the page shows rows of letters (whatever the layout called them).
