@@ -160,6 +160,17 @@ def test_section_rows_of_a_ruled_grid_span_the_table():
     assert (1, 0, 1, 3, "Blood and lymphatic system disorders") in tables[0]
 
 
+def test_stacked_tables_under_their_own_captions_stay_apart():
+    """pdfplumber's mixed-strategy page: four tables of one width down the page, each under a
+    caption ("No horizontal lines"); the rules of the same extent made one table of all four
+    with the captions as rows. Each caption is text, each table its own."""
+    tr = _truth("issue-466-example_p1")
+    blocks, _body, tables = _read(tr)
+    want = [cells_from_truth(t["rows"]) for t in tr["tables"]]
+    assert len(tables) == 4 and table_counts(want, tables) == (68, 0, 0)
+    assert any(b.role != "table" and b.text == "No horizontal lines" for b in blocks)
+
+
 def test_form_code_at_the_foot_of_a_single_page_is_furniture():
     """A child-welfare form's "DCF-F-2476-E (R. 04/2014)" footer left the body; its title stays."""
     tr = _truth("150109DSP-Milw-505-90D_p1")

@@ -88,9 +88,10 @@ def rule_candidates(
             groups.append([r])
     regions: list[list[float]] = []
     for g in groups:
-        ys = _cluster([(r[1] + r[3]) / 2 for r in g], 1.5)
-        if len(ys) >= cfg.table_min_rows:
-            regions.append([min(r[0] for r in g), ys[0], max(r[2] for r in g), ys[-1]])
+        gx0, gx1 = min(r[0] for r in g), max(r[2] for r in g)
+        for ys in _split_stacked(_cluster([(r[1] + r[3]) / 2 for r in g], 1.5), lines, gx0, gx1):
+            if len(ys) >= cfg.table_min_rows:
+                regions.append([gx0, ys[0], gx1, ys[-1]])
     # adjacent column groups (cell-shaded tables) form one region
     merged = _merge_rects(regions, 3.0)
     out = []
@@ -117,6 +118,28 @@ def rule_candidates(
             y0 = min(tops)
             ys = [y0, *ys]
         out.append(((x0, y0, x1, y1), ys, xs))
+    return out
+
+
+def _split_stacked(ys: list[float], lines: list[Line], x0: float, x1: float) -> list[list[float]]:
+    """Rules of one extent stacked down the page may frame several tables ("Reference table",
+    then the next under its own caption): between two rules far apart (over 2.5 x the usual
+    gap), text that stands clear of a rule by 1.5 line heights is not a row the rules frame
+    (a table's rows hug their rules): the stack splits there."""
+    if len(ys) < 3:
+        return [ys]
+    gaps = [b - a for a, b in zip(ys, ys[1:])]
+    usual = statistics.median(gaps)
+    inside = [ln for ln in lines if ln.x0 >= x0 - 2 and ln.x1 <= x1 + 2]
+    out = [[ys[0]]]
+    for a, b in zip(ys, ys[1:]):
+        between = [ln for ln in inside if ln.y0 >= a - 1 and ln.y1 <= b + 1]
+        if b - a > 2.5 * usual and between:
+            h = statistics.median([ln.height for ln in between])
+            if min(ln.y0 for ln in between) - a >= 1.5 * h or b - max(ln.y1 for ln in between) >= 1.5 * h:
+                out.append([b])
+                continue
+        out[-1].append(b)
     return out
 
 
