@@ -10,7 +10,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from pagerouter.cli.common import EXIT_OK, EXIT_PAGES_FAILED, add_option_flags, load_cli_config, usage_error
+from pagerouter.cli.common import (
+    EXIT_OK,
+    EXIT_PAGES_FAILED,
+    add_option_flags,
+    client_error_exit,
+    load_cli_config,
+    usage_error,
+)
 
 DEFAULT_TIMEOUT_S = 600.0
 BULK_TIMEOUT_S = 3600.0  # a bulk request may hold pages for the tier's bulk bound (default 900 s) each
@@ -124,10 +131,10 @@ def cmd_client_convert(args) -> int:
             doc = client.convert_streamed(args.input, **kw) if args.stream else client.convert(args.input, **kw)
     except PagerouterClientError as exc:
         if exc.code in ("bad_input", "bad_pages", "bad_request"):
-            return usage_error(exc.message.replace(_API_PASSWORD_HINT, "(--password)"))
-        return usage_error(str(exc))
+            return client_error_exit(exc, exc.message.replace(_API_PASSWORD_HINT, "(--password)"))
+        return client_error_exit(exc)
     except Exception as exc:  # noqa: BLE001 - connection refused, timeouts: one line, no traceback
-        return usage_error(f"cannot reach the server: {type(exc).__name__}: {str(exc)[:200]}")
+        return client_error_exit(exc, f"cannot reach the server: {type(exc).__name__}: {str(exc)[:200]}")
     code = EXIT_OK
     for p in doc.pages:
         if p.status == "failed":

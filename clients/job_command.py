@@ -9,7 +9,14 @@ import json
 import sys
 from pathlib import Path
 
-from pagerouter.cli.common import EXIT_OK, EXIT_PAGES_FAILED, add_option_flags, load_cli_config, usage_error
+from pagerouter.cli.common import (
+    EXIT_OK,
+    EXIT_PAGES_FAILED,
+    add_option_flags,
+    client_error_exit,
+    load_cli_config,
+    usage_error,
+)
 
 
 def add_job_command(csub) -> None:
@@ -65,12 +72,14 @@ def cmd_client_job(args) -> int:
                 return EXIT_OK if status.state == "done" else EXIT_PAGES_FAILED
             result = client.job_result(args.target)
     except PagerouterClientError as exc:
-        return usage_error(str(exc))
+        return client_error_exit(exc)
     except Exception as exc:  # noqa: BLE001 - connection refused, timeouts: one line, no traceback
-        return usage_error(f"cannot reach the server: {type(exc).__name__}: {str(exc)[:200]}")
+        return client_error_exit(exc, f"cannot reach the server: {type(exc).__name__}: {str(exc)[:200]}")
     s = result.status
     if result.document is None:
-        return usage_error(f"job {s.id} is {s.state}: no pages yet" + (f" ({s.errors[0]})" if s.errors else ""))
+        print(f"pagerouter: error: job {s.id} is {s.state}: no pages yet" + (f" ({s.errors[0]})" if s.errors else ""),
+              file=sys.stderr)
+        return EXIT_PAGES_FAILED
     if result.partial:
         print(f"pagerouter: warning: job {s.id} is {s.state}: partial result, "
               f"{len(result.document.pages)}/{s.pages_total or '?'} pages", file=sys.stderr)

@@ -91,7 +91,7 @@ def test_exit_codes_input_usage_internal(hello_pdf, tmp_path, monkeypatch, capsy
 def test_help_documents_the_exit_codes_main_returns():
     text = cli.build_parser().format_help()
     codes = dict(re.findall(r"^  (\d+)\s+(\S+)", text.split("exit codes:")[1], flags=re.MULTILINE))
-    assert codes == {"0": "every", "1": "input", "2": "usage", "3": "internal", "130": "interrupted"}
+    assert codes == {"0": "every", "1": "input", "2": "usage", "3": "internal", "4": "client", "130": "interrupted"}
     assert (EXIT_INPUT, EXIT_USAGE, EXIT_INTERNAL, cli.EXIT_INTERRUPTED) == (1, 2, 3, 130)
     convert_help = _subparser(cli.build_parser(), "convert").format_help()
     assert "exit codes:" in convert_help and "- reads one document from stdin" in " ".join(convert_help.split())

@@ -50,7 +50,7 @@ def test_client_convert_waits_for_a_busy_server(pdf, capsys):
 def test_client_gives_up_with_max_attempts_naming_the_status(pdf, capsys):
     plan = Plan({"POST /v1/convert": [(503, "overloaded", "0")] * 3})
     with FakeBusyHttpServer(plan) as url:
-        assert main(["client", "convert", str(pdf), "--endpoint", url, "--max-attempts", "2"]) == 2
+        assert main(["client", "convert", str(pdf), "--endpoint", url, "--max-attempts", "2"]) == 4  # EXIT_SERVER
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "gave up after 2 attempts" in err[0] and "last answer: 503 overloaded" in err[0]
     assert len(plan.arrivals("POST /v1/convert", str(pdf))) == 2

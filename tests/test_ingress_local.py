@@ -249,4 +249,4 @@ def test_client_convert_reports_unreachable_server(mixed_pdf):
     r = subprocess.run([sys.executable, "-m", "pagerouter.cli.main", "client", "convert", str(mixed_pdf), "--url",
                         f"http://127.0.0.1:{port}", "--timeout", "5"], cwd=REPO, capture_output=True, text=True,
                        timeout=60)
-    assert r.returncode == 2 and "cannot reach the server" in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 4 and "cannot reach the server" in r.stderr and "Traceback" not in r.stderr  # EXIT_SERVER

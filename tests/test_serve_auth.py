@@ -262,9 +262,9 @@ def test_client_cli_sends_the_key_from_the_environment(served):
         ok = _client_cli(pdf, *where, key=KEY)
         assert ok.returncode == 0 and "Only authorised callers" in ok.stdout, ok.stderr
         denied = _client_cli(pdf, *where, key=None)
-        assert denied.returncode == 2 and "unauthorized" in denied.stderr and "cannot reach" not in denied.stderr
+        assert denied.returncode == 4 and "unauthorized" in denied.stderr and "cannot reach" not in denied.stderr
     locked = _client_cli(str(served["encrypted"]), "--url", served["http"], key=KEY)
-    assert locked.returncode == 2 and "(--password)" in locked.stderr, locked.stderr
+    assert locked.returncode == 1 and "(--password)" in locked.stderr, locked.stderr  # an input error
 
 
 @SERVED

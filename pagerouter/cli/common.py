@@ -15,6 +15,9 @@ or its output could not be written. The run goes on with the other inputs."""
 EXIT_INTERNAL = 3
 """A bug or an unexpected failure (a one-line error; PAGEROUTER_DEBUG=1 shows the traceback),
 told apart from usage errors so a script can tell "fix the command" from "report this"."""
+EXIT_SERVER = 4
+"""`client`/`job`: the server could not be reached, refused the caller (API key) or stayed busy
+past the retries; neither the command nor the input is at fault, so a script may retry later."""
 EXIT_INTERRUPTED = 130
 
 EXIT_CODES_HELP = """exit codes:
@@ -23,6 +26,7 @@ EXIT_CODES_HELP = """exit codes:
        with status `failed` and the error), or an output could not be written
   2    usage errors: bad flags or values, a bad --config, a command whose extra is not installed
   3    internal error: a bug or an unexpected failure (PAGEROUTER_DEBUG=1 shows the traceback)
+  4    client commands: the server could not be reached, refused the API key, or stayed busy
   130  interrupted (Ctrl-C)"""
 
 # A package only an extra installs (its import name's top level) -> that extra (pyproject.toml's
@@ -143,3 +147,15 @@ def option_problem(exc: Exception) -> str:
     """An option error worded with the flags' names."""
     return (str(exc).replace("languages", "--lang").replace("images", "--embed-images")
             .replace("escalation_wait_s", "--escalation-wait-s"))
+
+
+def client_error_exit(exc: BaseException, message: str | None = None) -> int:
+    """The exit code and one stderr line for a failed call to a server (`client`, `job`): the
+    server's own verdict on the request (bad flags or an unknown job id 2, a bad input 1), else
+    EXIT_SERVER."""
+    code = getattr(exc, "code", None)
+    text = message or str(exc)
+    if code in ("bad_request", "not_found"):
+        return usage_error(text)
+    print(f"pagerouter: error: {text}", file=sys.stderr)
+    return EXIT_INPUT if code in ("bad_input", "bad_pages", "too_many_pages", "too_large") else EXIT_SERVER
