@@ -135,7 +135,8 @@ class FormField(_Model):
 class Block(_Model):
     """One piece of page content with full provenance."""
 
-    text: str = Field(description="Text in Markdown-ready form (a table block holds a Markdown table).")
+    text: str = Field(description="The text as read, raw: the Markdown writer escapes it (pagerouter.render.escape; "
+                      "`unescape` reverses it). A table block holds a light GFM table of its cells.")
     role: Role = Field(description="What the block is on the page.")
     bbox: tuple[float, float, float, float] = Field(
         description="(x0, y0, x1, y1) in PDF points, origin top-left of the displayed page, y down."
