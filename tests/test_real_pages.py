@@ -213,6 +213,18 @@ def test_first_page_keeps_the_title_its_later_pages_repeat_as_a_head():
     assert got.f_out == got.f_total == 3
 
 
+def test_disclaimer_under_the_page_number_is_footer():
+    """MaxLinear certificate: a four-line 6 pt disclaimer set under "Page 1 of 6" stayed in the
+    body (its lines are too long for the band's line limit); the title and date stay."""
+    tr = _truth("lots_of_sci_tables_p1")
+    blocks, body, tables = _read(tr)
+    got = score_page(tr, body, tables)
+    assert got.k_out == 0, got.lost
+    assert "good faith" not in body and got.f_out >= 6
+    foot = [b for b in blocks if b.text.startswith("This Information is given in good faith")]
+    assert foot and foot[0].role == "footer"
+
+
 def test_doubled_single_quotes_read_as_double_quotes():
     assert reader_quotes("corporate ‘‘respectability’’, despite") == "corporate “respectability”, despite"
     assert reader_quotes("the ``pitch attitude.'' On") == "the “pitch attitude.” On"

@@ -231,6 +231,8 @@ class FurnitureModel:
                                  f"{'top' if is_top else 'bottom'} band on >= {cfg.furniture_min_share:g} of "
                                  f"{self.sampled_pages} sampled pages, its words changing from page to page"],
                     )
+            if not is_top:
+                _below_page_number(group, horiz, page_height - band, body_size, out)
             if len(group) > cfg.furniture_max_band_lines:
                 continue  # a map, an axis, a table reaching the band: only repetition decides there
             # a letter's greeting, closing or signature block in the band: nothing in it is furniture by its
@@ -436,6 +438,23 @@ def _join_stacks(group: list[Line], is_top: bool, body_size: float, out: dict[in
                     )
                     changed = True
                     break
+
+
+def _below_page_number(group: list[Line], horiz: list[Line], band_top: float, body_size: float,
+                       out: dict[int, Decision]) -> None:
+    """Small type set under the page number at the foot of the page (a disclaimer, a legal
+    line, however long) is in the footer: footnotes stand above the page number, never under."""
+    pns = [ln for ln in group if ln.role == "page_number"]
+    if not pns:
+        return
+    floor = max(ln.y1 for ln in pns)
+    for ln in horiz:
+        if ln.role is None and ln.y0 >= floor - 0.2 * ln.height and ln.y0 >= band_top and ln.size <= 0.9 * body_size:
+            ln.role = "footer"
+            out[id(ln)] = Decision(
+                scores={"furniture": 1.0, "below_page_number": 1.0},
+                reasons=[f"{ln.size:g} pt type (body {body_size:g} pt) under the page number at the page foot"],
+            )
 
 
 def _title_type(ln: Line, body_size: float) -> bool:
