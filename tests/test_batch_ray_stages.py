@@ -301,6 +301,9 @@ def test_an_escalated_page_is_converted_once_in_the_pools(tmp_path, monkeypatch)
         table_of([Row(0, "file", dump(FileJob("", str(tmp_path / "scan.pdf"), "scan.pdf", {})))]), run))), run))
     ocr_rows = [r for r in triaged if r.kind == "ocr"]
     assert len(ocr_rows) == 1
+    # the triage task's own convert_pages (its text-layer pages' way out) never sees an OCR page
+    assert counts == {"convert_pages": 1, "check_reading": 0}
+    counts["convert_pages"] = 0
     rows = rows_of(ReaderStage(run)(LayoutStage(run)(table_of(ocr_rows))))
     assert [r.kind for r in rows] == ["escalate"] and counts == {"convert_pages": 0, "check_reading": 1}
     rows = rows_of(EscalationStage(run)(table_of(rows)))
