@@ -1,7 +1,7 @@
 """`pagerouter batch --ray` on a real loopback Ray cluster (tests/ray_cluster.py): throughput
 against `--local` and `--endpoint`, and a fuzz run of broken files (a benchmark, not a test).
 
-    python benchmarks/bench_batch_ray.py throughput [--docs 10] [--pages 8] [--scans 4] [--modes local,endpoint,ray]
+    python benchmarks/bench_batch_ray.py throughput [--docs 10] [--pages 8] [--scans 4] [--modes local,endpoint,ray|ray1]
     python benchmarks/bench_batch_ray.py fuzz [--n 10000] [--seed 1] [--out DIR]
 
 throughput: one generated corpus (`--docs` born-digital files of `--pages` pages with running
@@ -12,7 +12,8 @@ heads, plus one file of `--scans` scanned pages), the same machine, one mode aft
             second worker node (another 2): `pagerouter batch --ray ADDRESS`
 and prints pages/s, CPU-seconds per page (every process of the mode: the batch process and its
 children, the server's or the cluster's whole process trees) and the time to the first output
-file. All nodes share this machine's cores, so the one-vs-two-node figure is a ratio on shared
+file; for `--ray` also its ratios to `--local` and Ray's framework cost per page (the mode's
+CPU less what the stages measured inside themselves). `ray1` runs only the one-worker cluster. All nodes share this machine's cores, so the one-vs-two-node figure is a ratio on shared
 cores, not a scaling measurement.
 
 fuzz: `--n` inputs mutated from real PDFs (the first two pages of each file of the shared
@@ -128,20 +129,40 @@ def throughput(args) -> int:
     if "endpoint" in modes:
         rows["endpoint (--jobs 2)"] = _endpoint(work, base, cfg)
         print("endpoint", rows["endpoint (--jobs 2)"], flush=True)
-    if "ray" in modes:
+    if "ray" in modes or "ray1" in modes:
         with RayStartCluster(head_cpus=1, workers=[2]) as c:
             roots = lambda: [p.pid for p in [c.head, *c.workers] if p is not None]  # noqa: E731
             rows["ray, 1 worker node"] = timed_batch([*base, "-o", str(work / "ray1"), "--ray", c.address],
                                                      work / "ray1", roots())
             print("ray1", rows["ray, 1 worker node"], flush=True)
+            if "ray" not in modes:
+                return _table(rows, n, work)
             c.add_worker(2)
             c.wait_nodes(3)
             rows["ray, 2 worker nodes"] = timed_batch([*base, "-o", str(work / "ray2"), "--ray", c.address],
                                                       work / "ray2", roots())
             print("ray2", rows["ray, 2 worker nodes"], flush=True)
+    return _table(rows, n, work)
+
+
+def _table(rows: dict[str, dict], n: int, work: Path) -> int:
     print(f"\n| mode | wall s | pages/s | CPU-s/page | first output s |\n|---|---|---|---|---|")
     for name, r in rows.items():
         print(f"| {name} | {r['wall_s']:.1f} | {n / r['wall_s']:.2f} | {r['cpu_s'] / n:.3f} | {r['first_output_s']:.1f} |")
+    local = rows.get("local (--jobs 2)")
+    for name, r in rows.items():
+        if not name.startswith("ray"):
+            continue
+        out = work / ("ray1" if "1 worker" in name else "ray2")
+        summary = json.loads((out / "pagerouter-batch.summary.json").read_text())
+        # Ray's own cost: all the cluster's and the driver's CPU less what the stages measured
+        # inside themselves (open to Markdown, isolation workers included), per page
+        framework_ms = (r["cpu_s"] - summary["cpu_seconds"]) / n * 1000
+        line = f"{name}: framework {framework_ms:.1f} CPU-ms/page (stages {summary['cpu_seconds'] / n * 1000:.1f})"
+        if local is not None:
+            line += (f"; vs --local: {r['cpu_s'] / local['cpu_s']:.2f}x the CPU-s/page, "
+                     f"{local['wall_s'] / r['wall_s']:.2f}x the pages/s")
+        print(line)
     if "ray, 1 worker node" in rows and "ray, 2 worker nodes" in rows:
         ratio = rows["ray, 1 worker node"]["wall_s"] / rows["ray, 2 worker nodes"]["wall_s"]
         print(f"\ntwo worker nodes / one: {ratio:.2f}x the pages/s (all nodes share this machine's "
