@@ -99,3 +99,101 @@ def test_spans_and_form_fields_cross_the_wire_unchanged():
     for b in (table, form, plain):
         assert block_from_proto(block_to_proto(b)) == b
     assert block_from_proto(block_to_proto(plain)).spans is None
+
+
+class _GridFromHtml:
+    """What an HTML reader takes from a table: the grid of positions, a merged cell's text in
+    every position its rowspan/colspan covers (the browser's table model)."""
+
+    def __init__(self, html: str):
+        from html.parser import HTMLParser
+
+        self.grid: dict[tuple[int, int], str] = {}
+        self.spans: list[tuple[int, int, int, int]] = []
+        outer = self
+
+        class P(HTMLParser):
+            def __init__(self):
+                super().__init__()
+                self.row, self.col, self.cell = -1, 0, None
+
+            def handle_starttag(self, tag, attrs):
+                a = dict(attrs)
+                if tag == "tr":
+                    self.row, self.col = self.row + 1, 0
+                elif tag in ("td", "th"):
+                    while (self.row, self.col) in outer.grid:
+                        self.col += 1
+                    self.cell = [int(a.get("rowspan", 1)), int(a.get("colspan", 1)), ""]
+
+            def handle_data(self, data):
+                if self.cell is not None:
+                    self.cell[2] += data
+
+            def handle_endtag(self, tag):
+                if tag in ("td", "th") and self.cell is not None:
+                    rs, cs, text = self.cell
+                    if (rs, cs) != (1, 1):
+                        outer.spans.append((self.row, self.col, rs, cs))
+                    for i in range(rs):
+                        for j in range(cs):
+                            outer.grid[(self.row + i, self.col + j)] = text
+                    self.col += cs
+                    self.cell = None
+
+        P().feed(html)
+
+    def rows(self) -> list[list[str]]:
+        nr = 1 + max(r for r, _c in self.grid)
+        nc = 1 + max(c for _r, c in self.grid)
+        return [[self.grid.get((r, c), "<missing>") for c in range(nc)] for r in range(nr)]
+
+
+# a ruled grid with a group label over two sub-columns and a label cell drawn over two rows
+SPANNED = [
+    ["Segment", "2024", "2024", "2023"],
+    ["Segment", "Q1", "Q2", "Q4"],
+    ["North", "10", "11", "12"],
+    ["North", "13", "14", "15"],
+    ["South", "16", "17", "18"],
+]
+SPANNED_SPANS = [(0, 0, 2, 1), (0, 1, 1, 2), (2, 0, 2, 1)]
+
+
+def test_html_writes_row_spans_and_reads_back_to_the_same_grid():
+    from pagerouter.render.table_markdown import cells_to_html
+
+    html = cells_to_html(SPANNED, 2, SPANNED_SPANS)
+    got = _GridFromHtml(html)
+    assert got.rows() == SPANNED
+    assert sorted(got.spans) == sorted(SPANNED_SPANS)
+    assert '<td rowspan="2">North</td>' in html.splitlines()[html.splitlines().index("<tbody>") + 1]
+
+
+def test_html_spans_past_the_grid_or_overlapping_are_clipped_and_every_row_stays_full():
+    from pagerouter.render.table_markdown import cells_to_html
+
+    # (4, 0, 5, 1) runs past the last row (one position left: no span); (3, 0, 1, 2) overlaps
+    # (2, 0, 2, 1); (1, 3, 2, 1) crosses from the header rows into the body
+    spans = [(2, 0, 2, 1), (3, 0, 1, 2), (4, 0, 5, 1), (1, 3, 2, 1)]
+    got = _GridFromHtml(cells_to_html(SPANNED, 2, spans))
+    assert got.rows() == [
+        ["Segment", "2024", "2024", "2023"],
+        ["Segment", "Q1", "Q2", "Q4"],
+        ["North", "10", "11", "12"],
+        ["North", "13", "14", "15"],
+        ["South", "16", "17", "18"],
+    ]
+    assert sorted(got.spans) == [(2, 0, 2, 1)]
+
+
+def test_text_layer_table_writes_its_row_spans_in_html_and_repeats_them_in_gfm():
+    t = Table((0, 0, 100, 100), [list(r) for r in SPANNED], 1.0, True, header_rows=2, html_header=True,
+              row_spans=[(0, 0, 2, 1), (2, 0, 2, 1)])
+    assert t.spans == [(0, 0, 2, 1), (0, 1, 1, 2), (2, 0, 2, 1)]
+    got = _GridFromHtml(t.markdown())
+    assert got.rows() == SPANNED
+    assert sorted(got.spans) == t.spans
+    # the GFM form is unchanged: one row per grid row, the merged text repeated
+    t.html_header = False
+    assert [_parse_gfm_row(r) for r in t.markdown().splitlines() if not r.startswith("| ---")] == SPANNED

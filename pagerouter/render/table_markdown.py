@@ -7,8 +7,8 @@ whichever route read the page. Pure stdlib.
 Spanning cells: a grid of cells repeats a spanning cell's text in every column it covers (a
 group label "Fiscal 2024" over "Q1 Q2" stands in both columns). The GFM writer keeps that
 repetition (a GFM table has no spans: each column still names its group); the HTML writer,
-used for tables with several header rows, writes the cell once with `colspan`, and the JSON
-block lists it in `spans` (`header_spans`)."""
+used for tables with several header rows, writes the cell once with `colspan` (and `rowspan`
+for a cell a ruled grid draws over several rows), and the JSON block lists it in `spans`."""
 
 from __future__ import annotations
 
@@ -67,30 +67,57 @@ def header_spans(cells: Sequence[Sequence[str | None]], header_rows: int = 1) ->
     return out
 
 
-def cells_to_html(cells: Sequence[Sequence[str | None]], header_rows: int = 1) -> str:
+def cells_to_html(
+    cells: Sequence[Sequence[str | None]],
+    header_rows: int = 1,
+    spans: Sequence[tuple[int, int, int, int]] | None = None,
+) -> str:
     """An HTML table for a grid whose first `header_rows` rows are headers.
 
-    A spanning header cell (`header_spans`) is written once with its `colspan`; body cells
-    are written one per column."""
+    `spans` lists merged cells as (row, col, rowspan, colspan) of their top-left position (the
+    JSON block's `spans`); without it the spanning header cells are `header_spans`. A merged
+    cell is written once, at its top-left position, with `rowspan`/`colspan`; the positions it
+    covers are written as nothing (the grid repeats its text there). A span that runs past the
+    grid, or into a position another span already covers, is clipped or dropped, so the table
+    always has `ncols` positions per row."""
     if not cells:
         return ""
     ncols = max(len(r) for r in cells)
     rows = [[*r, *[""] * (ncols - len(r))] for r in cells]
-    spans = {(i, j): cs for i, j, _rs, cs in header_spans(rows, header_rows)}
+    todo = header_spans(rows, header_rows) if spans is None else spans
+    start: dict[tuple[int, int], tuple[int, int]] = {}
+    covered: set[tuple[int, int]] = set()
+    for r, c, rs, cs in sorted(todo):
+        rs, cs = min(rs, len(rows) - r), min(cs, ncols - c)
+        if r < 0 or c < 0 or rs < 1 or cs < 1 or (rs, cs) == (1, 1):
+            continue
+        area = {(r + i, c + j) for i in range(rs) for j in range(cs)}
+        if area & covered or any(p in start for p in area):
+            continue  # overlaps a span already placed: keep the first
+        # a row span may not cross the header/body boundary (<thead> and <tbody> are apart)
+        if r < header_rows < r + rs:
+            rs = header_rows - r
+            area = {(r + i, c + j) for i in range(rs) for j in range(cs)}
+            if (rs, cs) == (1, 1):
+                continue
+        start[(r, c)] = (rs, cs)
+        covered |= area - {(r, c)}
+
+    def tr(i: int, tag: str) -> str:
+        out = []
+        for j, text in enumerate(rows[i]):
+            if (i, j) in covered:
+                continue
+            rs, cs = start.get((i, j), (1, 1))
+            attrs = (f' rowspan="{rs}"' if rs > 1 else "") + (f' colspan="{cs}"' if cs > 1 else "")
+            out.append(f"<{tag}{attrs}>{_html(text)}</{tag}>")
+        return "<tr>" + "".join(out) + "</tr>"
+
     out = ["<table>", "<thead>"]
-    for i, row in enumerate(rows[:header_rows]):
-        tds: list[str] = []
-        j = 0
-        while j < ncols:
-            k = j + spans.get((i, j), 1)
-            span = f' colspan="{k - j}"' if k - j > 1 else ""
-            tds.append(f"<th{span}>{_html(row[j])}</th>")
-            j = k
-        out.append("<tr>" + "".join(tds) + "</tr>")
+    out += [tr(i, "th") for i in range(min(header_rows, len(rows)))]
     out.append("</thead>")
     out.append("<tbody>")
-    for row in rows[header_rows:]:
-        out.append("<tr>" + "".join(f"<td>{_html(c)}</td>" for c in row) + "</tr>")
+    out += [tr(i, "td") for i in range(header_rows, len(rows))]
     out.append("</tbody>")
     out.append("</table>")
     return "\n".join(out)

@@ -66,7 +66,7 @@ class Table:
 
     def markdown(self) -> str:
         if self.header_rows > 1 and self.html_header:
-            return cells_to_html(self.cells, self.header_rows)
+            return cells_to_html(self.cells, self.header_rows, self.spans or [])
         return cells_to_markdown(self.cells)
 
 
