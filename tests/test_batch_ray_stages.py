@@ -347,12 +347,50 @@ def test_a_pool_stage_closes_its_engines(monkeypatch):
     run = RunSpec(cfg.model_dump_json(), None, None, "auto", (), False, 900.0, "bulk wait", False, 2)
     fakes = _fake_engines(monkeypatch)
     stage = ReaderStage(run)
+    assert stage.engine is fakes["small_reader"]  # loaded by its first page, not by the actor's start
     stage.close()
     assert fakes["small_reader"].closed == 1
     stage = EscalationStage(run)
+    assert stage.engine is fakes["escalation"]
     del stage
     gc.collect()
     assert fakes["escalation"].closed == 1
+
+
+def test_a_pool_actor_passes_born_digital_rows_without_loading_its_engine(monkeypatch):
+    """Every row passes every pool: rows of finished pages go through an actor that has not
+    loaded its model (the first output of a born-digital file no longer waits for the models)."""
+    from pagerouter.flow import engines
+
+    cfg = PagerouterConfig()
+    run = RunSpec(cfg.model_dump_json(), None, None, "auto", (), False, 900.0, "bulk wait", False, 2)
+    built = []
+    monkeypatch.setattr(engines, "build_engine", lambda role, cfg: built.append(role))
+    rows = [Row(0, "pages", dump("a finished range")), Row(1, "docs", dump(["a skipped file"]))]
+    for stage in (LayoutStage(run), ReaderStage(run), EscalationStage(run)):
+        assert [(r.doc, r.kind, r.obj) for r in rows_of(stage(table_of(rows)))] == [(r.doc, r.kind, r.obj) for r in rows]
+    assert built == []
+
+
+def test_an_engine_that_cannot_load_fails_its_pages_with_the_reason(tmp_path, monkeypatch):
+    """As in convert: the page comes out failed, naming file, page and the engine's error."""
+    from pagerouter.bench.synth import add_scanned_page
+    from pagerouter.flow import engines
+
+    d = pymupdf.open()
+    add_scanned_page(d, ["A scanned page."])
+    d.save(tmp_path / "scan.pdf")
+    cfg = PagerouterConfig.model_validate({"isolation": {"enabled": False}})
+    run = RunSpec(cfg.model_dump_json(), None, None, "auto", (), False, 900.0, "bulk wait", False, 2)
+
+    def broken(role, cfg):
+        raise RuntimeError("model file missing")
+    monkeypatch.setattr(engines, "build_engine", broken)
+    triaged = rows_of(triage_ranges(table_of(rows_of(open_files(
+        table_of([Row(0, "file", dump(FileJob("", str(tmp_path / "scan.pdf"), "scan.pdf", {})))]), run))), run))
+    rows = rows_of(LayoutStage(run)(table_of([r for r in triaged if r.kind == "ocr"])))
+    (page, _), = rows[0].obj.pages
+    assert page.status == "failed" and "scan.pdf" in page.error and "model file missing" in page.error
 
 
 def test_a_process_closes_its_cached_isolation_pools_at_exit(monkeypatch):

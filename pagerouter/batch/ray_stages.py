@@ -403,9 +403,19 @@ class _PoolStage:
 
         self.run, self.cfg = run, _cfg(run)
         self.engines = EngineSet(self.cfg.ocr)
-        self.engine = self.engines.get(self.role)  # an actor counts as up once its model is loaded
-        self.label = (self.role, self.engine.name, self.engine.version)
         self.gpus = run.gpus.get(self.role, 0.0)
+
+    # The engine loads on the first page this actor works on, not when the actor starts: every
+    # row passes every pool, born-digital ones included, and an actor that loaded its model
+    # first held them all back (the first output of a born-digital file waited for the three
+    # pools' models, 28 s on this machine).
+    @property
+    def engine(self):
+        return self.engines.get(self.role)
+
+    @property
+    def label(self) -> tuple[str, str, str]:
+        return (self.role, self.engine.name, self.engine.version)
 
     def close(self) -> None:
         """Close this actor's engines (a VLM engine stops its vLLM processes here, before
@@ -428,7 +438,12 @@ class _PoolStage:
             return table_of(rows)
         items = [rows[i].obj for i in mine]
         with _Meter() as m:
-            done = self.work(items)
+            try:
+                self.engine  # noqa: B018 - loads it: an engine that cannot load fails these pages, as in convert
+            except Exception as exc:  # noqa: BLE001 - its reason goes to each page
+                done = [self._engine_failed(w, exc) for w in items]
+            else:
+                done = self.work(items)
         for w in items:
             w.cpu_s += m.cpu / len(items)
             w.gpu_s += m.wall * self.gpus / len(items)
@@ -438,6 +453,17 @@ class _PoolStage:
 
     def work(self, items: list[OcrWork]) -> list[tuple[str, object]]:
         raise NotImplementedError
+
+    def _engine_failed(self, w: OcrWork, exc: Exception) -> tuple[str, PagesOut]:
+        """The page as `convert_pages` leaves an OCR page whose flow raised: what it already has
+        (a mixed page's text layer, its flags), status failed, the one-line error."""
+        from pagerouter.flow.page_status import failed_page
+        from pagerouter.render.output import clean_model
+
+        page = w.outcome.page
+        page.status = "failed"
+        page.error = failed_page(w.name, page.number, "OCR", exc).error
+        return self._done(w, clean_model(page))
 
     async def _page(self, w: OcrWork, calls, flow):
         """The page through `pipeline.convert_pages`, as the Converter runs it, with `flow` the
