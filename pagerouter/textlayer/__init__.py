@@ -50,7 +50,15 @@ from .hyphen import join_lines, page_vocabulary
 from .lines import Line, extract_lines, merge_fragments
 from .native import prefer_native
 from .roles import Para, assign_roles, attach_captions, group_paragraphs, list_marker
-from .tables import Table, build_table, column_candidates, rule_candidates, side_by_side_candidates, text_candidates
+from .tables import (
+    Table,
+    build_table,
+    column_candidates,
+    rule_candidates,
+    rules_short_of_rows,
+    side_by_side_candidates,
+    text_candidates,
+)
 
 __all__ = [
     "FurnitureModel",
@@ -122,11 +130,15 @@ def read_text_layer(
     g = read_graphics(page, rot, cfg, textdict, size=(W, H))
     # ruled tables first: their rows may reach into the header/footer bands
     found: list[Table] = []
+    short: list[Table] = []  # tables cut at rules drawn short of their rows (see above)
     if cfg.detect_tables:
         for region, ys, xs in rule_candidates(g.hrules, g.vrules, lines, cfg, H):
             tab = build_table(page, region, ys, xs, cfg, em, derot, rot, ruled=True, vsegs=g.vrules, hsegs=g.hrules)
-            if tab is not None:
-                found.append(tab)
+            if tab is None:
+                continue
+            # rules over the value columns only (a statement's group underline and total rules):
+            # the aligned text around them is the table; this one stands only if none is found
+            (short if rules_short_of_rows(region, xs, lines, cfg) else found).append(tab)
     in_table = [ln for ln in lines if any(center_inside(ln.bbox, t.bbox, _TOL) for t in found)]
     rest = [ln for ln in lines if not any(center_inside(ln.bbox, t.bbox, _TOL) for t in found)]
     fm = furniture if furniture is not None else FurnitureModel()
@@ -151,6 +163,7 @@ def read_text_layer(
             tab = build_table(page, region, [], [], cfg, em, derot, rot, ruled=False)
             if tab is not None:
                 found.append(tab)
+        found += [t for t in short if not any(overlap_share(t.bbox, f.bbox) > 0.3 for f in found)]
     atoms: list[_Atom] = [_Atom(t.bbox, "table", t) for t in found]
     table_boxes = [t.bbox for t in found]
     if table_boxes:

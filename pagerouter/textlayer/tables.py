@@ -121,6 +121,28 @@ def rule_candidates(
     return out
 
 
+def rules_short_of_rows(region: BBox, col_xs: list[float], lines: list[Line], cfg: TextLayerConfig) -> bool:
+    """Rules drawn over the value columns only, the rows running on beside them: a financial
+    statement underlines its column group label and rules its totals across the numbers, while
+    the label column to their left has no rule. Such rules frame no cells (no column rule, and
+    on at least half the text rows inside them a short fragment stands on the same row outside
+    their extent): the table is the aligned text, rules and all, and a region cut at the rules'
+    ends would split each row into a label paragraph and a table of numbers."""
+    if col_xs:
+        return False
+    x0, y0, x1, y1 = region
+    inside = [ln for ln in lines if ln.x0 >= x0 - 2 and ln.x1 <= x1 + 2 and y0 - 2 <= (ln.y0 + ln.y1) / 2 <= y1 + 2]
+    beside = [ln for ln in lines if (ln.x1 <= x0 + 2 or ln.x0 >= x1 - 2) and y0 - 2 <= (ln.y0 + ln.y1) / 2 <= y1 + 2
+              and ln.words() <= 2 * cfg.table_max_cell_words]
+    if len(inside) < 2:
+        return False
+    rows = _text_rows(inside)
+    with_beside = sum(
+        1 for r in rows if any(abs((b.y0 + b.y1) / 2 - (r[0].y0 + r[0].y1) / 2) <= 0.5 * r[0].height for b in beside)
+    )
+    return with_beside >= max(2, 0.5 * len(rows))
+
+
 def _split_stacked(ys: list[float], lines: list[Line], x0: float, x1: float) -> list[list[float]]:
     """Rules of one extent stacked down the page may frame several tables ("Reference table",
     then the next under its own caption): between two rules far apart (over 2.5 x the usual
