@@ -119,3 +119,60 @@ def test_statement_is_one_table_with_signs_joined_group_spanning_and_page_number
     rest = [b.text for b in blocks if b.role != "table"]
     assert not any(t == "$" or t.replace(",", "").strip("()").isdigit() and t != "52" for t in rest)
     assert [b.text for b in blocks if b.role == "page_number"] == ["52"]
+
+
+def quarterly_page(rule_each_column: bool) -> bytes:
+    """A 10-Q statement: two column groups ("Three Months Ended", "Nine Months Ended") over two
+    dates each, each underlined; subtotal rules drawn over each value column on its own, or
+    once across all the value columns."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    page.insert_text((72, 72), "CONDENSED CONSOLIDATED STATEMENTS OF OPERATIONS", fontsize=10, fontname="hebo")
+    page.insert_text((72, 86), "(In thousands)", fontsize=9, fontname="helv")
+    right = [330, 395, 480, 545]
+    y = 110.0
+    for lab, (a, b) in [("Three Months Ended", (0, 1)), ("Nine Months Ended", (2, 3))]:
+        lo, hi = right[a] - 45, right[b]
+        w = pymupdf.get_text_length(lab, "hebo", 8)
+        page.insert_text(((lo + hi - w) / 2, y), lab, fontsize=8, fontname="hebo")
+        page.draw_line((lo, y + 3), (hi, y + 3), width=0.5)
+    y += 13
+    for x, yr in zip(right, ["2024", "2023", "2024", "2023"]):
+        page.insert_text((x - pymupdf.get_text_length(yr, "hebo", 8), y), yr, fontsize=8, fontname="hebo")
+    y += 16
+    for label, vals in QUARTER:
+        page.insert_text((72, y), label, fontsize=9, fontname="helv")
+        for x, v in zip(right, vals):
+            if v.startswith("$"):
+                page.insert_text((x - 45, y), "$", fontsize=9, fontname="helv")
+                v = v[1:]
+            page.insert_text((x - pymupdf.get_text_length(v, "helv", 9), y), v, fontsize=9, fontname="helv")
+        if label.startswith(("Gross", "Income", "Net")):
+            for lo, hi in [(x - 45, x) for x in right] if rule_each_column else [(right[0] - 45, right[-1])]:
+                page.draw_line((lo, y - 10), (hi, y - 10), width=0.5)
+        y += 14
+    page.insert_text((300, 750), "4", fontsize=9, fontname="helv")
+    return doc.tobytes()
+
+
+QUARTER = [
+    ("Net sales", ["$1,204", "$1,118", "$3,512", "$3,301"]),
+    ("Cost of sales", ["702", "655", "2,061", "1,940"]),
+    ("Gross profit", ["502", "463", "1,451", "1,361"]),
+    ("Operating expenses", ["311", "290", "921", "870"]),
+    ("Income from operations", ["191", "173", "530", "491"]),
+    ("Net income", ["$140", "$127", "$389", "$360"]),
+]
+
+
+@pytest.mark.parametrize("rule_each_column", [True, False])
+def test_two_column_groups_each_span_their_own_dates(rule_each_column):
+    doc = pymupdf.open("pdf", quarterly_page(rule_each_column))
+    page = doc[0]
+    blocks = read_text_layer(page, extract_textdict(page), 1, TextLayerConfig())
+    tables = [b for b in blocks if b.role == "table"]
+    head = [["", "Three Months Ended", "Three Months Ended", "Nine Months Ended", "Nine Months Ended"],
+            ["", "2024", "2023", "2024", "2023"]]
+    assert [t.cells for t in tables] == [[*head, *([lab, *vals] for lab, vals in QUARTER)]]
+    assert tables[0].spans == [(0, 1, 1, 2), (0, 3, 1, 2)]
+    assert [b.text for b in blocks if b.role == "page_number"] == ["4"]
