@@ -68,7 +68,7 @@ def test_a_negation_is_a_changed_word_not_an_ocr_slip():
 def test_one_lying_line_in_a_hidden_layer_is_not_output(conv, v):
     c = case("layer_lie", v)
     assert not c.clean
-    page, md, verdict = read(conv, c)
+    page, _md, verdict = read(conv, c)
     assert page.route == "ocr", page.triage.reasons
     assert "of the layer's" in page.triage.reasons[0] and "must agree" in page.triage.reasons[0]
     assert not verdict.wrong and verdict.cer < 0.03, verdict
@@ -90,7 +90,7 @@ def test_a_true_hidden_layer_is_kept_after_every_line_agrees(v):
 @pytest.mark.parametrize("v", [2, 7])  # white words on a dark banner picture (before: text_layer, ok, words lost)
 def test_text_in_a_banner_picture_is_read(conv, v):
     c = case("picture_text", v)
-    page, md, verdict = read(conv, c)
+    page, _md, verdict = read(conv, c)
     assert page.route == "mixed" and "text detector" in " ".join(page.triage.reasons), page.triage.reasons
     assert not verdict.wrong and verdict.cer < 0.02, verdict
 
