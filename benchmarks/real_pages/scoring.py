@@ -2,7 +2,7 @@
 
 Truth file (one page):
     file      "corpus:<name>.pdf" (the shared real corpus, `$PAGEROUTER_REAL_CORPUS` or
-              ../shared/corpus/real), or "pdfplumber:<name>.pdf" / "docling:<name>.pdf" (copied
+              ../shared/corpus/real), or "pdfplumber:<name>.pdf" / "docling:<name>.pdf" / "camelot:<name>.pdf" (copied
               into pdfs/ from those projects' test documents)
     page      1-based page number
     cls       document class: financial, scientific, government, report, paper, letter
