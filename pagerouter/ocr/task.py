@@ -33,7 +33,7 @@ def make_ocr_task(
         if decision.route == "ocr" and decision.hidden_text:
             # what triage found not shown is not drawn for OCR either (issue 34: paper-coloured
             # text over a scan cuts through the scan's letters)
-            from ..triage.visibility import render_without_text
+            from ..layout.glyph_renders import render_without_text
 
             clean = render_without_text(page, [h.bbox for h in decision.hidden_text], scale)
             if clean is not None and clean.shape == image.shape:
