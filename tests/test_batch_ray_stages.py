@@ -182,19 +182,25 @@ def test_a_file_whose_outputs_cannot_be_written_fails_alone(tmp_path):
 
 
 def test_an_error_in_one_file_of_a_shared_triage_unit_fails_only_its_pages(tmp_path, monkeypatch):
-    """Short files share a triage task; an exception that escapes one file's walk fails that
+    """Ranges of files share a triage task; an exception that escapes one file's walk fails that
     file's pages with the reason, and the other files of the unit are read."""
-    from pagerouter.batch import ray_stages
+    import hashlib
 
-    for name in ("a.pdf", "b.pdf"):
+    from pagerouter.batch import ray_stages
+    from pagerouter.batch.ray_stages import DocHeader
+
+    monkeypatch.setattr(ray_stages, "_copies_dir", lambda: tmp_path / "copies")
+    jobs = []
+    for i, name in enumerate(("a.pdf", "b.pdf")):
         d = pymupdf.open()
         add_text_page(d, [LOREM], title=f"File {name}")
         d.save(tmp_path / name)
+        sha = hashlib.sha256((tmp_path / name).read_bytes()).hexdigest()
+        jobs.append(RangeJob(i, DocHeader(sha, 1, 1, pymupdf.VersionBind, False), "", str(tmp_path / name), name, 0, 1))
     cfg = PagerouterConfig.model_validate({"ocr": {"enabled": False}, "isolation": {"enabled": False}})
     run = RunSpec(cfg.model_dump_json(), None, None, "auto", (), False, 900.0, "bulk wait", False, 8)
-    jobs = [FileJob("", str(tmp_path / n), n, {}) for n in ("a.pdf", "b.pdf")]
-    units = [r for r in rows_of(open_files(table_of([Row(i, "file", dump(j)) for i, j in enumerate(jobs)]), run))]
-    assert [r.kind for r in units] == ["range"] and len(units[0].obj) == 2  # one unit for both files
+    units = [Row(0, "range", dump(unit)) for unit in packed(jobs, 8)]
+    assert len(units) == 1  # one unit for both files
     real = ray_stages._triage_range
 
     async def broken_for_a(job, run):
@@ -208,6 +214,112 @@ def test_an_error_in_one_file_of_a_shared_triage_unit_fails_only_its_pages(tmp_p
     (b_page, _), = out[1].pages
     assert a_page.status == "failed" and a_page.error == "a.pdf: page 1: triage failed: a bug in the walk"
     assert b_page.status == "ok" and "File b.pdf" in b_page.blocks[0].text
+
+
+def test_an_error_in_one_file_of_an_open_task_fails_only_its_pages(tmp_path, monkeypatch):
+    """Short files are triaged in their open task; an exception that escapes one file's page
+    walk there fails that file's pages with the reason, as a triage task's would, and the other
+    files of the task are read."""
+    from pagerouter.batch import ray_stages
+
+    for name in ("a.pdf", "b.pdf"):
+        d = pymupdf.open()
+        add_text_page(d, [LOREM], title=f"File {name}")
+        d.save(tmp_path / name)
+    cfg = PagerouterConfig.model_validate({"ocr": {"enabled": False}, "isolation": {"enabled": False}})
+    run = RunSpec(cfg.model_dump_json(), None, None, "auto", (), False, 900.0, "bulk wait", False, 8)
+    real = ray_stages._pages_of
+
+    async def broken_for_a(walk, header, name, run):
+        if name == "a.pdf":
+            raise RuntimeError("a bug in the walk")
+        return await real(walk, header, name, run)
+
+    monkeypatch.setattr(ray_stages, "_pages_of", broken_for_a)
+    jobs = [FileJob("", str(tmp_path / n), n, {}) for n in ("a.pdf", "b.pdf")]
+    out = {r.doc: r.obj for r in rows_of(open_files(table_of([Row(i, "file", dump(j)) for i, j in enumerate(jobs)]), run))}
+    (a_page, _), = out[0].pages
+    (b_page, _), = out[1].pages
+    assert a_page.status == "failed" and a_page.error == "a.pdf: page 1: triage failed: a bug in the walk"
+    assert b_page.status == "ok" and "File b.pdf" in b_page.blocks[0].text
+
+
+def _counting(monkeypatch) -> dict:
+    """Counts fetches of an input (`fsio.read_input`, `fsio.read_bytes`) and opens of a document."""
+    from pagerouter.batch import fsio
+    from pagerouter.isolation import InProcessPages
+
+    counts = {"fetch": 0, "open": 0}
+    for mod, name, key in ((fsio, "read_input", "fetch"), (fsio, "read_bytes", "fetch"), (InProcessPages, "open", "open")):
+        real = getattr(mod, name)
+
+        def counted(*a, _real=real, _key=key, **k):
+            counts[_key] += 1
+            return _real(*a, **k)
+        monkeypatch.setattr(mod, name, counted)
+    return counts
+
+
+def test_a_file_that_fits_one_range_is_fetched_and_opened_once_and_sends_no_range(tmp_path, monkeypatch):
+    """A born-digital file of fewer pages than a range is triaged in its open task, on the walk
+    that opened it: its pages leave as one `pages` row (no `range` row, no triage task), the file
+    fetched once and opened once (it was fetched and opened twice: open task, then triage task),
+    and the pages read as `convert` reads them."""
+    counts = _counting(monkeypatch)
+    names = []
+    for i in range(3):
+        d = pymupdf.open()
+        for j in range(4):
+            add_text_page(d, [LOREM], title=f"File {i} part {j}", header="Running head", footer=f"Page {j + 1}")
+        d.save(tmp_path / f"f{i}.pdf")
+        names.append(f"f{i}.pdf")
+    cfg = PagerouterConfig.model_validate({"ocr": {"enabled": False}, "isolation": {"enabled": False}})
+    run = RunSpec(cfg.model_dump_json(), None, None, "auto", (), False, 900.0, "bulk wait", False, 128)
+    jobs = [FileJob("", str(tmp_path / n), n, {}) for n in names]
+    rows = rows_of(open_files(table_of([Row(i, "file", dump(j)) for i, j in enumerate(jobs)]), run))
+    assert [r.kind for r in rows] == ["pages"] * 3
+    assert counts == {"fetch": 3, "open": 3}
+    conv = Converter(cfg)
+    try:
+        for row, name in zip(rows, names):
+            want = conv.convert(str(tmp_path / name))
+            got = [p.model_dump(exclude={"timings"}) for p, _ in row.obj.pages]
+            assert got == [p.model_dump(exclude={"timings"}) for p in want.pages], name
+    finally:
+        conv.close()
+
+
+@pytest.mark.slow
+def test_a_2000_page_file_is_fetched_once_per_node(tmp_path, monkeypatch):
+    """A 2,000-page file is 16 range tasks (128 pages each). On the node of its open task they
+    read the copy the open task kept: one fetch in all, not 17; on another node (no copy yet),
+    the first range task fetches it and the others read its copy: one more fetch, not 16, also
+    when they start at once. Every page comes back, once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pagerouter.batch import ray_stages
+
+    monkeypatch.setattr(ray_stages, "_copies_dir", lambda: tmp_path / "node-copies")
+    d = pymupdf.open()
+    for i in range(2000):
+        d.new_page().insert_text((72, 72), f"Page {i + 1} of the long file")
+    d.save(tmp_path / "long.pdf")
+    counts = _counting(monkeypatch)
+    cfg = PagerouterConfig.model_validate({"ocr": {"enabled": False}, "isolation": {"enabled": False}})
+    run = RunSpec(cfg.model_dump_json(), None, None, "auto", (), False, 900.0, "bulk wait", False, 128)
+    opened = rows_of(open_files(table_of([Row(0, "file", dump(FileJob("", str(tmp_path / "long.pdf"), "long.pdf", {})))]), run))
+    assert [r.kind for r in opened] == ["range"] * 16
+    triaged = [r for row in opened for r in rows_of(triage_ranges(table_of([row]), run))]
+    assert counts["fetch"] == 1
+    numbers = [p.number for r in triaged for p, _ in r.obj.pages]
+    assert numbers == list(range(1, 2001))
+
+    ray_stages.drop_local_copies()  # another node: no copy there
+    jobs = [job for row in opened for job in row.obj]
+    with ThreadPoolExecutor(8) as pool:
+        datas = list(pool.map(ray_stages.local_copy, jobs))
+    assert counts["fetch"] == 2
+    assert all(x == (tmp_path / "long.pdf").read_bytes() for x in datas)
 
 
 # -- the OCR pools with fake engines --------------------------------------------------------------

@@ -28,6 +28,7 @@ from .ray_stages import (
     LayoutStage,
     ReaderStage,
     RunSpec,
+    drop_local_copies,
     dump,
     open_files,
     triage_ranges,
@@ -165,6 +166,23 @@ def plan_problem(nodes: list[dict], cfg) -> str | None:
         return (f"the pools' actors leave no node {triage:g} CPUs for a triage task (batch.triage_num_cpus): "
                 "the run would wait forever; lower batch.*.num_cpus or min_size, or add a node")
     return None
+
+
+def drop_node_copies(ray, timeout_s: float = 30.0) -> None:
+    """Remove the node-local copies of long files (`ray_stages.local_copy`) on every alive node at
+    the end of a run. Best effort: a node that does not answer keeps its copies (named by sha256,
+    so a later run reads the same bytes from them), and a run beside this one on the same cluster
+    that loses a copy fetches its file again."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    drop = ray.remote(num_cpus=0, max_retries=0)(drop_local_copies)
+    refs = [drop.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)).remote()
+            for n in ray.nodes() if n.get("Alive")]
+    try:
+        ray.get(refs, timeout=timeout_s)
+    except Exception:  # noqa: BLE001 - best effort: the run's outputs are written already
+        for ref in refs:
+            ray.cancel(ref, force=True)
 
 
 def alive_nodes(ray) -> list[dict]:

@@ -213,7 +213,7 @@ def ranges(todo: list[int], size: int) -> list[tuple[int, int]]:
     return out
 
 
-def _open_one(doc: int, job: FileJob, run: RunSpec) -> DocResult | list[RangeJob]:
+def _open_one(doc: int, job: FileJob, run: RunSpec) -> DocResult | list[RangeJob] | Triaged:
     import pymupdf
 
     from pagerouter.intake.inputs import InputError
@@ -237,28 +237,53 @@ def _open_one(doc: int, job: FileJob, run: RunSpec) -> DocResult | list[RangeJob
         decision = judge_file(data, cfg.filter, isolate=cfg.isolation.enabled, password=run.password)
         if not decision.keep:
             return DocResult(doc, "filtered", sha, reasons=decision.reasons, scores=decision.scores)
-    try:
-        head = asyncio.run(_head(data, job.shown, run))
-        page_count, numbers = head.document.page_count, head.numbers
-    except Exception as exc:  # noqa: BLE001 - InputError names the file; anything else is this file's failure
-        return DocResult(doc, "failed", sha, error=file_error(job.shown, exc))
-    done = set(job.staged[1]) if job.staged and job.staged[0] == sha else set()
-    header = DocHeader(sha, page_count, len(numbers), pymupdf.VersionBind, staged=bool(done))
-    todo = [i for i, n in enumerate(numbers) if n not in done]
-    if not todo:
-        return DocResult(doc, "staged", sha, header=header)
-    return [RangeJob(doc, header, job.scheme, job.path, job.shown, a, b) for a, b in ranges(todo, run.pages_per_range)]
+    return asyncio.run(_open_walk(doc, data, sha, job, run, pymupdf.VersionBind))
 
 
-async def _head(data: bytes, name: str, run: RunSpec):
-    """The head of the file's walk (`walk.walk_document`): it opens, its selection holds, its
-    page count; the walk stops there and the file is closed (its pages are read by range)."""
+@dataclass
+class Triaged:
+    """A file the open task triaged whole, on the walk that opened it: its finished pages and
+    its OCR pages, as a triage task's range would have sent them."""
+
+    header: DocHeader
+    finished: list
+    ocr: list
+
+
+async def _open_walk(doc: int, data: bytes, sha: str, job: FileJob, run: RunSpec, version: str):
+    """The file's walk (`walk.walk_document`), opened once. A file whose pages all fit one range
+    is triaged here, on the same open document: born-digital pages never become a row of their
+    own, and the file is neither fetched nor opened a second time (each was: the open task read
+    and opened it for its head, the triage task read and opened it again for its pages). A longer
+    file (or one with pages already staged) stops at the head and is cut into page ranges, each
+    a triage task that reads this node's copy of the bytes (`local_copy`)."""
     from pagerouter.convert.walk import walk_document
+    from pagerouter.flow.page_status import failed_page
 
-    walk = walk_document(_page_work(run), data, max_pages=_cfg(run).limits.max_pages, name=name,
-                         password=run.password, pages=run.pages, ocr=run.ocr, span=(0, 0))
+    from .failures import file_error
+
+    walk = walk_document(_page_work(run), data, max_pages=_cfg(run).limits.max_pages, name=job.shown,
+                         password=run.password, pages=run.pages, ocr=run.ocr, images=run.images)
     async with aclosing(walk):
-        return await anext(walk)
+        try:
+            head = await anext(walk)
+            page_count, numbers = head.document.page_count, head.numbers
+        except Exception as exc:  # noqa: BLE001 - InputError names the file; anything else is this file's failure
+            return DocResult(doc, "failed", sha, error=file_error(job.shown, exc))
+        done = set(job.staged[1]) if job.staged and job.staged[0] == sha else set()
+        header = DocHeader(sha, page_count, len(numbers), version, staged=bool(done))
+        todo = [i for i, n in enumerate(numbers) if n not in done]
+        if not todo:
+            return DocResult(doc, "staged", sha, header=header)
+        if done or len(todo) > run.pages_per_range:
+            keep_local_copy(sha, data)  # this node's range tasks read it, not the source again
+            return [RangeJob(doc, header, job.scheme, job.path, job.shown, a, b)
+                    for a, b in ranges(todo, run.pages_per_range)]
+        try:
+            finished, ocr = await _pages_of(walk, header, job.shown, run)
+        except Exception as exc:  # noqa: BLE001 - as a triage task's range: the file's pages fail with the reason
+            finished, ocr = [failed_page(job.shown, n, "triage", exc) for n in numbers], []
+        return Triaged(header, finished, ocr)
 
 
 def packed(jobs: list[RangeJob], size: int) -> list[list[RangeJob]]:
@@ -279,24 +304,95 @@ def packed(jobs: list[RangeJob], size: int) -> list[list[RangeJob]]:
 
 
 def open_files(batch, run: RunSpec):
-    """Open task: per file, a `docs` result (skip, failed, filtered, staged) or its page ranges,
+    """Open task: per file, a `docs` result (skip, failed, filtered, staged), its pages (a file
+    that fits one range is triaged here: a `pages` row and its `ocr` rows), or its page ranges,
     packed into `range` rows of up to `pages_per_range` pages. A file's bytes are read here to
     hash and open it, and never put into a row."""
     jobs: list[RangeJob] = []
     results: list[DocResult] = []
+    out: list[Row] = []
     for row in rows_of(batch):
         with _Meter() as m:
             got = _open_one(row.doc, row.obj, run)
         if isinstance(got, DocResult):
             got.cpu_s = m.cpu
             results.append(got)
-            continue
-        got[0].header.open_cpu_s = m.cpu
-        jobs += got
-    out = [Row(unit[0].doc, "range", dump(unit)) for unit in packed(jobs, run.pages_per_range)]
+        elif isinstance(got, Triaged):
+            out += _range_rows(row.doc, got.header, got.finished, got.ocr, m.cpu)
+        else:
+            got[0].header.open_cpu_s = m.cpu
+            jobs += got
+    out += [Row(unit[0].doc, "range", dump(unit)) for unit in packed(jobs, run.pages_per_range)]
     if results:  # one row for all of them: a resumed run's skipped files cost one row per task, not each
         out.append(Row(results[0].doc, "docs", dump(results)))
     return table_of(out)
+
+
+def _range_rows(doc: int, header: DocHeader, finished: list, ocr: list, cpu_s: float) -> list[Row]:
+    """A range's finished pages as one `pages` row, each OCR page as an `ocr` row; `cpu_s`, the
+    CPU the range took, shared evenly by its pages."""
+    share = cpu_s / max(1, len(finished) + len(ocr))
+    out = [Row(doc, "pages", dump(PagesOut(header, [(p, []) for p in finished], share * len(finished))))]
+    for w in ocr:
+        w.cpu_s = share
+        out.append(Row(doc, "ocr", dump(w)))
+    return out
+
+
+# ---------------------------------------------------------------------------- node-local copies
+def _copies_dir():
+    import tempfile
+    from pathlib import Path
+
+    return Path(tempfile.gettempdir()) / "pagerouter-batch-inputs"
+
+
+def keep_local_copy(sha: str, data: bytes) -> None:
+    """Keep a file's bytes on this node under their sha256, for the file's range tasks that run
+    here (written whole, then renamed: a reader never sees a part)."""
+    import os
+
+    d = _copies_dir()
+    d.mkdir(parents=True, exist_ok=True)
+    final = d / sha
+    if final.exists():
+        return
+    tmp = d / f"{sha}.{os.getpid()}.tmp"
+    tmp.write_bytes(data)
+    os.replace(tmp, final)
+
+
+def local_copy(job: RangeJob) -> bytes:
+    """A range's file bytes: this node's copy, else fetched from the source once per node (the
+    first range task here fetches under a lock, the others wait and read its copy; a 2,000-page
+    file's 16 range tasks used to fetch it 16 times). Bytes that are no longer what the open
+    task hashed (the file changed since) are an error, not another file's pages."""
+    import fcntl
+
+    from .fsio import read_bytes
+
+    sha = job.header.sha
+    d = _copies_dir()
+    d.mkdir(parents=True, exist_ok=True)
+    final = d / sha
+    with open(d / f"{sha}.lock", "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            return final.read_bytes()
+        except FileNotFoundError:
+            pass
+        data = read_bytes(job.scheme, job.path)
+        if hashlib.sha256(data).hexdigest() != sha:
+            raise ValueError(f"{job.name}: the file changed since the run opened it")
+        keep_local_copy(sha, data)
+        return data
+
+
+def drop_local_copies() -> None:
+    """Remove this node's copies (called at the end of a run, on every node that kept one)."""
+    import shutil
+
+    shutil.rmtree(_copies_dir(), ignore_errors=True)
 
 
 async def _triage_range(job: RangeJob, run: RunSpec) -> tuple[list, list[OcrWork]]:
@@ -304,11 +400,9 @@ async def _triage_range(job: RangeJob, run: RunSpec) -> tuple[list, list[OcrWork
     from pagerouter.flow.page_status import failed_page
     from pagerouter.intake.inputs import parse_pages
 
-    from .fsio import read_bytes
-
-    finished, ocr, walk = [], [], None
+    walk = None
     try:
-        data = await asyncio.to_thread(read_bytes, job.scheme, job.path)
+        data = await asyncio.to_thread(local_copy, job)
         walk = walk_document(_page_work(run), data, max_pages=_cfg(run).limits.max_pages, name=job.name,
                              password=run.password, pages=run.pages, ocr=run.ocr, images=run.images,
                              span=(job.start, job.stop))
@@ -318,21 +412,28 @@ async def _triage_range(job: RangeJob, run: RunSpec) -> tuple[list, list[OcrWork
             await walk.aclose()
         numbers = parse_pages(run.pages, job.header.page_count, job.name)
         return [failed_page(job.name, n, "reading", exc) for n in numbers[job.start:job.stop]], []
+    async with aclosing(walk):
+        return await _pages_of(walk, job.header, job.name, run)
+
+
+async def _pages_of(walk, header: DocHeader, name: str, run: RunSpec) -> tuple[list, list[OcrWork]]:
+    """The rest of a walk past its head: the finished pages, and the OCR pages set aside for the pools."""
+    finished, ocr = [], []
+
     async def text_pages():
-        """The walk's finished pages; OCR pages are set aside for the pools."""
         async for outcome in walk:
             if outcome.task is None:
                 yield outcome
             else:
                 if run.languages:  # what convert_pages does before the OCR flow: the reader reads them first here
                     outcome.task.languages = tuple(run.languages)
-                ocr.append(OcrWork(job.header, job.name, outcome))
+                ocr.append(OcrWork(header, name, outcome))
 
     # Finished pages leave through `pipeline.convert_pages`, as every page of `convert` does (its
     # output hygiene: no control characters), not straight from the walk.
     from pagerouter.flow.pipeline import convert_pages
 
-    async with aclosing(walk), aclosing(convert_pages(text_pages(), job.name, _cfg(run), None)) as pages:
+    async with aclosing(convert_pages(text_pages(), name, _cfg(run), None)) as pages:
         async for page in pages:
             finished.append(page)
     return finished, ocr
@@ -340,7 +441,7 @@ async def _triage_range(job: RangeJob, run: RunSpec) -> tuple[list, list[OcrWork
 
 def triage_ranges(batch, run: RunSpec):
     """Triage task: one work unit of page ranges; per range its finished pages as one `pages`
-    row, each OCR page as an `ocr` row."""
+    row, each OCR page as an `ocr` row. Rows of files the open task triaged pass through."""
     out: list[Row] = []
     for row in rows_of(batch):
         if row.kind != "range":
@@ -356,11 +457,7 @@ def triage_ranges(batch, run: RunSpec):
 
                     numbers = parse_pages(run.pages, job.header.page_count, job.name)[job.start:job.stop]
                     finished, ocr = [failed_page(job.name, n, "triage", exc) for n in numbers], []
-            share = m.cpu / max(1, len(finished) + len(ocr))
-            out.append(Row(job.doc, "pages", dump(PagesOut(job.header, [(p, []) for p in finished], share * len(finished)))))
-            for w in ocr:
-                w.cpu_s = share
-                out.append(Row(job.doc, "ocr", dump(w)))
+            out += _range_rows(job.doc, job.header, finished, ocr, m.cpu)
     return table_of(out)
 
 

@@ -216,6 +216,7 @@ def _run_ray(args, cfg, opts: dict, items: list, output, journal_dir: Path, conf
         alive_nodes,
         build_dataset,
         connect,
+        drop_node_copies,
         plan_problem,
         ray_figures_line,
         workers_problem,
@@ -274,6 +275,8 @@ def _run_ray(args, cfg, opts: dict, items: list, output, journal_dir: Path, conf
         journal.close()
         progress.close()
         cluster_cpus = ray.cluster_resources().get("CPU", 0.0) if ray.is_initialized() else 0.0
+        if ray.is_initialized():
+            drop_node_copies(ray)
         ray.shutdown()
     wall = time.perf_counter() - t0
     outcomes = [asm.outcomes[i] for i in sorted(asm.outcomes)]
