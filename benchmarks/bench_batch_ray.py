@@ -1,7 +1,7 @@
 """`pagerouter batch --ray` on a real loopback Ray cluster (tests/ray_cluster.py): throughput
 against `--local` and `--endpoint`, and a fuzz run of broken files (a benchmark, not a test).
 
-    python benchmarks/bench_batch_ray.py throughput [--docs 10] [--pages 8] [--scans 4] [--modes local,endpoint,ray|ray1]
+    python benchmarks/bench_batch_ray.py throughput [--docs 10] [--pages 8] [--scans 4] [--modes local,endpoint,ray|ray1[,noop]]
     python benchmarks/bench_batch_ray.py fuzz [--n 10000] [--seed 1] [--out DIR]
 
 throughput: one generated corpus (`--docs` born-digital files of `--pages` pages with running
@@ -15,6 +15,10 @@ children, the server's or the cluster's whole process trees) and the time to the
 file; for `--ray` also its ratios to `--local` and Ray's framework cost per page (the mode's
 CPU less what the stages measured inside themselves). `ray1` runs only the one-worker cluster. All nodes share this machine's cores, so the one-vs-two-node figure is a ratio on shared
 cores, not a scaling measurement.
+`noop` (with ray or ray1) runs, on the one-worker cluster, the pipeline's shape with stages that do
+nothing (`noop_pipeline`: the same tasks, repartition, actor pools and rows as `--ray` makes of the
+corpus, payloads of a like size): its CPU per page is Ray's framework cost measured directly,
+beside the estimate (mode CPU less the stages' own).
 
 fuzz: `--n` inputs mutated from real PDFs (the first two pages of each file of the shared
 corpus) and generated ones (tests/test_fuzz_intake.py's bases) with tests/pdf_mutations.py
@@ -135,6 +139,11 @@ def throughput(args) -> int:
             rows["ray, 1 worker node"] = timed_batch([*base, "-o", str(work / "ray1"), "--ray", c.address],
                                                      work / "ray1", roots())
             print("ray1", rows["ray, 1 worker node"], flush=True)
+            if "noop" in modes:
+                rows["ray no-op stages, 1 worker node"] = timed_batch(
+                    [sys.executable, str(Path(__file__).resolve()), "noop-pipeline", c.address, str(args.docs),
+                     str(args.pages), str(args.scans)], work / "noop", roots())
+                print("noop", rows["ray no-op stages, 1 worker node"], flush=True)
             if "ray" not in modes:
                 return _table(rows, n, work)
             c.add_worker(2)
@@ -151,6 +160,10 @@ def _table(rows: dict[str, dict], n: int, work: Path) -> int:
         print(f"| {name} | {r['wall_s']:.1f} | {n / r['wall_s']:.2f} | {r['cpu_s'] / n:.3f} | {r['first_output_s']:.1f} |")
     local = rows.get("local (--jobs 2)")
     for name, r in rows.items():
+        if "no-op" in name:
+            print(f"{name}: framework {r['cpu_s'] / n * 1000:.1f} CPU-ms/page measured (the driver and the "
+                  f"cluster's processes, stages doing nothing)")
+            continue
         if not name.startswith("ray"):
             continue
         out = work / ("ray1" if "1 worker" in name else "ray2")
@@ -167,6 +180,60 @@ def _table(rows: dict[str, dict], n: int, work: Path) -> int:
         ratio = rows["ray, 1 worker node"]["wall_s"] / rows["ray, 2 worker nodes"]["wall_s"]
         print(f"\ntwo worker nodes / one: {ratio:.2f}x the pages/s (all nodes share this machine's "
               f"{os.cpu_count()} cores: a ratio on shared cores, not scaling)")
+    return 0
+
+
+def noop_pipeline(address: str, docs: int, pages: int, scans: int) -> int:
+    """`--ray`'s pipeline (ray_driver.build_dataset) with stages that do nothing but make the rows
+    the real ones make of the throughput corpus: per born-digital file one `pages` row (its open
+    task triages it), per scanned page one `ocr` row, through the repartition, the triage tasks
+    and the three actor pools, to the driver. Payloads: 3 kB per finished page, 150 kB per OCR
+    page (about a pickled page and a page render)."""
+    import math
+
+    from ray.data import ActorPoolStrategy, DataContext
+
+    from pagerouter.batch.ray_driver import _small_repartition_tasks, _spread, connect
+    from pagerouter.batch.ray_stages import Row, rows_of, table_of
+    from pagerouter.config import PagerouterConfig
+
+    ray = connect(address, quiet=True)
+    b = PagerouterConfig().batch
+    ctx = DataContext.get_current()
+    ctx.enable_progress_bars = False
+    import logging
+
+    logging.getLogger("ray.data").setLevel(logging.ERROR)
+    files = [{"doc": i, "kind": "file", "payload": b"x" * 200} for i in range(docs + (1 if scans else 0))]
+
+    def opened(batch):
+        out = []
+        for r in rows_of(batch):
+            if r.doc < docs:
+                out.append(Row(r.doc, "pages", b"p" * (3000 * pages)))
+            else:
+                out += [Row(r.doc, "ocr", b"o" * 150_000) for _ in range(scans)]
+        return table_of(out)
+
+    def passed(batch):
+        return batch
+
+    class Pool:
+        def __call__(self, batch):
+            return batch
+
+    ds = ray.data.from_items(files, override_num_blocks=max(1, math.ceil(len(files) / b.files_per_open_task)))
+    ds = ds.map_batches(opened, batch_size=None, batch_format="pyarrow", num_cpus=b.open_num_cpus)
+    ds = ds.repartition(target_num_rows_per_block=1)
+    _small_repartition_tasks(ds, b)
+    ds = ds.map_batches(passed, batch_size=1, batch_format="pyarrow", num_cpus=b.triage_num_cpus,
+                        ray_remote_args_fn=_spread)
+    for pool in (b.layout, b.small_reader, b.escalation):
+        ds = ds.map_batches(Pool, batch_size=pool.batch_size, batch_format="pyarrow", num_cpus=pool.num_cpus,
+                            compute=ActorPoolStrategy(min_size=pool.min_size, max_size=pool.max_size))
+    got = sum(len(rows_of(t)) for t in ds.iter_batches(batch_size=None, batch_format="pyarrow"))
+    ray.shutdown()
+    print(f"no-op pipeline: {got} rows", file=sys.stderr)
     return 0
 
 
@@ -313,6 +380,8 @@ def main() -> int:
     f.add_argument("--seed", type=int, default=1)
     f.add_argument("--out", type=Path, help="work dir (inputs are kept and reused if present)")
     f.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus" / "real")
+    if len(sys.argv) > 1 and sys.argv[1] == "noop-pipeline":  # run by `throughput --modes ...,noop`
+        return noop_pipeline(sys.argv[2], *map(int, sys.argv[3:6]))
     args = ap.parse_args()
     return throughput(args) if args.what == "throughput" else fuzz(args)
 
