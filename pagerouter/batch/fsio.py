@@ -95,30 +95,11 @@ def read_input(scheme: str, path: str, shown: str) -> bytes:
 def glob_regex(pattern: str) -> re.Pattern:
     """A URI glob as a local INPUT's glob reads (`glob.glob(recursive=True)`): `**/` is any
     number of folders, none included (`pdfs/**/*.pdf` holds `pdfs/a.pdf`), `*` and `?` stay
-    within one folder, `[...]` is a class. (fnmatch lets `*` cross folders and makes `**/` need one.)"""
-    out, i = [], 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif pattern[i] == "[" and "]" in pattern[i + 2:]:
-            j = pattern.index("]", i + 2)
-            body = pattern[i + 1:j]
-            out.append("[" + ("^" + body[1:] if body.startswith("!") else body).replace("\\", "\\\\") + "]")
-            i = j + 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out), re.DOTALL)
+    within one folder, `[...]` is a class. fsspec's backport of Python 3.13's `glob.translate`
+    (fnmatch lets `*` cross folders and makes `**/` need one)."""
+    from fsspec.utils import glob_translate
+
+    return re.compile(glob_translate(pattern))
 
 
 def _list_uri(arg: str) -> tuple[str, list[str], list[str]]:
