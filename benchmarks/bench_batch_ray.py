@@ -186,7 +186,8 @@ def _table(rows: dict[str, dict], n: int, work: Path) -> int:
 def noop_pipeline(address: str, docs: int, pages: int, scans: int) -> int:
     """`--ray`'s pipeline (ray_driver.build_dataset) with stages that do nothing but make the rows
     the real ones make of the throughput corpus: per born-digital file one `pages` row (its open
-    task triages it), per scanned page one `ocr` row, through the repartition, the triage tasks
+    task triages it), per scanned page one `ocr` row, leaving each open task as one `bundle` row
+    that the triage task unpacks, through the repartition, the triage tasks
     and the three actor pools, to the driver. Payloads: 3 kB per finished page, 150 kB per OCR
     page (about a pickled page and a page render)."""
     import math
@@ -206,17 +207,19 @@ def noop_pipeline(address: str, docs: int, pages: int, scans: int) -> int:
     logging.getLogger("ray.data").setLevel(logging.ERROR)
     files = [{"doc": i, "kind": "file", "payload": b"x" * 200} for i in range(docs + (1 if scans else 0))]
 
-    def opened(batch):
+    def opened(batch):  # as open_files: the task's rows leave as one bundle
+        import pickle
+
         out = []
         for r in rows_of(batch):
             if r.doc < docs:
-                out.append(Row(r.doc, "pages", b"p" * (3000 * pages)))
+                out.append((r.doc, "pages", b"p" * (3000 * pages)))
             else:
-                out += [Row(r.doc, "ocr", b"o" * 150_000) for _ in range(scans)]
-        return table_of(out)
+                out += [(r.doc, "ocr", b"o" * 150_000) for _ in range(scans)]
+        return table_of([Row(out[0][0], "bundle", pickle.dumps(out, protocol=5))])
 
-    def passed(batch):
-        return batch
+    def passed(batch):  # as triage_ranges: a bundle unpacked into its rows
+        return table_of([Row(*t) for r in rows_of(batch) for t in r.obj])
 
     class Pool:
         def __call__(self, batch):

@@ -237,7 +237,8 @@ def test_an_error_in_one_file_of_an_open_task_fails_only_its_pages(tmp_path, mon
 
     monkeypatch.setattr(ray_stages, "_pages_of", broken_for_a)
     jobs = [FileJob("", str(tmp_path / n), n, {}) for n in ("a.pdf", "b.pdf")]
-    out = {r.doc: r.obj for r in rows_of(open_files(table_of([Row(i, "file", dump(j)) for i, j in enumerate(jobs)]), run))}
+    opened = open_files(table_of([Row(i, "file", dump(j)) for i, j in enumerate(jobs)]), run)
+    out = {r.doc: r.obj for r in rows_of(triage_ranges(opened, run))}
     (a_page, _), = out[0].pages
     (b_page, _), = out[1].pages
     assert a_page.status == "failed" and a_page.error == "a.pdf: page 1: triage failed: a bug in the walk"
@@ -262,10 +263,20 @@ def _counting(monkeypatch) -> dict:
 
 def test_a_file_that_fits_one_range_is_fetched_and_opened_once_and_sends_no_range(tmp_path, monkeypatch):
     """A born-digital file of fewer pages than a range is triaged in its open task, on the walk
-    that opened it: its pages leave as one `pages` row (no `range` row, no triage task), the file
+    that opened it: the open task's files leave as one `bundle` row (no `range` row: one triage
+    task for all of them, which walks nothing and unpacks one `pages` row per file), each file
     fetched once and opened once (it was fetched and opened twice: open task, then triage task),
     and the pages read as `convert` reads them."""
+    from pagerouter.batch import ray_stages
+
     counts = _counting(monkeypatch)
+    walked = []
+    real = ray_stages._triage_range
+
+    async def counted(job, run):
+        walked.append(job)
+        return await real(job, run)
+    monkeypatch.setattr(ray_stages, "_triage_range", counted)
     names = []
     for i in range(3):
         d = pymupdf.open()
@@ -276,8 +287,10 @@ def test_a_file_that_fits_one_range_is_fetched_and_opened_once_and_sends_no_rang
     cfg = PagerouterConfig.model_validate({"ocr": {"enabled": False}, "isolation": {"enabled": False}})
     run = RunSpec(cfg.model_dump_json(), None, None, "auto", (), False, 900.0, "bulk wait", False, 128)
     jobs = [FileJob("", str(tmp_path / n), n, {}) for n in names]
-    rows = rows_of(open_files(table_of([Row(i, "file", dump(j)) for i, j in enumerate(jobs)]), run))
-    assert [r.kind for r in rows] == ["pages"] * 3
+    opened = rows_of(open_files(table_of([Row(i, "file", dump(j)) for i, j in enumerate(jobs)]), run))
+    assert [r.kind for r in opened] == ["bundle"]
+    rows = rows_of(triage_ranges(table_of(opened), run))
+    assert [(r.doc, r.kind) for r in rows] == [(0, "pages"), (1, "pages"), (2, "pages")] and walked == []
     assert counts == {"fetch": 3, "open": 3}
     conv = Converter(cfg)
     try:

@@ -2,17 +2,19 @@
 `Converter` and the Serve deployments run (no Ray import here: Ray Data hands these functions
 and classes pyarrow tables, and they return pyarrow tables).
 
-    file rows ─► open_files (CPU tasks: hash, journal check, the head of the file's walk
-                 (`walk.walk_document`: open, page selection), cut into page ranges)
+    file rows ─► open_files (CPU tasks: hash, journal check, the file's walk (`walk.
+                 walk_document`: open, page selection); a file that fits one range is triaged
+                 there on the same walk, a longer one cut into page ranges)
               ─► triage_ranges (CPU tasks: the file's walk over one range: triage, text
-                 layers, render for OCR, in MuPDF isolation workers)
+                 layers, render for OCR, in MuPDF isolation workers; an open task's other
+                 rows arrive as one `bundle` row and are unpacked here)
               ─► LayoutStage ─► ReaderStage ─► EscalationStage (actor pools of `EngineSet`
                  engines; batched engine calls as in the Serve deployments)
               ─► the driver (ray_driver.py) assembles each document in page order
 
 Every row is {doc, kind, payload}: `doc` the input's index, `payload` a pickled object of this
 module. A stage works on the kinds it owns and passes every other row through untouched, so
-born-digital pages leave triage as one `pages` row per range and never reach a model tier;
+born-digital pages leave as one `pages` row per file or range and never reach a model tier;
 only pages that need one travel as `ocr` rows (the page render, never the file's bytes).
 The OCR path's orchestration is `pipeline.convert_pages` itself, fed by replayed stage
 calls: the layout and reading computed by the pools upstream are what its `OcrCalls` return
@@ -306,8 +308,8 @@ def packed(jobs: list[RangeJob], size: int) -> list[list[RangeJob]]:
 def open_files(batch, run: RunSpec):
     """Open task: per file, a `docs` result (skip, failed, filtered, staged), its pages (a file
     that fits one range is triaged here: a `pages` row and its `ocr` rows), or its page ranges,
-    packed into `range` rows of up to `pages_per_range` pages. A file's bytes are read here to
-    hash and open it, and never put into a row."""
+    packed into `range` rows of up to `pages_per_range` pages. All but the ranges leave as one
+    `bundle` row. A file's bytes are read here to hash and open it, and never put into a row."""
     jobs: list[RangeJob] = []
     results: list[DocResult] = []
     out: list[Row] = []
@@ -322,10 +324,12 @@ def open_files(batch, run: RunSpec):
         else:
             got[0].header.open_cpu_s = m.cpu
             jobs += got
-    out += [Row(unit[0].doc, "range", dump(unit)) for unit in packed(jobs, run.pages_per_range)]
     if results:  # one row for all of them: a resumed run's skipped files cost one row per task, not each
         out.append(Row(results[0].doc, "docs", dump(results)))
-    return table_of(out)
+    ranged = [Row(unit[0].doc, "range", dump(unit)) for unit in packed(jobs, run.pages_per_range)]
+    if out:  # the rest travel as one row to the triage stage, which unpacks them (`triage_ranges`)
+        ranged.append(Row(out[0].doc, "bundle", dump([(r.doc, r.kind, r.payload) for r in out])))
+    return table_of(ranged)
 
 
 def _range_rows(doc: int, header: DocHeader, finished: list, ocr: list, cpu_s: float) -> list[Row]:
@@ -441,9 +445,16 @@ async def _pages_of(walk, header: DocHeader, name: str, run: RunSpec) -> tuple[l
 
 def triage_ranges(batch, run: RunSpec):
     """Triage task: one work unit of page ranges; per range its finished pages as one `pages`
-    row, each OCR page as an `ocr` row. Rows of files the open task triaged pass through."""
+    row, each OCR page as an `ocr` row. A `bundle` (what an open task finished: its files'
+    pages and OCR pages, its skipped and failed files) is unpacked into its rows here: the
+    repartition before this stage makes every row its own block and so its own task, which
+    only a range needs (to spread a long file over the nodes); a row per finished file cost a
+    Ray task each for nothing."""
     out: list[Row] = []
     for row in rows_of(batch):
+        if row.kind == "bundle":
+            out += [Row(*t) for t in row.obj]
+            continue
         if row.kind != "range":
             out.append(row)
             continue
