@@ -259,12 +259,28 @@ async def _open_walk(doc: int, data: bytes, sha: str, job: FileJob, run: RunSpec
     and opened it for its head, the triage task read and opened it again for its pages). A longer
     file (or one with pages already staged) stops at the head and is cut into page ranges, each
     a triage task that reads this node's copy of the bytes (`local_copy`)."""
+    from .failures import file_error
+
+    # Opened here, then walked: a walk of the bytes would have the isolation worker read the first
+    # pages ahead at open (`isolation.WalkAhead`), wasted on a file that turns out to be ranged.
+    work = _page_work(run)
+    try:
+        src = await asyncio.to_thread(work.open, data, job.shown, run.password)
+    except Exception as exc:  # noqa: BLE001 - InputError names the file; anything else is this file's failure
+        return DocResult(doc, "failed", sha, error=file_error(job.shown, exc))
+    try:
+        return await _walk_opened(doc, src, data, sha, job, run, version)
+    finally:
+        src.close()
+
+
+async def _walk_opened(doc: int, src, data: bytes, sha: str, job: FileJob, run: RunSpec, version: str):
     from pagerouter.convert.walk import walk_document
     from pagerouter.flow.page_status import failed_page
 
     from .failures import file_error
 
-    walk = walk_document(_page_work(run), data, max_pages=_cfg(run).limits.max_pages, name=job.shown,
+    walk = walk_document(_page_work(run), src, max_pages=_cfg(run).limits.max_pages, name=job.shown,
                          password=run.password, pages=run.pages, ocr=run.ocr, images=run.images)
     async with aclosing(walk):
         try:
