@@ -194,6 +194,34 @@ def test_driver_killed_then_rerun_loses_nothing_and_converts_nothing_twice(clust
     assert (out / "long.md").read_text() == md, "a file stitched from two runs reads as one conversion"
 
 
+def test_a_document_is_written_when_its_last_page_is_done_not_at_the_end(cluster, corpus, tmp_path):
+    """Streaming outputs: three one-page files and a 40-page file whose pages each take 0.5 s;
+    the short files' outputs are written while the long file is still being read, not when the
+    run ends. Pools as the corpus config has them (batch_size 4 and 2: a pool must not hold the
+    short files' rows back until it has a full batch)."""
+    src = tmp_path / "in"
+    for i in range(3):
+        _doc(src / f"short{i}.pdf", 1, f"Short{i}")
+    _doc(src / "long.pdf", 40, "Long")
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text((corpus / "cfg.yaml").read_text().replace("pages_per_range: 3", "pages_per_range: 20")
+                   .replace("files_per_open_task: 2", "files_per_open_task: 1") + "ocr: {enabled: false}\n")
+    out = tmp_path / "out"
+    proc = subprocess.Popen(batch_cmd(cluster, [str(src)], str(out), cfg), cwd=REPO,
+                            env={**os.environ, "PYTHONPATH": str(REPO), FAULT_ENV: "sleep0.5@page"},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _wait_for(lambda: out.exists() and any(out.glob("short*.md")), proc, 240, "a short file's output was written")
+        long_done_early = (out / "long.md").exists()
+        _, err = proc.communicate(timeout=400)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err[-3000:]
+    assert not long_done_early, "the short file's output must come before the long file's"
+    assert sorted(p.name for p in out.glob("*.md")) == ["long.md", "short0.md", "short1.md", "short2.md"]
+
+
 def test_worker_node_killed_mid_run_loses_no_page(cluster, corpus, tmp_path):
     src = tmp_path / "in"
     for i in range(3):
