@@ -185,7 +185,7 @@ def test_endpoint_uses_the_http_client(corpus, tmp_path, monkeypatch):
     calls = []
 
     class FakeClient:
-        def __init__(self, url, timeout):
+        def __init__(self, url, timeout, retry=None):
             self.conv = Converter(load_config(corpus / "cfg.yaml"))
             calls.append(("init", url))
 

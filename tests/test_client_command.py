@@ -58,14 +58,18 @@ def test_client_gives_up_with_max_attempts_naming_the_status(pdf, capsys):
 
 @pytest.mark.parametrize(("blocked", "where"), [("httpx", ["--endpoint", "http://127.0.0.1:9"]),
                                                 ("grpc", ["--grpc", "127.0.0.1:9"])])
-def test_a_missing_client_package_is_one_line_naming_the_extra(blocked, where, pdf):
-    """The package cannot be imported (None in sys.modules: Python's own way to block one)."""
+@pytest.mark.parametrize("command", ["client", "batch"])
+def test_a_missing_client_package_is_one_line_naming_the_extra(blocked, where, command, pdf, tmp_path):
+    """The package cannot be imported (None in sys.modules: Python's own way to block one). `batch`
+    says so once before any file, not as a failed journal record per file."""
+    args = ["client", "convert", str(pdf)] if command == "client" else ["batch", str(pdf), "-o", str(tmp_path / "out")]
     code = (f"import sys; sys.modules[{blocked!r}] = None\n"
             "from pagerouter.cli.main import main\n"
-            f"sys.exit(main(['client', 'convert', {str(pdf)!r}, *{where!r}]))")
+            f"sys.exit(main([*{args!r}, *{where!r}]))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120, check=False,
                        env={**os.environ, "PYTHONPATH": str(REPO)})
     lines = r.stderr.strip().splitlines()
     assert r.returncode != 0 and len(lines) == 1, r.stderr
     assert f"needs the '{blocked}' package" in lines[0] and 'pip install "pagerouter[client]"' in lines[0]
     assert "cannot reach" not in lines[0]
+    assert not (tmp_path / "out" / "pagerouter-batch.journal.jsonl").exists()  # nothing recorded as failed

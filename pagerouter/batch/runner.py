@@ -50,10 +50,11 @@ class HttpBackend:
     long document survives a dropped connection and a killed batch re-attaches to its job (the
     runner journals the job id as soon as the server accepted it) instead of submitting it again."""
 
-    def __init__(self, url: str, opts: dict, timeout: float, job_mb: float = DEFAULT_JOB_MB, poll_s: float = 2.0):
+    def __init__(self, url: str, opts: dict, timeout: float, job_mb: float = DEFAULT_JOB_MB, poll_s: float = 2.0,
+                 retry=None):
         from clients.http_client import PagerouterHttpClient
 
-        self.client, self.opts = PagerouterHttpClient(url, timeout=timeout), opts
+        self.client, self.opts = PagerouterHttpClient(url, timeout=timeout, retry=retry), opts
         self.timeout, self.job_mb, self.poll_s = timeout, job_mb, poll_s
 
     def convert(self, data: bytes, name: str):
@@ -90,10 +91,11 @@ class HttpBackend:
 
 class GrpcBackend(HttpBackend):
     def __init__(self, address: str, opts: dict, timeout: float, application: str = "pagerouter",
-                 job_mb: float = DEFAULT_JOB_MB, poll_s: float = 2.0):
+                 job_mb: float = DEFAULT_JOB_MB, poll_s: float = 2.0, retry=None):
         from clients.grpc_client import PagerouterGrpcClient
 
-        self.client, self.opts = PagerouterGrpcClient(address, timeout=timeout, application=application), opts
+        self.client, self.opts = PagerouterGrpcClient(address, timeout=timeout, application=application,
+                                                      retry=retry), opts
         self.timeout, self.job_mb, self.poll_s = timeout, job_mb, poll_s
 
 

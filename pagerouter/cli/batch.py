@@ -52,6 +52,9 @@ def add_batch_parser(sub, add_option_flags) -> None:
                    help="how long flagged pages wait for the escalation tier (default bulk)")
     b.add_argument("--escalation-wait-s", type=float, metavar="SECONDS", help="wait at most this long for escalation")
     b.add_argument("--timeout", type=float, default=3600.0, help="seconds per request with --endpoint/--grpc (default 3600)")
+    from clients.client_command import add_retry_flags  # pydantic only: no client package is loaded
+
+    add_retry_flags(b)  # --max-attempts, --retry-deadline: how long --endpoint/--grpc wait out a busy server
     from ..batch.runner import DEFAULT_JOB_MB
 
     b.add_argument("--job-mb", type=float, default=DEFAULT_JOB_MB, metavar="MB",
@@ -169,12 +172,23 @@ def _run_here(args, cfg, opts: dict, items: list, output, journal_dir: Path, con
             return usage_error(option_problem(exc))
         make = lambda: LocalBackend(cfg, opts)  # noqa: E731
     else:
+        from clients.client_command import retry_policy
+        from clients.deps import MissingDependency, load_client
+
+        try:  # one line before any file, not a failed record per file
+            load_client(mode)
+            retry = retry_policy(args)
+        except MissingDependency as exc:
+            return usage_error(exc.message)
+        except ValueError as exc:
+            return usage_error(str(exc))
         client_opts = {**opts, "images": bool(opts["images"]),
                        "languages": [v for v in (args.lang or "").replace(",", "+").split("+") if v] or None}
         if mode == "http":
-            make = lambda: HttpBackend(args.endpoint, client_opts, args.timeout, args.job_mb)  # noqa: E731
+            make = lambda: HttpBackend(args.endpoint, client_opts, args.timeout, args.job_mb, retry=retry)  # noqa: E731
         else:
-            make = lambda: GrpcBackend(args.grpc, client_opts, args.timeout, args.application, args.job_mb)  # noqa: E731
+            make = lambda: GrpcBackend(args.grpc, client_opts, args.timeout, args.application, args.job_mb,  # noqa: E731
+                                       retry=retry)
 
     journal_dir.mkdir(parents=True, exist_ok=True)
     try:
