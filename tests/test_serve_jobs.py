@@ -177,13 +177,17 @@ def test_delete_cancels_and_the_stages_stop(served):
 def test_beyond_max_queued_jobs_503_with_retry_after_and_the_typed_client(served):
     from clients.errors import PagerouterClientError
     from clients.http_client import PagerouterHttpClient
+    from clients.retry_policy import RetryPolicy
 
     pdf = _pdf(served.d / "slowjob-queue.pdf", 3)
     with PagerouterHttpClient(served.http, timeout=30) as client:
         jobs = [client.submit_job(pdf) for _ in range(4)]  # serve.jobs.max_queued = 4
-        with pytest.raises(PagerouterClientError) as full:
-            client.submit_job(pdf)
+        # a client told not to retry sees the refusal itself (the default one waits it out, after Retry-After)
+        with PagerouterHttpClient(served.http, timeout=30, retry=RetryPolicy(max_attempts=1)) as once, \
+                pytest.raises(PagerouterClientError) as full:
+            once.submit_job(pdf)
         assert full.value.status == 503 and full.value.code == "jobs_full", full.value
+        assert full.value.retry_after_s == 1
         r = httpx.post(served.http + "/v1/jobs", content=pdf.read_bytes(), timeout=30)
         assert r.status_code == 503 and r.headers["retry-after"] == "1", r.text
         first = client.wait_job(jobs[0].id, poll_s=0.2, timeout=60)
