@@ -21,19 +21,9 @@ import time
 from pathlib import Path
 
 from .hostile_corpus import descendants
+from .serve_fixtures import free_ports  # below the ephemeral range: Ray's own bind-to-0 ports can't take them
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def free_ports(n: int) -> list[int]:
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
 
 
 def _port_open(port: int) -> bool:
@@ -67,7 +57,7 @@ class RayStartCluster:
             ["ray", "start", "--head", "--port", str(gcs), "--num-cpus", str(self.head_cpus), "--temp-dir",
              str(self.tmp / "head"), "--include-dashboard", "false", "--ray-client-server-port", str(client),
              *self._common()], env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + 180  # a busy 2-core machine
         while not _port_open(gcs):
             if self.head.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"ray head did not start: {(self.tmp / 'head.log').read_text()[-2000:]}")
