@@ -9,6 +9,7 @@ import json
 import sys
 from pathlib import Path
 
+from clients.command_flags import add_server_flags, client_for, retry_policy
 from pagerouter.cli.common import (
     EXIT_OK,
     EXIT_PAGES_FAILED,
@@ -20,8 +21,6 @@ from pagerouter.cli.common import (
 
 
 def add_job_command(csub) -> None:
-    from clients.client_command import add_server_flags
-
     cj = csub.add_parser("job", help="long documents as server-side jobs: submit, status, wait, result, cancel")
     cj.add_argument("action", choices=["submit", "status", "wait", "result", "cancel"])
     cj.add_argument("target", help="the file to submit, or the job id")
@@ -37,7 +36,6 @@ def add_job_command(csub) -> None:
 
 
 def cmd_client_job(args) -> int:
-    from clients.client_command import client_for, retry_policy
     from clients.errors import PagerouterClientError
     from pagerouter.render.output import to_json, to_markdown
 
