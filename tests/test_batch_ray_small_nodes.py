@@ -27,8 +27,9 @@ REAL = REPO.parent / "shared" / "corpus" / "real"
 FILES = ["large_prompt_hint3.pdf", "edgar-rotated90.pdf", "handwriting_bad_ocr.pdf"]  # text layer and OCR pages
 
 
-@pytest.mark.skipif(not REAL.is_dir(), reason="the shared real corpus is not on this machine")
 def test_two_one_cpu_nodes_finish_the_run_with_convert_s_output(tmp_path):
+    if not REAL.is_dir():  # CI lays shared/ beside the checkout: a missing corpus fails, never skips
+        pytest.fail(f"real corpus not found at {REAL}")
     src = tmp_path / "in"
     src.mkdir()
     for f in FILES:
