@@ -26,6 +26,7 @@ import numpy as np
 import pymupdf
 
 from ..common.geometry import BBox
+from ..common.load_once import LoadOnce
 from ..config.ocr import OcrConfig
 
 _MIN_SIDE_PX = 32  # a picture smaller than this on the detector's scale holds no line to find
@@ -81,25 +82,12 @@ class _Detector:
         return res
 
 
-_DET: _Detector | None = None
-_DET_LOCK = threading.Lock()
-_DET_ERROR: str | None = None
+_DET: LoadOnce[_Detector] = LoadOnce()
 
 
 def detector(ocr: OcrConfig) -> _Detector:
     """The process's shared detector, built on the first page that needs the net."""
-    global _DET, _DET_ERROR
-    if _DET is None:
-        with _DET_LOCK:
-            if _DET_ERROR is not None:  # a failed load is not retried on every page
-                raise RuntimeError(_DET_ERROR)
-            if _DET is None:
-                try:
-                    _DET = _Detector(ocr)
-                except Exception as exc:
-                    _DET_ERROR = f"{type(exc).__name__}: {exc}"[:300]
-                    raise
-    return _DET
+    return _DET.get(lambda: _Detector(ocr))
 
 
 def lines_in_image(rgb: np.ndarray, scale: float, origin: tuple[float, float], ocr: OcrConfig,

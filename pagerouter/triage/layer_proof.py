@@ -42,6 +42,7 @@ import pymupdf
 from ..config.ocr import OcrConfig
 from ..config.triage import TriageConfig
 from ..common.geometry import BBox
+from ..common.load_once import LoadOnce
 from ..ocr.onnx_sessions import use_our_options
 from ..ocr.script_options import options_for
 from ..ocr.text_stats import char_error_rate
@@ -216,25 +217,12 @@ class _Recogniser:
         return [(str(t), float(s)) for t, s in zip(res.txts, res.scores)]
 
 
-_REC: _Recogniser | None = None
-_REC_LOCK = threading.Lock()
-_REC_ERROR: str | None = None
+_REC: LoadOnce[_Recogniser] = LoadOnce()
 
 
 def recogniser(ocr: OcrConfig) -> _Recogniser:
     """The process's shared recogniser, built on the first page that needs proof."""
-    global _REC, _REC_ERROR
-    if _REC is None:
-        with _REC_LOCK:
-            if _REC_ERROR is not None:  # a failed load is not retried on every page
-                raise RuntimeError(_REC_ERROR)
-            if _REC is None:
-                try:
-                    _REC = _Recogniser(ocr)
-                except Exception as exc:
-                    _REC_ERROR = f"{type(exc).__name__}: {exc}"[:300]
-                    raise
-    return _REC
+    return _REC.get(lambda: _Recogniser(ocr))
 
 
 def proof_may_run(triage: TriageConfig, ocr: OcrConfig) -> bool:
@@ -254,7 +242,7 @@ def prepare(triage: TriageConfig, ocr: OcrConfig) -> dict:
             recogniser(ocr)
         except Exception as exc:  # noqa: BLE001 - reported; a page that needs the proof says it again
             error = f"{type(exc).__name__}: {exc}"[:300]
-    return {"proof_recogniser": _REC is not None, "error": error}
+    return {"proof_recogniser": _REC.value is not None, "error": error}
 
 
 def _unproven_chars(textdict: dict, lines: list[HiddenLine], cfg: TriageConfig) -> int:
