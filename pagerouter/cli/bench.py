@@ -38,7 +38,7 @@ def add_bench_parser(sub) -> None:
                    help="generated pages are A6 with two sentences each instead of A4 pages of text (quick smoke runs)")
     b.add_argument("--seed", type=int, default=7, help="seed of the generated corpus (default 7)")
     b.add_argument("--real", nargs="?", type=Path, const=REAL_CORPUS, metavar="DIR",
-                   help=f"also measure a real corpus (default folder {REAL_CORPUS})")
+                   help="also measure a real corpus (default folder: shared/corpus/real beside the checkout)")
     b.add_argument("--max-pages", type=int, metavar="N",
                    help="cap on the pages taken from CORPUS and --real each (spread over the files)")
     b.add_argument("--systems", default=",".join(SYSTEM_NAMES),
