@@ -3,7 +3,7 @@
     PYTHONPATH=. python benchmarks/bench_ocr_path.py                 # real corpus, 32 OCR pages
     PYTHONPATH=. python benchmarks/bench_ocr_path.py --pages 12 --per-doc 2 --json out.json
 
-Pages: the triage decides (route `ocr` or `mixed`) on /work/shared/corpus/real (or --corpus);
+Pages: the triage decides (route `ocr` or `mixed`) on ../shared/corpus/real (or --corpus);
 at most --per-doc pages per file, --pages in all, so one long scanned file does not dominate.
 
 For each page the router's OCR path runs in-process exactly as `pipeline.ocr_flow` runs it
@@ -46,7 +46,7 @@ from pagerouter.flow.engines import EngineSet  # noqa: E402
 from pagerouter.intake.inputs import open_source  # noqa: E402
 from pagerouter.flow.pipeline import DocumentTriage, ocr_flow  # noqa: E402
 
-REAL = Path("/work/shared/corpus/real")
+REAL = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "real"  # beside the checkout
 
 
 class StepTimer:
