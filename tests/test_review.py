@@ -30,6 +30,7 @@ from pagerouter.convert.converter import Converter
 from pagerouter.model import Attempt, Block, CheckResult, Document, Page
 from pagerouter.render.escape import unescape
 from pagerouter.render.output import to_json
+from pagerouter.isolation import FAULT_ENV
 from pagerouter.review import REVIEW_CSP, review_html
 from pagerouter.review.html_writer import embed_json, review_data, run_documents
 from pagerouter.review.run_folder import load_run
@@ -203,6 +204,22 @@ def test_review_command(tmp_path, capsys):
     assert "pass --pdf-dir DIR" in capsys.readouterr().err
     assert main(["review", str(moved), "--pdf-dir", str(run), "-q"]) == 0
     assert len(list((moved / "review-images" / "generated").glob("p*.jpg"))) == 3
+
+
+def test_page_images_render_in_isolation_workers(tmp_path, monkeypatch, capsys):
+    """The source PDF is untrusted: the review renders its pages in isolation workers, so a
+    MuPDF crash there (a real SIGSEGV, injected in the worker's render) costs the pictures and
+    leaves this process, the review and its exit code standing."""
+    run = _generated_run(tmp_path / "run", 2)
+    monkeypatch.setenv(FAULT_ENV, "segv@figures")
+    assert main(["review", str(run)]) == 0  # a process that rendered here would have died
+    assert not list((run / "review-images").rglob("*.jpg"))
+    data = json.loads(_parse((run / "review.html").read_text()).data["review-data"])
+    assert [p["n"] for p in data["pages"]] == [1, 2] and not any(p["image"] for p in data["pages"])
+    assert "0 with an image" in capsys.readouterr().err
+    monkeypatch.delenv(FAULT_ENV)
+    assert main(["review", str(run), "-q"]) == 0
+    assert len(list((run / "review-images" / "generated").glob("p*.jpg"))) == 2
 
 
 def test_batch_journal_names_the_sources(tmp_path):

@@ -316,7 +316,7 @@ def test_a_jobs_review_page_needs_the_key_and_carries_a_strict_policy(served):
     assert page.headers["content-security-policy"] == REVIEW_CSP and "unsafe-inline" not in REVIEW_CSP
     data = _review_data(page.text)
     pages = data["pages"]
-    assert len(pages) == 1 and pages[0]["image"].startswith("data:image/png;base64,")
+    assert len(pages) == 1 and pages[0]["image"].startswith("data:image/jpeg;base64,")
     assert any("Only authorised callers may read this sentence." in (b.get("text") or "") for b in pages[0]["blocks"])
     assert httpx.get(f"{url}/v1/jobs/no-such-job/review", headers=auth, timeout=30).status_code == 404
 

@@ -320,11 +320,11 @@ def _convert_inputs(args, cfg, converter) -> int:
             if getattr(args, "review", False):
                 from pagerouter.cli.review import convert_review_images
 
-                convert_review_images(args, path, doc)
+                convert_review_images(args, converter.pages, path, doc)
     if docs and getattr(args, "review", False):
         from pagerouter.cli.review import write_convert_review
 
-        write_convert_review(args, cfg)
+        write_convert_review(args, cfg, converter.pages)
     if docs and not args.quiet:
         print(route_summary_table(docs, wall_s=time.perf_counter() - t0), file=sys.stderr)
     return code

@@ -31,6 +31,7 @@ def add_review_parser(sub) -> None:
 
 
 def cmd_review(args) -> int:
+    from ..isolation import page_work
     from ..review.html_writer import write_review
     from ..review.page_images import DEFAULT_DPI
     from ..review.run_folder import load_run
@@ -45,8 +46,12 @@ def cmd_review(args) -> int:
     if not docs:
         return usage_error(f"{args.run_dir}: no pagerouter JSON found (convert with --format json or both)")
     html_path = args.output or args.run_dir / "review.html"
-    images, missing = _page_images(docs, args.run_dir, html_path.parent, args.images, args.dpi or DEFAULT_DPI,
-                                   args.password)
+    work = page_work(cfg)  # MuPDF on the source files runs in isolation workers, as convert's does
+    try:
+        images, missing = _page_images(work, docs, args.run_dir, html_path.parent, args.images,
+                                       args.dpi or DEFAULT_DPI, args.password)
+    finally:
+        work.close()
     write_review(html_path, docs, page_images=images, output_cfg=cfg.output, prices=cfg.bench,
                  title=args.run_dir.resolve().name)
     if not args.quiet:
@@ -58,7 +63,7 @@ def cmd_review(args) -> int:
     return EXIT_OK
 
 
-def _page_images(docs, run_dir: Path, html_dir: Path, mode: str, dpi: int, password: str | None):
+def _page_images(work, docs, run_dir: Path, html_dir: Path, mode: str, dpi: int, password: str | None):
     """({(document index, page): URL}, [documents with no image source]). Files are rendered
     into RUN/review-images/ once (pages already there, e.g. from `convert --review`, are kept)."""
     import base64
@@ -80,11 +85,11 @@ def _page_images(docs, run_dir: Path, html_dir: Path, mode: str, dpi: int, passw
         paths = existing_page_images(d.doc, d.rel, root)
         try:
             if mode == "embed" and d.source is not None:
-                for n, uri in embedded_images(d.source.read_bytes(), d.doc, dpi, password).items():
+                for n, uri in embedded_images(work, d.source.read_bytes(), d.doc, dpi, password).items():
                     urls[(i, n)] = uri
                 continue
             if mode == "files" and d.source is not None and len(paths) < len(d.doc.pages):
-                paths = write_page_images(d.source, d.doc, d.rel, root, dpi, password)
+                paths = write_page_images(work, d.source, d.doc, d.rel, root, dpi, password)
         except Exception as exc:  # noqa: BLE001 - a source we cannot render leaves its pages without images
             print(f"pagerouter: warning: {d.source}: page images not rendered: {exc}", file=sys.stderr)
         if d.source is None and len(paths) < len(d.doc.pages):
@@ -114,23 +119,23 @@ def convert_review_problem(args) -> str | None:
     return None
 
 
-def convert_review_images(args, path: Path, doc) -> None:
-    """Render the pages of `doc` just converted from `path` (a failure is a warning: the
-    conversion's outputs stand)."""
+def convert_review_images(args, work, path: Path, doc) -> None:
+    """Render the pages of `doc` just converted from `path`, through the converter's PageWork
+    `work` (a failure is a warning: the conversion's outputs stand)."""
     from ..review.page_images import IMAGES_DIR, write_page_images
 
     try:
-        write_page_images(path, doc, path.stem, args.outdir / IMAGES_DIR, password=args.password, overwrite=True)
+        write_page_images(work, path, doc, path.stem, args.outdir / IMAGES_DIR, password=args.password, overwrite=True)
     except Exception as exc:  # noqa: BLE001
         print(f"pagerouter: warning: {path}: page images not rendered: {exc}", file=sys.stderr)
 
 
-def write_convert_review(args, cfg) -> None:
+def write_convert_review(args, cfg, work) -> None:
     from ..review.html_writer import write_review
     from ..review.run_folder import load_run
 
     docs = load_run(args.outdir)
-    images, _ = _page_images(docs, args.outdir, args.outdir, "files", 72, args.password)
+    images, _ = _page_images(work, docs, args.outdir, args.outdir, "files", 72, args.password)
     html = write_review(args.outdir / "review.html", docs, page_images=images, output_cfg=cfg.output,
                         prices=cfg.bench, title=args.outdir.resolve().name)
     if not args.quiet:

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import base64
 import io
+import logging
 import os
 from pathlib import Path
 from urllib.parse import quote
 
-from ..common.pagetext import MUPDF_LOCK
-from ..intake.inputs import open_source
+from ..isolation import PageWork
 from ..model import Document, Page
+
+log = logging.getLogger(__name__)
 
 DEFAULT_DPI = 72
 IMAGES_DIR = "review-images"
@@ -38,41 +40,52 @@ def image_url(html_dir: Path, path: Path) -> str:
     return "/".join(p if p == ".." else quote(p, safe="") for p in Path(rel).parts)
 
 
-def page_jpeg(pdf_page, rotation: int, dpi: int = DEFAULT_DPI) -> bytes:
-    """One page as a JPEG at `dpi`, turned clockwise by `rotation` degrees."""
+WHOLE_PAGE = (0.0, 0.0, 1e6, 1e6)
+"""A clip the renderer cuts to the page's rectangle: the whole page, as displayed."""
+
+
+def png_to_jpeg(png: bytes, rotation: int) -> bytes:
+    """A page picture rendered as PNG (by an isolation worker) as JPEG, turned clockwise by
+    `rotation` degrees. Pillow decodes a PNG MuPDF wrote for us, not the untrusted file."""
     from PIL import Image
 
-    with MUPDF_LOCK:
-        pix = pdf_page.get_pixmap(dpi=dpi, alpha=False)
-        img = Image.frombytes("RGB", (pix.width, pix.height), pix.samples)
-    if rotation % 360:
-        img = img.rotate(-(rotation % 360), expand=True)
-    buf = io.BytesIO()
-    img.save(buf, "JPEG", quality=JPEG_QUALITY, optimize=True)
+    with Image.open(io.BytesIO(png)) as img:
+        img = img.convert("RGB")
+        if rotation % 360:
+            img = img.rotate(-(rotation % 360), expand=True)
+        buf = io.BytesIO()
+        img.save(buf, "JPEG", quality=JPEG_QUALITY, optimize=True)
     return buf.getvalue()
 
 
-def _render(source: Path | None, data: bytes | None, pages: list[Page], dpi: int, password: str | None):
-    """(page number, JPEG bytes) for each of `pages` the source has."""
-    src = open_source(source, data=data, password=password)
+def _render(work: PageWork, data: bytes, name: str, pages: list[Page], dpi: int, password: str | None):
+    """(page number, JPEG bytes) for each of `pages` the source has. MuPDF runs where `work`
+    runs it (an isolation worker when isolation is on: the source is untrusted, and its crash or
+    hang costs a worker, not this process); a page that does not render is left out."""
+    src = work.open(data, name, password)
     try:
         for p in pages:
-            if src.doc is None or not 1 <= p.number <= src.page_count:
+            if not 1 <= p.number <= src.page_count:
                 continue
-            with MUPDF_LOCK:
-                pdf_page = src.doc.load_page(p.number - 1)
-            yield p.number, page_jpeg(pdf_page, p.rotation, dpi)
+            try:
+                pngs = work.figure_pngs(src, p.number, [WHOLE_PAGE], dpi)
+            except Exception as exc:  # noqa: BLE001 - one page without its picture, never a lost review
+                log.warning("%s: page %d: no page image: %s", name, p.number, exc)
+                continue
+            if pngs and pngs[0]:
+                yield p.number, png_to_jpeg(pngs[0], p.rotation)
     finally:
         src.close()
 
 
-def write_page_images(source: Path, doc: Document, rel: str, images_root: Path, dpi: int = DEFAULT_DPI,
-                      password: str | None = None, overwrite: bool = False) -> dict[int, Path]:
+def write_page_images(work: PageWork, source: Path, doc: Document, rel: str, images_root: Path,
+                      dpi: int = DEFAULT_DPI, password: str | None = None, overwrite: bool = False) -> dict[int, Path]:
     """Render the converted pages of `doc` from its `source` file into `images_root`; pages
     already there are kept unless `overwrite`. Returns {page number: image path}."""
     todo = [p for p in doc.pages if overwrite or not image_path(images_root, rel, p.number).is_file()]
     if todo:
-        for number, jpeg in _render(Path(source), None, todo, dpi, password):
+        source = Path(source)
+        for number, jpeg in _render(work, source.read_bytes(), source.name, todo, dpi, password):
             target = image_path(images_root, rel, number)
             target.parent.mkdir(parents=True, exist_ok=True)
             tmp = target.with_suffix(".tmp")
@@ -88,7 +101,10 @@ def existing_page_images(doc: Document, rel: str, images_root: Path) -> dict[int
             if image_path(images_root, rel, p.number).is_file()}
 
 
-def embedded_images(data: bytes, doc: Document, dpi: int = DEFAULT_DPI, password: str | None = None) -> dict[int, str]:
-    """{page number: data URI} of the converted pages of `doc`, rendered from the input's bytes."""
+def embedded_images(work: PageWork, data: bytes, doc: Document, dpi: int = DEFAULT_DPI,
+                    password: str | None = None, numbers: list[int] | None = None) -> dict[int, str]:
+    """{page number: data URI} of the converted pages of `doc` (those in `numbers` when given),
+    rendered from the input's bytes."""
+    pages = doc.pages if numbers is None else [p for p in doc.pages if p.number in set(numbers)]
     return {n: "data:image/jpeg;base64," + base64.b64encode(jpeg).decode("ascii")
-            for n, jpeg in _render(None, data, doc.pages, dpi, password)}
+            for n, jpeg in _render(work, data, doc.source or "document", pages, dpi, password)}

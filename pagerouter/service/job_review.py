@@ -11,18 +11,16 @@ page tens of MB. The other pages still list their blocks, text and decisions.
 from __future__ import annotations
 
 import asyncio
-import base64
 
 from ..config import PagerouterConfig
 from ..isolation import PageWork
 from ..jobs.store import JobStatus
 from ..model import Document
-from ..review import review_html
+from ..review import embedded_images, review_html
 from .job_desk import JobDesk
 
 MAX_SERVED_IMAGES = 200
 IMAGE_DPI = 60
-_WHOLE_PAGE = (0.0, 0.0, 1e6, 1e6)  # clipped to the page by the renderer
 
 
 def _pictured_pages(doc: Document) -> list[int]:
@@ -33,24 +31,13 @@ def _pictured_pages(doc: Document) -> list[int]:
 
 
 async def page_images(work: PageWork, data: bytes, doc: Document, password: str | None) -> dict[tuple[int, int], str]:
-    """{(0, page number): PNG data URI} for the pages `_pictured_pages` picks; a page (or a
+    """{(0, page number): JPEG data URI} for the pages `_pictured_pages` picks; a page (or a
     document) that does not render is left without a picture, never an error."""
     try:
-        src = await asyncio.to_thread(work.open, data, doc.source or "job", password)
-    except Exception:  # noqa: BLE001 - the conversion already reported why; the review shows it
+        images = await asyncio.to_thread(embedded_images, work, data, doc, IMAGE_DPI, password, _pictured_pages(doc))
+    except Exception:  # noqa: BLE001 - the conversion already reported why the file does not open
         return {}
-    out: dict[tuple[int, int], str] = {}
-    try:
-        for number in _pictured_pages(doc):
-            try:
-                pngs = await asyncio.to_thread(work.figure_pngs, src, number, [_WHOLE_PAGE], IMAGE_DPI)
-            except Exception:  # noqa: BLE001 - a page that fails to render is shown without its picture
-                continue
-            if pngs and pngs[0]:
-                out[(0, number)] = "data:image/png;base64," + base64.b64encode(pngs[0]).decode("ascii")
-    finally:
-        src.close()
-    return out
+    return {(0, n): uri for n, uri in images.items()}
 
 
 async def job_review_page(desk: JobDesk, job_id: str, work: PageWork, cfg: PagerouterConfig) -> tuple[str | None, JobStatus]:
