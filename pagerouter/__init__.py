@@ -10,7 +10,7 @@ Python API (every name is imported on first use, so `import pagerouter` stays ch
 checkers read the names and their types from `__init__.pyi`):
 
     import pagerouter
-    doc = pagerouter.convert("report.pdf", pages="1-3")   # a path, bytes or a binary file object
+    doc = pagerouter.convert("report.pdf", pages="1-3")   # a path, a URL (s3://, https://), bytes or a binary file object
     doc.to_markdown(); doc.to_json()
     with pagerouter.Converter() as conv:                 # many files: engines and workers start once
         for path in paths:

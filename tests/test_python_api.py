@@ -7,6 +7,7 @@ with it (character error rate and word order), never counted.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import threading
 from pathlib import Path
 
@@ -190,3 +191,61 @@ def test_import_pagerouter_imports_no_converter_until_used():
             "print(sorted(m for m in sys.modules if m.startswith(('pagerouter.', 'pymupdf', 'pydantic'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120).stdout
     assert out.strip() == "[]"
+
+
+@pytest.fixture
+def http_folder(tmp_path):
+    """A real HTTP server (http.server in a thread) serving `tmp_path`; yields (folder, base URL)."""
+    import functools
+    import http.server
+
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    handler.log_message = lambda *a, **k: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield tmp_path, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_pagerouter_convert_reads_url_like_sources_through_fsspec(report_pdf, http_folder):
+    import fsspec
+
+    import pagerouter
+
+    folder, base = http_folder
+    (folder / "served report.pdf").write_bytes(report_pdf.read_bytes())
+    want = pagerouter.convert(report_pdf, config=NO_OCR)
+    (folder / "local #1.pdf").write_bytes(report_pdf.read_bytes())
+    for url in ((folder / "local #1.pdf").resolve().as_uri(), f"{base}/served%20report.pdf"):
+        doc = pagerouter.convert(url, config=NO_OCR)
+        _assert_reads_the_report(doc)
+        assert [p.blocks for p in doc.pages] == [p.blocks for p in want.pages]
+    with fsspec.open("memory://inbox/report.pdf", "wb") as f:  # fsspec's in-memory filesystem
+        f.write(report_pdf.read_bytes())
+    with pagerouter.Converter(NO_OCR) as conv:
+        doc = conv.convert("memory://inbox/report.pdf", pages="2")
+    assert [p.number for p in doc.pages] == [2] and doc.pages[0].blocks == want.pages[1].blocks
+
+
+def test_a_url_that_cannot_be_read_is_one_input_error_naming_it(http_folder):
+    import pagerouter
+
+    _, base = http_folder
+    cases = {
+        f"{base}/missing.pdf": "no such file",
+        "file:///nonexistent/dir/x.pdf": "no such file",
+        "nosuchscheme://bucket/x.pdf": "cannot open this URL",
+    }
+    for url, why in cases.items():
+        with pytest.raises(pagerouter.InputError) as info:
+            pagerouter.convert(url, config=NO_OCR)
+        assert str(info.value).startswith(url) and why in str(info.value), str(info.value)
+    if importlib.util.find_spec("s3fs") is None:  # the scheme's backend is not installed: the error names it
+        with pytest.raises(pagerouter.InputError, match="s3://bucket/x.pdf: cannot open this URL: .*s3fs"):
+            pagerouter.convert("s3://bucket/x.pdf", config=NO_OCR)
+    with pytest.raises(pagerouter.InputError, match="upload.pdf: no such file"):
+        pagerouter.convert(f"{base}/missing.pdf", name="upload.pdf", config=NO_OCR)

@@ -44,7 +44,9 @@ def convert(
         doc = pagerouter.convert("report.pdf", pages="1-3", ocr="off")
         print(doc.to_markdown())
 
-    `source`: a path, the document's bytes, or a binary file object (read whole, not closed);
+    `source`: a path, a URL fsspec opens (`s3://bucket/a.pdf`, `https://...`, `file:///...`; the
+    scheme's fsspec package, e.g. s3fs, must be installed), the document's bytes, or a binary file
+    object (read whole, not closed);
     `name` names bytes and file objects in messages and as `Document.source`. `pages`: a
     selection like "1-3,7" (1-based). `ocr`: auto (triage decides), force (OCR every page) or
     off (text layers only). `languages`: Tesseract packs ("eng+deu" or a list). `images`:

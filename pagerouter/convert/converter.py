@@ -38,6 +38,7 @@ from ..config import PagerouterConfig
 from ..flow.engines import EngineSet
 from ..flow.escalation_wait import EscalationWait, resolve_escalation_wait
 from ..intake.inputs import SourceDocument, read_input
+from ..intake.remote import is_url, read_url
 from ..isolation import InProcessPages, PageWork, page_work
 from ..common.memory import release_free_memory
 from ..model import Document, Page
@@ -101,6 +102,8 @@ class Converter:
                 raise TypeError(f"{name or getattr(source, 'name', 'input')}: the file object must be opened in binary mode ('rb')")
             file_name = getattr(source, "name", None)
             return bytes(data), name or (os.fspath(file_name) if isinstance(file_name, (str, os.PathLike)) else "-")
+        if is_url(source):  # s3://, https://, file://, ...: through fsspec
+            return read_url(source, name), name or source
         name = name or os.fspath(source)
         return read_input(source, name), name
 
