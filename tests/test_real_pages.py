@@ -171,6 +171,19 @@ def test_stacked_tables_under_their_own_captions_stay_apart():
     assert any(b.role != "table" and b.text == "No horizontal lines" for b in blocks)
 
 
+def test_label_amount_table_in_one_column_of_a_notice_and_the_columns_in_order():
+    """IRS Notice 1036: in the right column, a table of payroll periods beside one column of
+    amounts ("Weekly ... $ 71.15"); the three-column text search never looked at it, and the
+    producer writes each text row across both columns, so MuPDF's blocks hold both columns and
+    reading in MuPDF's order interleaved them (order 0.747)."""
+    tr = _truth("us-007_p1")
+    _blocks, body, tables = _read(tr)
+    want = [cells_from_truth(t["rows"]) for t in tr["tables"]]
+    assert table_counts(want, tables) == (25, 0, 0)
+    got = score_page(tr, body, tables)
+    assert got.order >= 0.9, got.order
+
+
 def test_form_code_at_the_foot_of_a_single_page_is_furniture():
     """A child-welfare form's "DCF-F-2476-E (R. 04/2014)" footer left the body; its title stays."""
     tr = _truth("150109DSP-Milw-505-90D_p1")

@@ -58,7 +58,9 @@ from .tables import (
     rules_short_of_rows,
     side_by_side_candidates,
     text_candidates,
+    text_columns,
 )
+from .tables_label_value import label_value_candidates
 
 __all__ = [
     "FurnitureModel",
@@ -157,7 +159,10 @@ def read_text_layer(
         # furniture lines take part: a table continued at the top of a page starts in the
         # header band (its repeated header row, its first rows); a table keeps them as cells
         whole = [r for r in text_candidates([*body, *furn], cfg, em) if not any(overlap_share(b, r) > 0.5 for b in beside)]
-        for region in [*beside, *_without_prose_rows(whole, in_columns, body, cfg), *in_columns]:
+        # two-column tables of labels and amounts, in each text column (tables_label_value.py);
+        # like a column's own table, one makes a whole-page region over it and the prose beside it void
+        pairs = [r for col in (text_columns(body, cfg, em, W) or [body]) for r in label_value_candidates(col, cfg, em)]
+        for region in [*beside, *_without_prose_rows(whole, [*in_columns, *pairs], body, cfg), *in_columns, *pairs]:
             if any(overlap_share(region, t.bbox) > 0.3 or overlap_share(t.bbox, region) > 0.3 for t in found):
                 continue
             tab = build_table(page, region, [], [], cfg, em, derot, rot, ruled=False)
@@ -263,7 +268,10 @@ def _without_prose_rows(regions: list[BBox], in_columns: list[BBox], body: list[
         for c in in_columns:
             if overlap_share(r, c) >= 0.8:
                 spoilt = True  # the column's own candidate covers it (rows the prose beside it broke)
-            if overlap_share(c, r) < 0.8:
+            # the column's table on the region's rows (the region may hold only some of them: the
+            # prose beside the table lines up with a few of its rows)
+            c = (c[0], max(c[1], r[1]), c[2], min(c[3], r[3]))
+            if c[3] <= c[1] or overlap_share(c, r) < 0.8:
                 continue
             rest = [ln for ln in body if center_inside(ln.bbox, r, _TOL) and not center_inside(ln.bbox, c, _TOL)
                     and c[1] <= ln.yc <= c[3]]  # beside the column's table, on its rows

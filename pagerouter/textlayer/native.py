@@ -13,6 +13,8 @@ producer wrote in one piece. Only prose lines count (more words than `form_max_w
 form's labels and values, which MuPDF may keep as one block of labels and one of values, are
 read row by row on purpose (the cut's form rule) and must not trigger the fallback. At
 `native_order_min_reentries` re-entries or more, the page's lines are read in MuPDF's order.
+A MuPDF block that holds lines of two columns side by side (a producer that writes each row of
+text across both columns) is itself interleaved: re-entering it counts for nothing.
 """
 
 from __future__ import annotations
@@ -23,15 +25,30 @@ from ..config.textlayer import TextLayerConfig
 from .lines import Line
 
 
+def side_by_side_blocks(lines: Sequence[Line]) -> set[int]:
+    """MuPDF blocks whose lines share no common horizontal stretch: lines of two columns set
+    side by side in one block (a producer writing each text row across both columns of a
+    notice, which MuPDF then groups as one block). Reading such a block whole interleaves the
+    columns, so leaving and re-entering it is no sign of a bad cut."""
+    spans: dict[int, tuple[float, float]] = {}
+    for ln in lines:
+        lo, hi = spans.get(ln.seq[0], (-1e9, 1e9))
+        spans[ln.seq[0]] = (max(lo, ln.x0), min(hi, ln.x1))
+    return {b for b, (lo, hi) in spans.items() if lo >= hi}
+
+
 def reentries(lines: Sequence[Line], max_words: float) -> int:
-    """Times `lines` (in reading order) come back to a MuPDF block of prose lines they had left."""
+    """Times `lines` (in reading order) come back to a MuPDF block of prose lines they had left
+    (blocks of side-by-side lines left out: `side_by_side_blocks`)."""
     left: set[int] = set()
     cur: int | None = None
     n = 0
-    for ln in lines:
-        if ln.words() <= max_words:
-            continue
+    prose = [ln for ln in lines if ln.words() > max_words]
+    mixed = side_by_side_blocks(prose)
+    for ln in prose:
         b = ln.seq[0]
+        if b in mixed:
+            continue
         if b == cur:
             continue
         if b in left:

@@ -259,9 +259,19 @@ def text_candidates(lines: list[Line], cfg: TextLayerConfig, em: float) -> list[
 
 
 def column_candidates(lines: list[Line], cfg: TextLayerConfig, em: float, page_width: float) -> list[BBox]:
-    """`text_candidates` inside each text column of the page, where whitespace gutters run the
-    height of the body (lines wider than 60% of the page are left out, and a few narrower
-    ones may cross: a title, a caption). No gutter: nothing (the whole-page pass covered it)."""
+    """`text_candidates` inside each text column of the page (`text_columns`). No gutter:
+    nothing (the whole-page pass covered it)."""
+    out: list[BBox] = []
+    for col in text_columns(lines, cfg, em, page_width):
+        if len(col) >= cfg.table_min_rows and _shares_rows(col, cfg):
+            out += text_candidates(col, cfg, em)
+    return out
+
+
+def text_columns(lines: list[Line], cfg: TextLayerConfig, em: float, page_width: float) -> list[list[Line]]:
+    """The body lines of each text column, where whitespace gutters run the height of the body
+    (lines wider than 60% of the page are left out, and a few narrower ones may cross: a
+    title, a caption); [] when the page has no gutter."""
     narrow = [ln for ln in lines if ln.horizontal and ln.role is None and ln.width < 0.6 * page_width]
     min_gap = max(cfg.min_column_gap_pt, cfg.min_column_gap_em * em)
     # whitespace crossed by at most ~10% of the lines (a title or a caption may cross a gutter)
@@ -272,12 +282,7 @@ def column_candidates(lines: list[Line], cfg: TextLayerConfig, em: float, page_w
     if not cuts:
         return []
     bounds = [-1e9, *cuts, 1e9]
-    out: list[BBox] = []
-    for lo, hi in zip(bounds, bounds[1:]):
-        col = [ln for ln in narrow if lo <= (ln.x0 + ln.x1) / 2 < hi]
-        if len(col) >= cfg.table_min_rows and _shares_rows(col, cfg):
-            out += text_candidates(col, cfg, em)
-    return out
+    return [[ln for ln in narrow if lo <= (ln.x0 + ln.x1) / 2 < hi] for lo, hi in zip(bounds, bounds[1:])]
 
 
 def side_by_side_candidates(lines: list[Line], cfg: TextLayerConfig, em: float) -> list[BBox]:

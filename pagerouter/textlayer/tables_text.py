@@ -355,8 +355,11 @@ def _body(rows: list[list[Word]], cuts: list[float], ncols: int) -> list[list[st
                 out[-1] = [f"{last[0]} {cells[0]}", *cells[1:]]  # a wrapped label, values on its last line
                 prev = row
                 continue
-            if label_only(cells) and cells[0][:1].islower():
-                out[-1] = [f"{last[0]} {cells[0]}", *last[1:]]  # label wraps under its values
+            # a label wraps under its values: it runs on in lower case, or a parenthesised note
+            # set indented under the label ("Daily or Miscellaneous / (each day of the period)")
+            note = cells[0][:1] == "(" and row[0][0] > prev[0][0] + 1.0
+            if label_only(cells) and (cells[0][:1].islower() or note):
+                out[-1] = [f"{last[0]} {cells[0]}", *last[1:]]
                 prev = row
                 continue
             if not cells[0] and not any(is_value(c) for c in cells if c):

@@ -1,0 +1,135 @@
+"""Two-column label/amount tables and two text columns written row by row (a notice page).
+
+Pages are generated with PyMuPDF in the shape of a tax notice: two justified-ish prose columns,
+and in the right column a small unruled table of payroll periods beside right-aligned amounts
+(a "$" standing apart before the first amount, a parenthesised note wrapped under the last
+label). The producer writes each text row across both columns, so MuPDF groups lines of both
+columns into one block: that block is no evidence for reading the page in MuPDF's order.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pymupdf
+
+from pagerouter.common.pagetext import extract_textdict
+from pagerouter.config.textlayer import TextLayerConfig
+from pagerouter.textlayer import read_text_layer
+from pagerouter.textlayer.lines import Line
+from pagerouter.textlayer.native import reentries, side_by_side_blocks
+
+CFG = TextLayerConfig()
+WORDS = (
+    "the committee reviewed results of various studies and found that measured values agree with earlier "
+    "estimates within small margins while several outliers remain unexplained by current models"
+).split()
+ROWS = [("Weekly", "$", "71.15"), ("Biweekly", "", "142.31"), ("Semimonthly", "", "154.17"), ("Monthly", "", "308.33"),
+        ("Quarterly", "", "925.00"), ("Semiannually", "", "1,850.00"), ("Annually", "", "3,700.00"),
+        ("Daily or Miscellaneous", "", "14.23")]
+
+
+def _prose(rng: random.Random, n: int, width: float, first: str) -> list[str]:
+    out, cur = [], first.split()
+    while len(out) < n:
+        w = rng.choice(WORDS)
+        if pymupdf.get_text_length(" ".join([*cur, w]), "helv", 9) > width:
+            out.append(" ".join(cur))
+            cur = []
+        cur.append(w)
+    return out
+
+
+def notice_page(table: bool) -> pymupdf.Document:
+    """Left column: prose in paragraphs of 6 lines. Right column: prose, the table (when
+    `table`), prose. Lines are written in row order across both columns."""
+    rng = random.Random(3)
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    left_text = [*_prose(rng, 46, 250, "Left column begins"), "left column ends."]
+    right_text = [*_prose(rng, 24, 245, "Right column begins"), "right column ends."]
+    lh = 11.5
+    items: list[tuple[float, float, str]] = []
+    for k, t in enumerate(left_text):
+        y = 80 + k * lh + 9 * (k // 6)
+        if y < 740:
+            items.append((y, 42, t))
+    y = 80.0
+    for k, t in enumerate(right_text[:8]):
+        items.append((y, 318, t))
+        y += lh + (9 if k == 3 else 0)
+    if table:
+        y += 8
+        items += [(y, 323, "Payroll Period"), (y, 488, "Allowance")]
+        y += 16
+        for label, sign, value in ROWS:
+            items.append((y, 323, label))
+            if sign:
+                items.append((y, 500, sign))
+            items.append((y, 537 - pymupdf.get_text_length(value, "helv", 9), value))
+            y += 16
+        items.append((y - 5, 332, "(each day of the payroll period)"))
+        y += 8
+    for k, t in enumerate(right_text[8:]):
+        items.append((y, 318, t))
+        y += lh + (9 if k % 7 == 6 else 0)
+    # the producer writes each text row across both columns
+    for y, x, t in sorted(items, key=lambda a: (round(a[0]), a[1])):
+        page.insert_text((x, y), t, fontsize=9, fontname="helv")
+    return doc
+
+
+def read(doc: pymupdf.Document):
+    page = doc[0]
+    return read_text_layer(page, extract_textdict(page), 1, CFG)
+
+
+def test_label_amount_table_in_one_column_is_found_with_its_header_sign_and_wrapped_label():
+    blocks = read(notice_page(table=True))
+    tables = [b for b in blocks if b.role == "table"]
+    assert len(tables) == 1, [b.text[:60] for b in blocks]
+    want = [["Payroll Period", "Allowance"], ["Weekly", "$71.15"],
+            *[[label, value] for label, _, value in ROWS[1:-1]],
+            ["Daily or Miscellaneous (each day of the payroll period)", "14.23"]]
+    assert tables[0].cells == want
+    # the prose beside the table stays text, none of it in a cell
+    x0, _, x1, _ = tables[0].bbox
+    assert x0 > 306 and x1 < 560
+
+
+def test_columns_written_row_by_row_are_read_column_by_column():
+    blocks = [b for b in read(notice_page(table=False)) if b.role not in ("header", "footer", "page_number")]
+    text = " ".join(b.text for b in blocks)
+    assert text.index("left column ends") < text.index("Right column begins")
+    assert text.index("Left column begins") < text.index("left column ends")
+    for b in blocks:  # no block holds words of both columns
+        assert b.bbox[2] < 306 or b.bbox[0] > 306, b.text[:80]
+
+
+def test_contents_page_of_labels_and_page_numbers_is_not_a_table():
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    y = 90.0
+    for k, title in enumerate(["Introduction", "Background and scope", "Methods", "Sampling plan", "Results",
+                               "Discussion", "Limitations", "Conclusions", "References"]):
+        page.insert_text((72, y), title, fontsize=11, fontname="helv")
+        num = str(3 + 4 * k)
+        page.insert_text((540 - pymupdf.get_text_length(num, "helv", 11), y), num, fontsize=11, fontname="helv")
+        y += 18
+    assert not [b for b in read(doc) if b.role == "table"]
+
+
+def _ln(x0: float, y: float, x1: float, block: int, rank: int) -> Line:
+    text = "words of a prose line that runs on"
+    return Line(x0, y, x1, y + 9, text, 9.0, False, False, chars=len(text), seq=(block, rank))
+
+
+def test_a_block_of_side_by_side_lines_is_no_evidence_against_the_cut():
+    # two columns; MuPDF blocks 0 and 1 each hold rows of both columns (left, right, left, ...)
+    left = [_ln(42, 80 + 12 * k, 290, k // 3, 2 * k) for k in range(6)]
+    right = [_ln(318, 80 + 12 * k, 560, k // 3, 2 * k + 1) for k in range(6)]
+    assert side_by_side_blocks([*left, *right]) == {0, 1}
+    assert reentries([*left, *right], CFG.form_max_words) == 0  # read column by column
+    # blocks that keep to one column still count: leaving block 0 for 1 and coming back is one
+    col = [_ln(42, 80 + 12 * k, 290, [0, 1, 0][k], k) for k in range(3)]
+    assert reentries(col, CFG.form_max_words) == 1
