@@ -49,6 +49,7 @@ from .lines import OcrLine, join_text, sort_lines
 from .regions import upright
 from .raster import render_task
 from .script_options import options_for, reading_script
+from .unread_lines import still_unread
 from .vote import vote
 
 log = logging.getLogger(__name__)
@@ -296,6 +297,9 @@ class VoteEscalator:
             if w.seconds:
                 out.timings[f"escalation_{w.name}"] = round(w.seconds, 3)
         out.checks.extend(check_reading(task, out, self.cfg.checks))
+        left = still_unread(first.checks, out.blocks, self.cfg.checks)  # lines the first reading left out
+        if left is not None:
+            out.checks.append(left)
         out.timings["escalation"] = time.perf_counter() - t0
         return out
 

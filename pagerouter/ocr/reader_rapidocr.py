@@ -26,6 +26,7 @@ from ..model import CheckResult
 from ..common.stages import LayoutResult, OcrTask, Reading
 from ..common.unicode_scripts import char_script
 from .lines import OcrLine
+from .unread_lines import ReadLines
 from .onnx_sessions import use_our_options
 from .script_options import OSD_SCRIPT_NAMES, allowed_mask, options_for, reading_script
 
@@ -158,15 +159,20 @@ class RapidOcrReader:
                 rec[i], k = got[k:k + n], k + n
         out_lines, out_suppressed = [], []
         for (image, script), d, r in zip(requests, det, rec):
-            lines = []
+            lines = ReadLines()
             if d is not None:
                 ori, op, crops, det_res = d
                 for poly, (text, score, _n, spikes) in zip(self._boxes_on_original(ori, op, det_res), r):
-                    if text.strip() and score >= self.cfg.small_reader.text_score:
+                    if text.strip():
                         poly = np.asarray(poly, dtype=float)
                         bbox = (float(poly[:, 0].min()), float(poly[:, 1].min()),
                                 float(poly[:, 0].max()), float(poly[:, 1].max()))
                         ln = OcrLine(bbox, text.strip(), float(score))
+                        if score < self.cfg.small_reader.text_score:
+                            # not output, but not forgotten: the page's checks ask whether the
+                            # reading holds it elsewhere (`ocr.unread_lines`)
+                            lines.below_cut.append(ln)
+                            continue
                         words = word_spans(text, spikes, bbox) if spikes is not None else None
                         if words:  # where each word and character sits (lines.py cuts and marks by them)
                             ln.extra["word_x"] = words

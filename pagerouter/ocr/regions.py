@@ -22,6 +22,7 @@ from .lines import (
     OcrLine, join_text, mark_scripts, mean_confidence, merge_rows, sort_lines, split_at_gutters, split_paragraphs,
 )
 from .script_options import reading_script
+from .unread_lines import below_cut_of, candidates, unread_lines_check
 from .tables import LineTable, find_line_tables, looks_like_grid, looks_like_prose, prose_columns
 
 _TEXTLAYER_CFG = TextLayerConfig()
@@ -209,19 +210,23 @@ def read_task_with_lines(
     table_cells: dict[int, tuple[list[list[str]], str]] = {}
     line_tables: dict[int, LineTable] = {}
 
+    below_cut: list[OcrLine] = []  # lines the reader read under its score cut (`unread_lines`)
+    figure_lines: list[list[OcrLine]] = []  # lines of each region kept as a figure
     if task.decision.route == "mixed" and task.decision.ocr_regions:
         # Only the pictures whose text the text layer lacks; each crop is read on its own.
         lines = []
         for px, crop in mixed_crops(image, task, cfg):
             crop_lines = _read_lines(reader, crop, script, task)
-            for ln in crop_lines:
+            for ln in [*crop_lines, *below_cut_of(crop_lines)]:
                 b = ln.bbox
                 ln.bbox = (b[0] + px[0], b[1] + px[1], b[2] + px[0], b[3] + px[1])
             for group in cluster_lines(crop_lines, sr.block_gap):
                 pieces.extend(_text_blocks_for("text", None, group, cfg))
             lines.extend(crop_lines)
+            below_cut += below_cut_of(crop_lines)
     else:
         lines = _read_lines(reader, image, script, task)
+        below_cut = below_cut_of(lines)
         # before anything groups them: a line bridging two columns would tie them into one block
         lines = split_at_gutters(lines, sr.gutter_min_rows, sr.gutter_min_width)
         mark_scripts(lines, image, sr.script_raise_min, sr.script_drop_min, sr.script_max_height)
@@ -253,6 +258,7 @@ def read_task_with_lines(
                     kind = "text"
                 else:
                     pieces.append(("figure", region.bbox, []))
+                    figure_lines.append(rlines)
                     continue
             if kind in ("text", "reference") and grids and looks_like_grid(rlines, cfg.tables):
                 kind = "table"  # an unruled table the layout model called text: keep its grid
@@ -340,6 +346,11 @@ def read_task_with_lines(
             name="foreign_script_chars", passed=True, score=float(suppressed), threshold=None,
             reason=f"{suppressed} characters outside {script} were suppressed at decoding (line confidence lowered)",
         ))
+    if below_cut or figure_lines:
+        found = candidates(below_cut, figure_lines, cfg.small_reader.text_score, scale, cfg.checks)
+        left = unread_lines_check(found, [*text_layer, *blocks], cfg.checks)
+        if left is not None:
+            checks.append(left)
     reading = Reading(blocks=blocks, rotation=layout.rotation, checks=checks, engine=reader.name,
                       script=script or guess.script)
     return reading
