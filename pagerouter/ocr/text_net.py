@@ -10,8 +10,10 @@ block covers is text the reading left out. A figure block never covers a line: t
 a picture is content.
 
 Where it runs (callers decide, so that a born-digital page without pictures never pays for
-it): over the pictures of a text-layer page (`pictures_text_lines`), over a page triage found
-blank, and over an OCR page whose reading came out with little text.
+it): over the pictures of a text-layer page (`pictures_text_lines`, from `ocr.ink_accounting`).
+An OCR page needs no second run: its reader's detector is this same model and has already
+boxed every line; the lines it read but did not output (under its score cut, or inside a
+region kept as a figure) are judged by `ocr.unread_lines`.
 
 Laziness: RapidOCR is imported and the detector built on the first page that needs the net,
 once per process, shared (`detector`), as the hidden-layer proof's recogniser is.
