@@ -20,8 +20,20 @@ checkers read the names and their types from `__init__.pyi`):
 
 from __future__ import annotations
 
+import os
 from importlib import import_module
 from typing import Any
+
+# The serving folders (graph/, deployments/, clients/) are `pagerouter.graph`, ... Installed, they
+# sit inside this package (setup.py maps them there); in a checkout run without installing
+# (PYTHONPATH=., a Ray job's working_dir), they sit beside it: this package's path then takes in
+# the checkout's root, so the same import names work in both. Names found in this folder come
+# first, so nothing of the core package can be shadowed from there.
+_CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if not os.path.isdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), "graph")) and os.path.isfile(
+    os.path.join(_CHECKOUT, "graph", "__init__.py")
+):
+    __path__.append(_CHECKOUT)  # noqa: F821 - a package's own __path__
 
 __version__ = "0.1.0"
 """The one place the version is written: pyproject.toml reads it (tool.setuptools.dynamic), the

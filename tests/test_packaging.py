@@ -21,8 +21,8 @@ from pagerouter.cli.main import main
 
 REPO = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
-# what the wheel is built from (pyproject's packages.find and readme/license-files)
-SOURCES = ["pagerouter", "deployments", "graph", "clients", "pyproject.toml", "README.md", "LICENSE"]
+# what the wheel is built from (setup.py's packages, pyproject's readme/license-files)
+SOURCES = ["pagerouter", "deployments", "graph", "clients", "setup.py", "pyproject.toml", "README.md", "LICENSE"]
 
 
 def _env() -> dict[str, str]:
@@ -81,9 +81,9 @@ def test_clients_import_no_ray():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             mods = ([a.name for a in node.names] if isinstance(node, ast.Import)
                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
-            bad = [m for m in mods if m.split(".")[0] in ("ray", "graph", "deployments")]
+            bad = [m for m in mods if m.split(".")[0] == "ray" or m.startswith(("pagerouter.graph", "pagerouter.deployments"))]
             assert not bad, f"{path.name} imports {bad}"
-    code = ("import sys, clients.http_client, clients.grpc_client, clients.client_command, clients.jobs\n"
+    code = ("import sys, pagerouter.clients.http_client, pagerouter.clients.grpc_client, pagerouter.clients.client_command, pagerouter.clients.jobs\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'ray'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=180, cwd=REPO)
     assert out.stdout.strip() == "[]"
@@ -112,9 +112,9 @@ def test_the_wheel_holds_the_packages_metadata_license_and_types(wheel):
     names = z.namelist()
     info = f"pagerouter-{pagerouter.__version__}.dist-info"
     top = {n.split("/")[0] for n in names} - {info}
-    # The serving folders still install as top-level packages: moving them under the `pagerouter`
-    # namespace is a rename of every `graph.`/`deployments.`/`clients.` import (issue 38; not done).
-    assert top == {"pagerouter", "graph", "deployments", "clients"}
+    assert top == {"pagerouter"}  # the serving folders install under its namespace, nothing else at top level
+    assert {"pagerouter/graph/builder.py", "pagerouter/deployments/ingress.py", "pagerouter/clients/http_client.py",
+            "pagerouter/clients/__init__.py"} <= set(names)
     meta = email.message_from_bytes(z.read(f"{info}/METADATA"))
     assert meta["Version"] == pagerouter.__version__
     assert meta["License-Expression"] == "AGPL-3.0-or-later" and meta["License-File"] == "LICENSE"
@@ -141,3 +141,22 @@ def test_the_wheel_installed_in_a_fresh_venv_runs(wheel, tmp_path):
     where = run(str(py), "-c", "import pagerouter; print(pagerouter.__version__, pagerouter.__file__)").stdout.split()
     assert where[0] == pagerouter.__version__
     assert Path(where[1]).is_relative_to(venv), where  # the installed copy, not the checkout
+    serving = run(str(py), "-c", "import pagerouter.graph.builder as g, pagerouter.clients.http_client as c; "
+                  "print(g.__file__); print(c.__file__)").stdout.split()
+    assert len(serving) == 2 and all(Path(f).is_relative_to(venv / "lib") for f in serving), serving
+    assert run(str(py), "-c", "import graph").returncode != 0  # no top-level name of ours beside the package
+    assert run(str(venv / "bin" / "pagerouter"), "serve", "--help").stdout.startswith("usage: pagerouter serve")
+
+
+def test_a_plain_checkout_imports_the_serving_folders_under_the_package(tmp_path):
+    """Not installed (PYTHONPATH=., a Ray job's working_dir): `pagerouter.graph` and the others
+    resolve to the checkout's top-level folders, as the wheel's layout names them. `-I` keeps the
+    editable install's finder out, so only the package's own path can find them."""
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); "
+            "import pagerouter.graph, pagerouter.deployments, pagerouter.clients.retry_policy as r; "
+            "print(pagerouter.graph.__file__); print(pagerouter.deployments.__file__); print(r.__file__)")
+    out = subprocess.run([sys.executable, "-I", "-c", code, str(REPO)], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [str(REPO / "graph" / "__init__.py"), str(REPO / "deployments" / "__init__.py"),
+                                  str(REPO / "clients" / "retry_policy.py")]
