@@ -174,8 +174,8 @@ def served(tasks, clients: int, batch_wait_s: float | None) -> dict:
     import ray
     from ray import serve
 
-    from clients.http_client import PagerouterHttpClient
-    from graph.builder import build_app, serve_start_options
+    from pagerouter.clients.http_client import PagerouterHttpClient
+    from pagerouter.graph.builder import build_app, serve_start_options
 
     def port() -> int:
         with socket.socket() as so:

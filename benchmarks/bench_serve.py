@@ -135,9 +135,9 @@ def main() -> int:
     import ray
     from ray import serve
 
-    from clients.grpc_client import PagerouterGrpcClient
-    from clients.http_client import PagerouterHttpClient
-    from graph.builder import build_app, serve_start_options
+    from pagerouter.clients.grpc_client import PagerouterGrpcClient
+    from pagerouter.clients.http_client import PagerouterHttpClient
+    from pagerouter.graph.builder import build_app, serve_start_options
 
     cfg.serve.http_port, cfg.serve.grpc_port = _free_port(), _free_port()
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from clients.command_flags import add_server_flags, client_for, retry_policy
+from pagerouter.clients.command_flags import add_server_flags, client_for, retry_policy
 from pagerouter.cli.common import (
     EXIT_OK,
     EXIT_PAGES_FAILED,
@@ -55,13 +55,13 @@ def add_command(sub) -> None:
     cc.epilog = ("The API key of a server that requires one is read from PAGEROUTER_API_KEY, or from the file "
                  "named by PAGEROUTER_API_KEY_FILE (never from a flag, so it stays out of shell history).")
     cc.set_defaults(func=cmd_client_convert)
-    from clients.job_command import add_job_command
+    from pagerouter.clients.job_command import add_job_command
 
     add_job_command(csub)
 
 
 def cmd_client_convert(args) -> int:
-    from clients.errors import PagerouterClientError
+    from pagerouter.clients.errors import PagerouterClientError
     from pagerouter.render.output import route_summary_table, to_json, to_markdown
 
     cfg = load_cli_config(args.config, args.page_markers)

@@ -22,7 +22,7 @@ def add_server_flags(p: argparse.ArgumentParser) -> None:
 def add_retry_flags(p: argparse.ArgumentParser) -> None:
     """--max-attempts and --retry-deadline: clients/retry_policy.py's RetryPolicy as flags (read back
     with `retry_policy(args)`); pydantic only, so a parser can offer them before any client loads."""
-    from clients.retry_policy import RetryPolicy
+    from pagerouter.clients.retry_policy import RetryPolicy
 
     defaults = RetryPolicy()
     p.add_argument(
@@ -38,7 +38,7 @@ def add_retry_flags(p: argparse.ArgumentParser) -> None:
 
 def retry_policy(args):
     """The RetryPolicy of --max-attempts/--retry-deadline; ValueError with a one-line message when out of range."""
-    from clients.retry_policy import RetryPolicy
+    from pagerouter.clients.retry_policy import RetryPolicy
 
     if args.max_attempts < 1 or not args.retry_deadline > 0:
         raise ValueError("--max-attempts must be 1 or more and --retry-deadline a positive number of seconds")
@@ -47,7 +47,7 @@ def retry_policy(args):
 
 def client_for(args, timeout: float):
     """The HTTP or gRPC client the flags name; MissingDependency (naming the extra) when its package is absent."""
-    from clients.deps import load_client
+    from pagerouter.clients.deps import load_client
 
     retry = retry_policy(args)
     if args.endpoint:

@@ -15,7 +15,7 @@ from typing import Literal
 from .errors import PagerouterClientError
 
 INSTALL_HINT = 'pip install "pagerouter[client]"'
-_MODULES = {"http": "clients.http_client", "grpc": "clients.grpc_client"}
+_MODULES = {"http": "pagerouter.clients.http_client", "grpc": "pagerouter.clients.grpc_client"}
 _OURS = ("clients", "pagerouter", "deployments", "graph")  # a missing one of these is a bug, not an extra
 
 
@@ -30,7 +30,7 @@ class MissingDependency(PagerouterClientError):
 
 
 def load_client(transport: Literal["http", "grpc"]) -> ModuleType:
-    """clients.http_client or clients.grpc_client, or MissingDependency naming the package and the extra."""
+    """pagerouter.clients.http_client or pagerouter.clients.grpc_client, or MissingDependency naming the package and the extra."""
     try:
         return importlib.import_module(_MODULES[transport])
     except ModuleNotFoundError as exc:

@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from clients.command_flags import add_server_flags, client_for, retry_policy
+from pagerouter.clients.command_flags import add_server_flags, client_for, retry_policy
 from pagerouter.cli.common import (
     EXIT_OK,
     EXIT_PAGES_FAILED,
@@ -36,7 +36,7 @@ def add_job_command(csub) -> None:
 
 
 def cmd_client_job(args) -> int:
-    from clients.errors import PagerouterClientError
+    from pagerouter.clients.errors import PagerouterClientError
     from pagerouter.render.output import to_json, to_markdown
 
     cfg = load_cli_config(args.config)

@@ -4,7 +4,7 @@ A request that names at most `serve.ingress_triage_max_pages` pages (every `/v1/
 ConvertPage call, or `/v1/convert` with `pages=1-3`), with an upload of at most
 `serve.ingress_triage_max_mb`, is opened and triaged by the ingress replica itself, in its own
 isolation workers (`pagerouter.isolation`: MuPDF still never runs in the replica's process),
-with the very walk the Triage deployment runs (`deployments.triage.triage_stream`). A
+with the very walk the Triage deployment runs (`pagerouter.deployments.triage.triage_stream`). A
 born-digital page then costs the proxy hop and one isolation worker round trip, not a
 streamed handle call to Triage on top. Pages that need OCR go on to Layout and SmallReader
 as always. The decision is taken before the file is opened, from the request alone, so no

@@ -1,4 +1,4 @@
-"""The gRPC methods of the ingress (a mixin of `deployments.ingress.IngressCore`).
+"""The gRPC methods of the ingress (a mixin of `pagerouter.deployments.ingress.IngressCore`).
 
 Serve's gRPC proxy (under `serve run`) calls `ConvertDocument`, `StreamDocument` and
 `ConvertPage` by name; `pagerouter serve`'s own front (graph/grpc_front.py) calls them through

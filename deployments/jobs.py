@@ -1,5 +1,5 @@
 """Jobs for long documents on the ingress: HTTP `/v1/jobs` and the gRPC job rpcs (a mixin of
-`deployments.ingress.IngressCore`) over `pagerouter.service.job_desk.JobDesk`.
+`pagerouter.deployments.ingress.IngressCore`) over `pagerouter.service.job_desk.JobDesk`.
 
 A job's conversion is the ingress's own `convert_items` (the same stages, options and
 cancellation as /v1/convert), run in the background with no request deadline; it is not tied to

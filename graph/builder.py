@@ -17,10 +17,10 @@ from typing import Any
 
 from ray.serve import Application
 
-from deployments.batched import Layout, SmallReader
-from deployments.ingress import make_ingress
-from deployments.large_reader import LargeReader
-from deployments.triage import Triage
+from pagerouter.deployments.batched import Layout, SmallReader
+from pagerouter.deployments.ingress import make_ingress
+from pagerouter.deployments.large_reader import LargeReader
+from pagerouter.deployments.triage import Triage
 from pagerouter.config import PagerouterConfig, load_config
 from pagerouter.config.serve import BatchedDeploymentSettings, DeploymentSettings, ServeConfig
 
@@ -94,7 +94,7 @@ def app_builder(args: dict[str, Any]) -> Application:
     path = args.get("config_path")
     cfg = load_config(Path(path) if path else None, overrides=args.get("config") or None)
     if cfg.serve.replicas is not None:  # `serve run` builds inside the cluster's Ray: derive from the cluster
-        from graph.replicas import derive_replicas, machine_now
+        from pagerouter.graph.replicas import derive_replicas, machine_now
 
         cfg.serve = derive_replicas(cfg.serve, machine_now(cluster=True), cfg.serve.replicas)
     from pagerouter.service.api_key import load_api_key

@@ -10,11 +10,11 @@ fields, and its replica resources and autoscaling from `serve.<tier deployment>`
 
     applications:
       - name: pagerouter      # escalation.vlm.engine: {kind: openai_server, base_url: http://127.0.0.1:8000/llm/v1, ...}
-        import_path: graph.builder:app_builder
+        import_path: pagerouter.graph.builder:app_builder
         args: {config_path: my.yaml}
       - name: llm
         route_prefix: /llm
-        import_path: graph.llm_app:llm_app_builder
+        import_path: pagerouter.graph.llm_app:llm_app_builder
         args: {config_path: my.yaml, tier: escalation}
 
 Needs `ray.serve.llm`'s own dependencies (vLLM and pyarrow: the `vlm-cpu` or `gpu` extra).
@@ -25,7 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from graph.builder import deployment_options
+from pagerouter.graph.builder import deployment_options
 from pagerouter.config import PagerouterConfig, load_config
 from pagerouter.config.serve import DeploymentSettings
 from pagerouter.config.vlm import VlmTierConfig
@@ -91,7 +91,7 @@ def build_llm_app(cfg: PagerouterConfig, tier: Tier = "escalation"):
 
 
 def llm_app_builder(args: dict[str, Any]):
-    """`serve run` entry point: args `config` and/or `config_path` (as graph.builder.app_builder)
+    """`serve run` entry point: args `config` and/or `config_path` (as pagerouter.graph.builder.app_builder)
     and `tier` (`escalation` or `small_reader`)."""
     args = dict(args or {})
     unknown = set(args) - {"config", "config_path", "tier"}

@@ -135,14 +135,14 @@ def cmd_serve(args) -> int:
     import ray
     from ray import serve
 
-    from graph.builder import build_app, serve_start_options
-    from graph.grpc_front import GrpcFront
+    from pagerouter.graph.builder import build_app, serve_start_options
+    from pagerouter.graph.grpc_front import GrpcFront
 
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     t0 = time.perf_counter()
-    from graph.replicas import derive_replicas, keep_explicit, machine_now, plan_line, unschedulable
+    from pagerouter.graph.replicas import derive_replicas, keep_explicit, machine_now, plan_line, unschedulable
 
     if args.address:
         try:

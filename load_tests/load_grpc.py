@@ -30,8 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from clients.errors import PagerouterClientError  # noqa: E402
-from clients.grpc_client import AsyncPagerouterGrpcClient  # noqa: E402
+from pagerouter.clients.errors import PagerouterClientError  # noqa: E402
+from pagerouter.clients.grpc_client import AsyncPagerouterGrpcClient  # noqa: E402
 from load_tests.access import SourceRelay, api_key, parse_source_addresses, source_for  # noqa: E402
 from load_tests.inputs import LoadInput, Picker, default_mix, parse_weights  # noqa: E402
 from load_tests.profiles import Profile, add_profile_args, check_target  # noqa: E402

@@ -175,7 +175,7 @@ def serve_session(tmp_path_factory):
     from ray.serve.config import HTTPOptions, gRPCOptions
     from ray.serve.schema import ServeDeploySchema, TracingConfig
 
-    from graph.serve_command import SERVE_PROXY_PATIENCE
+    from pagerouter.graph.serve_command import SERVE_PROXY_PATIENCE
 
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     for name, seconds in SERVE_PROXY_PATIENCE.items():  # as `pagerouter serve` gives a local Ray

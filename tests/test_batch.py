@@ -176,9 +176,9 @@ def test_summary_matches_outputs(corpus, tmp_path):
 
 
 def test_endpoint_uses_the_http_client(corpus, tmp_path, monkeypatch):
-    """--endpoint through clients.http_client.PagerouterHttpClient (replaced here by an in-process
+    """--endpoint through pagerouter.clients.http_client.PagerouterHttpClient (replaced here by an in-process
     stand-in that converts locally: no server, no Ray) with --wait bulk and the file's name."""
-    import clients.http_client as http_client
+    import pagerouter.clients.http_client as http_client
     from pagerouter.config import load_config
     from pagerouter.convert.converter import Converter
 

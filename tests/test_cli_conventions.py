@@ -152,7 +152,7 @@ def test_a_command_whose_extra_is_missing_names_it():
 
 def test_a_command_whose_entry_point_cannot_load_is_listed_and_names_its_extra():
     """Before, it vanished: `argument command: invalid choice: 'serve'`."""
-    block = "import sys; sys.modules['graph.serve_command'] = None"
+    block = "import sys; sys.modules['pagerouter.graph.serve_command'] = None"
     listed = _cli("--help", code=block).stdout.decode()
     assert re.search(r'^\s+serve\s+\(not installed: pip install "pagerouter\[serve\]"\)', listed, flags=re.MULTILINE), listed
     done = _cli("serve", "--http-port", "8000", code=block)

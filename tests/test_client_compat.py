@@ -22,7 +22,7 @@ from tests.fake_busy_server import (
 
 
 def test_http_client_reads_a_reply_with_unknown_fields_at_every_level():
-    from clients.http_client import PagerouterHttpClient
+    from pagerouter.clients.http_client import PagerouterHttpClient
 
     with FakeBusyHttpServer(Plan(extra=True)) as url, PagerouterHttpClient(url, timeout=30) as c:
         body = httpx.post(f"{url}/v1/convert", params={"filename": "a.pdf"}, content=b"%PDF").json()
@@ -40,7 +40,7 @@ def test_http_client_reads_a_reply_with_unknown_fields_at_every_level():
 
 
 def test_async_http_client_reads_unknown_fields():
-    from clients.http_client import AsyncPagerouterHttpClient
+    from pagerouter.clients.http_client import AsyncPagerouterHttpClient
 
     async def run(url):
         async with AsyncPagerouterHttpClient(url, timeout=30) as c:
@@ -54,7 +54,7 @@ def test_async_http_client_reads_unknown_fields():
 @pytest.mark.parametrize("level", ["document", "page", "block"])
 def test_the_models_stay_strict_for_the_server(level):
     """The same reply is refused by the model itself: only the clients' reading is lenient."""
-    from clients.replies import parse_json
+    from pagerouter.clients.replies import parse_json
 
     body = pydantic.TypeAdapter(dict).dump_json(with_new_fields(document("a.pdf").model_dump(mode="json"), (level,)))
     with pytest.raises(pydantic.ValidationError, match="extra_forbidden"):

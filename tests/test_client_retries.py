@@ -14,9 +14,9 @@ import grpc
 import pymupdf
 import pytest
 
-from clients.errors import PagerouterClientError
-from clients.retry import call, parse_retry_after, retryable
-from clients.retry_policy import RetryPolicy
+from pagerouter.clients.errors import PagerouterClientError
+from pagerouter.clients.retry import call, parse_retry_after, retryable
+from pagerouter.clients.retry_policy import RetryPolicy
 from tests.fake_busy_server import (
     FakeBusyGrpcServer,
     FakeBusyHttpServer,
@@ -121,7 +121,7 @@ def test_retry_after_forms():
 
 # ---------------------------------------------------------------------------- HTTP
 def test_http_sync_convert_stream_and_page_finish_after_the_hint(tmp_path):
-    from clients.http_client import PagerouterHttpClient
+    from pagerouter.clients.http_client import PagerouterHttpClient
 
     plan = Plan({"POST /v1/convert": [BUSY], "POST /v1/convert stream": [TOO_MANY]})
     with FakeBusyHttpServer(plan) as url, PagerouterHttpClient(url, timeout=30) as c:
@@ -134,7 +134,7 @@ def test_http_sync_convert_stream_and_page_finish_after_the_hint(tmp_path):
 
 
 def test_http_async_finishes_every_file_after_the_hint():
-    from clients.http_client import AsyncPagerouterHttpClient
+    from pagerouter.clients.http_client import AsyncPagerouterHttpClient
 
     plan = Plan({"POST /v1/convert": [BUSY], "POST /v1/convert stream": [TOO_MANY]})
     names = ["a.pdf", "b.pdf", "c.pdf"]
@@ -154,7 +154,7 @@ def test_http_async_finishes_every_file_after_the_hint():
 
 
 def test_http_jobs_submit_and_polling_ride_out_refusals():
-    from clients.http_client import PagerouterHttpClient
+    from pagerouter.clients.http_client import PagerouterHttpClient
 
     plan = Plan({"POST /v1/jobs": [JOBS_FULL], "GET /v1/jobs": [TOO_MANY]})
     with FakeBusyHttpServer(plan) as url, PagerouterHttpClient(url, timeout=30) as c:
@@ -169,7 +169,7 @@ def test_http_jobs_submit_and_polling_ride_out_refusals():
 
 
 def test_http_gives_up_within_max_attempts_with_the_last_status():
-    from clients.http_client import PagerouterHttpClient
+    from pagerouter.clients.http_client import PagerouterHttpClient
 
     plan = Plan({"POST /v1/convert": [(503, "overloaded", "0")] * 5})
     with (FakeBusyHttpServer(plan) as url, PagerouterHttpClient(url, timeout=30, retry=RetryPolicy(max_attempts=3)) as c,
@@ -206,7 +206,7 @@ def test_batch_endpoint_finishes_every_file_after_the_hint(tmp_path):
 # ---------------------------------------------------------------------------- gRPC
 @pytest.mark.slow  # four refusals of one second each
 def test_grpc_sync_convert_stream_and_jobs_finish_after_the_hint():
-    from clients.grpc_client import PagerouterGrpcClient
+    from pagerouter.clients.grpc_client import PagerouterGrpcClient
 
     plan = Plan({"ConvertDocument": [G_BUSY], "StreamDocument": [G_BUSY], "SubmitJob": [G_FULL],
                  "GetJob": [(grpc.StatusCode.UNAVAILABLE, "overloaded", "1")]})
@@ -228,7 +228,7 @@ def test_grpc_sync_convert_stream_and_jobs_finish_after_the_hint():
 
 
 def test_grpc_async_finishes_every_file_after_the_hint():
-    from clients.grpc_client import AsyncPagerouterGrpcClient
+    from pagerouter.clients.grpc_client import AsyncPagerouterGrpcClient
 
     plan = Plan({"ConvertDocument": [G_BUSY], "StreamDocument": [G_FULL], "SubmitJob": [G_FULL], "GetJob": [G_BUSY]})
 
@@ -256,7 +256,7 @@ def test_grpc_async_finishes_every_file_after_the_hint():
 
 def test_grpc_limit_without_a_hint_is_not_retried():
     """RESOURCE_EXHAUSTED `too_many_pages` (no retry-after): the file is over a limit; one call, its error."""
-    from clients.grpc_client import PagerouterGrpcClient
+    from pagerouter.clients.grpc_client import PagerouterGrpcClient
 
     plan = Plan({"ConvertDocument": [(grpc.StatusCode.RESOURCE_EXHAUSTED, "too_many_pages", None)] * 3})
     with (FakeBusyGrpcServer(plan) as target, PagerouterGrpcClient(target, timeout=30) as c,

@@ -178,7 +178,7 @@ class FakeTriage:
 
 
 def _core(triage=None):
-    from deployments.ingress import IngressCore
+    from pagerouter.deployments.ingress import IngressCore
 
     async def describe():
         return {"fake": "0"}
@@ -197,7 +197,7 @@ def test_http_wait_fields_reach_the_pipeline_and_bad_values_are_422():
     from fastapi import FastAPI
     from fastapi.testclient import TestClient
 
-    from deployments.ingress import install_error_handlers
+    from pagerouter.deployments.ingress import install_error_handlers
 
     triage = FakeTriage()
     core = _core(triage)
@@ -265,8 +265,8 @@ def test_grpc_wait_fields_round_trip_and_bad_mode_is_invalid_argument():
 
 
 def test_clients_send_the_wait_fields():
-    from clients.grpc_client import _page_request, _request
-    from clients.http_client import _params
+    from pagerouter.clients.grpc_client import _page_request, _request
+    from pagerouter.clients.http_client import _params
 
     assert _params("a.pdf", wait="bulk", escalation_wait_s=30.0) == {
         "filename": "a.pdf", "wait": "bulk", "escalation_wait_s": "30.0"}

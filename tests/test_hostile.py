@@ -24,8 +24,8 @@ import httpx
 import pytest
 import yaml
 
-from clients.errors import PagerouterClientError
-from clients.grpc_client import PagerouterGrpcClient
+from pagerouter.clients.errors import PagerouterClientError
+from pagerouter.clients.grpc_client import PagerouterGrpcClient
 from tests import hostile_corpus as hc
 from tests.serve_fixtures import free_ports, pagerouter_serve_process
 

@@ -53,7 +53,7 @@ def test_unexpected_http_error_has_the_documented_shape():
     from fastapi.testclient import TestClient
 
     from pagerouter.service.errors import ApiError
-    from deployments.ingress import install_error_handlers
+    from pagerouter.deployments.ingress import install_error_handlers
 
     api = FastAPI()
     install_error_handlers(api)
@@ -105,7 +105,7 @@ def test_single_page_below_one_is_refused_not_read_as_a_range():
     from fastapi.testclient import TestClient
 
     from pagerouter.wire.protos import pagerouter_pb2 as pb
-    from deployments.ingress import IngressCore, install_error_handlers
+    from pagerouter.deployments.ingress import IngressCore, install_error_handlers
 
     # No stage handles: a refused page never reaches the graph (a call would fail with 500).
     core = IngressCore(PagerouterConfig().model_dump(), None, None, None, None)
@@ -179,7 +179,7 @@ def test_ingress_cancels_the_triage_stream_when_its_consumer_goes_away():
     """A client that hangs up mid-stream must stop Triage, not leave it walking the document."""
     import asyncio
 
-    from deployments.ingress import IngressCore
+    from pagerouter.deployments.ingress import IngressCore
 
     def core(stream):
         return IngressCore(PagerouterConfig().model_dump(), FakeTriageHandle(stream), None, None, None)

@@ -151,7 +151,7 @@ def test_figures_are_rendered_in_the_worker(tmp_path, monkeypatch):
 def test_the_triage_deployment_keeps_serving_after_a_crash(pdf_bytes, monkeypatch):
     """The Serve Triage deployment's own code (its class, called without starting Ray Serve)
     reads through the same pool: a segfault fails one page, the next request is whole."""
-    from deployments.triage import Triage
+    from pagerouter.deployments.triage import Triage
     from pagerouter.flow.pipeline import TriageOutcome
 
     replica = Triage.func_or_class(_cfg().model_dump())

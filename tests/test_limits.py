@@ -160,7 +160,7 @@ def test_deadline_and_missing_pages():
 def test_stage_call_retries_once_when_the_replica_died():
     from ray.exceptions import RayActorError
 
-    from deployments.stage_calls import ReplicaDied, stage_call
+    from pagerouter.deployments.stage_calls import ReplicaDied, stage_call
 
     calls = []
 
@@ -204,8 +204,8 @@ def test_stage_call_retries_once_when_the_replica_died():
 
 
 def test_client_reports_a_streams_error_line():
-    from clients.errors import PagerouterClientError
-    from clients.http_client import _stream_item, assemble
+    from pagerouter.clients.errors import PagerouterClientError
+    from pagerouter.clients.http_client import _stream_item, assemble
 
     line = ('{"type":"error","error":{"code":"timeout","message":"a.pdf: the request did not finish; '
             'pages not delivered: 9-12","request_id":"r1"},"missing_pages":[9,10,11,12]}')
@@ -249,7 +249,7 @@ def test_pages_of_a_dead_triage_replica_are_asked_for_again_once():
     from a second walk; a second death ends the request with the error (never a silent gap)."""
     from ray.exceptions import RayActorError
 
-    from deployments.ingress import IngressCore
+    from pagerouter.deployments.ingress import IngressCore
     from pagerouter.model import Document, Page
     from pagerouter.flow.pipeline import TriageOutcome
     from pagerouter.wire.items import DocumentHead
@@ -388,7 +388,7 @@ def test_a_retried_stage_call_gets_a_fresh_page_clock_and_a_timeout_names_the_cr
     the page with a reason that names the dead replica."""
     from ray.exceptions import ActorDiedError
 
-    from deployments.stage_calls import stage_call
+    from pagerouter.deployments.stage_calls import stage_call
     from pagerouter.flow.pipeline import _timed_flow
     from pagerouter.common.stages import LayoutResult, OcrCalls, page_work_started
 

@@ -15,7 +15,7 @@ class FakeEngineSet:
 
 
 def test_ingress_closes_the_isolation_pool_it_started():
-    from deployments.ingress import IngressCore
+    from pagerouter.deployments.ingress import IngressCore
 
     cfg = PagerouterConfig()
     cfg.serve.jobs.enabled = False
@@ -29,8 +29,8 @@ def test_ingress_closes_the_isolation_pool_it_started():
 
 
 def test_stage_replicas_close_their_engines():
-    from deployments.batched import SmallReader
-    from deployments.large_reader import LargeReader
+    from pagerouter.deployments.batched import SmallReader
+    from pagerouter.deployments.large_reader import LargeReader
 
     cfg = PagerouterConfig().model_dump()
     for deployment, args in ((SmallReader, (cfg, False, False)), (LargeReader, (cfg, False))):
@@ -41,7 +41,7 @@ def test_stage_replicas_close_their_engines():
 
 
 def test_triage_closes_its_isolation_pool():
-    from deployments.triage import Triage
+    from pagerouter.deployments.triage import Triage
 
     class FakePageWork:
         closed = 0

@@ -246,7 +246,7 @@ def test_http_options_are_validated_with_422_before_any_work():
     from fastapi import FastAPI
     from fastapi.testclient import TestClient
 
-    from deployments.ingress import IngressCore, install_error_handlers
+    from pagerouter.deployments.ingress import IngressCore, install_error_handlers
 
     triage = FakeTriage()
     # every request goes to the (fake) Triage deployment, so the options it is handed can be read;

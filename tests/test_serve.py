@@ -18,9 +18,9 @@ import httpx
 import pytest
 import yaml
 
-from clients.errors import PagerouterClientError
-from clients.grpc_client import AsyncPagerouterGrpcClient, PagerouterGrpcClient
-from clients.http_client import AsyncPagerouterHttpClient, PagerouterHttpClient
+from pagerouter.clients.errors import PagerouterClientError
+from pagerouter.clients.grpc_client import AsyncPagerouterGrpcClient, PagerouterGrpcClient
+from pagerouter.clients.http_client import AsyncPagerouterHttpClient, PagerouterHttpClient
 from tests.serve_fixtures import (
     CALL_TIMEOUT_S,
     GPU_ESCALATION_TIMEOUT_S,
@@ -196,7 +196,7 @@ def test_unschedulable_large_reader_falls_back_flagged(serve_session, docs):
     grpc_wait_s = GPU_ESCALATION_TIMEOUT_S - 1
     with PagerouterGrpcClient(serve_session.grpc_target, timeout=CALL_TIMEOUT_S, application="gpu") as g:
         grpc_items, grpc_when = arrivals(g.stream(docs["escalating"], wait="bulk", escalation_wait_s=grpc_wait_s))
-    from clients.http_client import assemble
+    from pagerouter.clients.http_client import assemble
 
     for items, when, bound, why in ((http_items, http_when, GPU_ESCALATION_TIMEOUT_S, "capped at the interactive"),
                                     (grpc_items, grpc_when, grpc_wait_s, "requested wait, bulk bound 900 s")):

@@ -25,9 +25,9 @@ import pymupdf
 import pytest
 import yaml
 
-from clients.errors import PagerouterClientError
-from clients.grpc_client import PagerouterGrpcClient
-from clients.http_client import PagerouterHttpClient
+from pagerouter.clients.errors import PagerouterClientError
+from pagerouter.clients.grpc_client import PagerouterGrpcClient
+from pagerouter.clients.http_client import PagerouterHttpClient
 from pagerouter.service.api_key import UNAUTHORIZED_MESSAGE, ApiKey, ApiKeyError, load_api_key
 from pagerouter.bench import synth
 from tests.serve_fixtures import free_ports, pagerouter_serve_process
@@ -66,7 +66,7 @@ def test_key_sources_and_secrecy(tmp_path):
 
 
 def test_open_non_loopback_server_is_warned_about():
-    from graph.serve_command import _auth_line
+    from pagerouter.graph.serve_command import _auth_line
 
     assert _auth_line(None, "0.0.0.0") and "PAGEROUTER_API_KEY" in _auth_line(None, "0.0.0.0")
     assert _auth_line(None, "192.0.2.7")

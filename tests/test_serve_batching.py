@@ -13,7 +13,7 @@ import httpx
 import pymupdf
 import pytest
 
-from clients.http_client import PagerouterHttpClient
+from pagerouter.clients.http_client import PagerouterHttpClient
 from pagerouter.bench import synth
 from pagerouter.ocr.text_stats import char_error_rate as cer
 from tests.serve_fixtures import CALL_TIMEOUT_S, SMALL
@@ -98,7 +98,7 @@ def _staggered_pages(monkeypatch, fill_while_busy: bool) -> list[int]:
 
     import ray.serve.batching
 
-    from deployments.batched import batched_deployment
+    from pagerouter.deployments.batched import batched_deployment
     from pagerouter.config import PagerouterConfig
 
     # Ray 2.60's batch queue asks for the replica context (a warning check) and fails outside Serve.

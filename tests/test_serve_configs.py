@@ -20,7 +20,7 @@ import pytest
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from graph.builder import DEPLOYMENT_NAMES, GRPC_SERVICER, app_builder, deployment_options
+from pagerouter.graph.builder import DEPLOYMENT_NAMES, GRPC_SERVICER, app_builder, deployment_options
 from pagerouter.config import PagerouterConfig, load_config
 
 from .conftest import require_vlm_cpu
@@ -114,7 +114,7 @@ def test_config_is_a_valid_serve_config_with_known_keys_only(path):
     assert serve_unknown_keys(raw) == []
     assert len(schema.applications) == 1
     app = schema.applications[0]
-    assert app.import_path == "graph.builder:app_builder"
+    assert app.import_path == "pagerouter.graph.builder:app_builder"
     assert raw["grpc_options"]["grpc_servicer_functions"] == [GRPC_SERVICER]
 
 

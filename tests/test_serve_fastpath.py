@@ -17,7 +17,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from deployments.fast_path import bounded_page_count, triaged_in_ingress
+from pagerouter.deployments.fast_path import bounded_page_count, triaged_in_ingress
 from pagerouter.bench import synth
 from pagerouter.config import PagerouterConfig
 from pagerouter.config.serve import ServeConfig
@@ -44,7 +44,7 @@ def _cfg() -> PagerouterConfig:
 
 
 def _core(cfg: PagerouterConfig | None = None, triage=None):
-    from deployments.ingress import IngressCore
+    from pagerouter.deployments.ingress import IngressCore
 
     return IngressCore((cfg or _cfg()).model_dump(), triage, None, None, None)
 
@@ -101,7 +101,7 @@ def test_ingress_triage_problems_name_the_file_like_the_triage_deployment():
 def test_http_page_route_answers_without_the_triage_deployment():
     core = _core()
     api = FastAPI()
-    from deployments.http_errors import install_error_handlers
+    from pagerouter.deployments.http_errors import install_error_handlers
 
     install_error_handlers(api)
     api.router.add_route("/v1/pages", core.convert_page_http, methods=["POST"])
@@ -184,8 +184,8 @@ def test_first_health_check_warms_both_triage_paths_once():
 @pytest.mark.serve
 @pytest.mark.slow
 def test_served_born_digital_page_takes_one_hop_over_http_and_grpc(serve_session, tmp_path):
-    from clients.grpc_client import PagerouterGrpcClient
-    from clients.http_client import PagerouterHttpClient
+    from pagerouter.clients.grpc_client import PagerouterGrpcClient
+    from pagerouter.clients.http_client import PagerouterHttpClient
     from pagerouter.convert.converter import Converter
     from pagerouter.render.output import to_markdown
     from tests.serve_fixtures import CALL_TIMEOUT_S, main_app_config

@@ -57,7 +57,7 @@ def test_docs_and_their_assets_need_no_key_under_a_prefix(monkeypatch):
     from fastapi.testclient import TestClient
 
     import pagerouter.service.api_key as auth
-    from deployments.docs import install_docs
+    from pagerouter.deployments.docs import install_docs
     from pagerouter.service.api_key import ApiKey
     from pagerouter.service.api_key_middleware import ApiKeyMiddleware
 
@@ -110,7 +110,7 @@ def front(serve_session):
     """pagerouter's gRPC front (as `pagerouter serve` runs it) for the session's main app."""
     from ray import serve
 
-    from graph.grpc_front import GrpcFront
+    from pagerouter.graph.grpc_front import GrpcFront
 
     port = free_port()
     f = GrpcFront(lambda: serve.get_app_handle("pagerouter"), "127.0.0.1", port, app_name="pagerouter",

@@ -175,9 +175,9 @@ def test_delete_cancels_and_the_stages_stop(served):
 
 @SERVED
 def test_beyond_max_queued_jobs_503_with_retry_after_and_the_typed_client(served):
-    from clients.errors import PagerouterClientError
-    from clients.http_client import PagerouterHttpClient
-    from clients.retry_policy import RetryPolicy
+    from pagerouter.clients.errors import PagerouterClientError
+    from pagerouter.clients.http_client import PagerouterHttpClient
+    from pagerouter.clients.retry_policy import RetryPolicy
 
     pdf = _pdf(served.d / "slowjob-queue.pdf", 3)
     with PagerouterHttpClient(served.http, timeout=30) as client:
@@ -237,7 +237,7 @@ def test_batch_killed_while_its_job_runs_reattaches_instead_of_resubmitting(serv
 def test_async_http_client_jobs(served):
     import asyncio
 
-    from clients.http_client import AsyncPagerouterHttpClient
+    from pagerouter.clients.http_client import AsyncPagerouterHttpClient
 
     pdf = _pdf(served.d / "async-job.pdf", 2)
 

@@ -23,8 +23,8 @@ import pymupdf
 import pytest
 import yaml
 
-from clients.errors import PagerouterClientError
-from clients.grpc_client import PagerouterGrpcClient
+from pagerouter.clients.errors import PagerouterClientError
+from pagerouter.clients.grpc_client import PagerouterGrpcClient
 from pagerouter.bench import synth
 from pagerouter.isolation import FAULT_ENV
 from tests.serve_fixtures import free_ports, pagerouter_serve_process
@@ -174,7 +174,7 @@ def test_the_shipped_clients_finish_every_file_the_server_first_refuses(served):
     """Four files at once from one client over each protocol: the server admits two (the per-client
     limit) and refuses the rest with 429 / RESOURCE_EXHAUSTED + retry-after 2 (or the queue's 503 /
     UNAVAILABLE); the clients wait what the server asks and come back, so every file converts."""
-    from clients.http_client import PagerouterHttpClient
+    from pagerouter.clients.http_client import PagerouterHttpClient
 
     def over_http(i):
         with PagerouterHttpClient(served["http"], timeout=60) as c:

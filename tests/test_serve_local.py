@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from graph.builder import DEPLOYMENT_NAMES, GRPC_SERVICER, app_builder, build_app, deployment_options
+from pagerouter.graph.builder import DEPLOYMENT_NAMES, GRPC_SERVICER, app_builder, build_app, deployment_options
 from pagerouter.config import PagerouterConfig, load_config
 from pagerouter.config.serve import BatchedDeploymentSettings, DeploymentSettings
 from pagerouter.model import Block, CheckResult, Decision, Document, Page, TriageDecision
@@ -50,7 +50,7 @@ def test_batched_stage_fails_only_the_bad_item(kind):
     result or exception, and the per-call wrapper raises only for its own bad page."""
     import asyncio
 
-    from deployments.batched import Layout, SmallReader
+    from pagerouter.deployments.batched import Layout, SmallReader
     from pagerouter.flow.engines import EngineSet
 
     cfg = PagerouterConfig()
@@ -80,7 +80,7 @@ def test_batched_stage_fails_only_the_bad_item(kind):
 
 def test_batched_deployments_have_their_own_batch_queues():
     """One factory, two classes: each keeps its own `@serve.batch` settings."""
-    from deployments.batched import Layout, SmallReader
+    from pagerouter.deployments.batched import Layout, SmallReader
 
     a, b = Layout.func_or_class, SmallReader.func_or_class
     assert a is not b and a._run_batch is not b._run_batch
@@ -126,7 +126,7 @@ def test_shipped_serve_yaml_is_a_valid_serve_config():
     raw = yaml.safe_load((REPO / "configs" / "serve.yaml").read_text())
     schema = ServeDeploySchema.model_validate(raw)
     app = schema.applications[0]
-    assert app.import_path == "graph.builder:app_builder"
+    assert app.import_path == "pagerouter.graph.builder:app_builder"
     assert {d.name for d in app.deployments} == set(DEPLOYMENT_NAMES)
     large = next(d for d in app.deployments if d.name == "LargeReader")
     assert large.autoscaling_config["min_replicas"] == 0

@@ -22,9 +22,9 @@ import pytest
 import yaml
 from PIL import Image
 
-from clients.errors import PagerouterClientError
-from clients.grpc_client import PagerouterGrpcClient
-from clients.http_client import PagerouterHttpClient
+from pagerouter.clients.errors import PagerouterClientError
+from pagerouter.clients.grpc_client import PagerouterGrpcClient
+from pagerouter.clients.http_client import PagerouterHttpClient
 from pagerouter.bench import synth
 from pagerouter.ocr.text_stats import char_error_rate
 from tests.serve_fixtures import free_ports, pagerouter_serve_process

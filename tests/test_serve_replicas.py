@@ -8,7 +8,7 @@ import argparse
 import pytest
 from pydantic import ValidationError
 
-from graph.replicas import SCALED, Machine, derive_replicas, keep_explicit, plan_line
+from pagerouter.graph.replicas import SCALED, Machine, derive_replicas, keep_explicit, plan_line
 from pagerouter.config import PagerouterConfig
 from pagerouter.config.serve import ServeConfig
 
@@ -103,7 +103,7 @@ def test_config_field_accepts_auto_and_counts_only():
 
 
 def test_serve_flag_parses_auto_and_counts():
-    from graph.serve_command import _replicas_arg
+    from pagerouter.graph.serve_command import _replicas_arg
 
     assert _replicas_arg("auto") == "auto" and _replicas_arg("5") == 5
     for bad in ("0", "x", "-1"):
@@ -131,7 +131,7 @@ def test_shares_the_machine_cannot_schedule_are_one_line_not_a_hang():
     place; configs/vlm-cpu.yaml, derived as `pagerouter serve` does, fits."""
     from pathlib import Path
 
-    from graph.replicas import unschedulable
+    from pagerouter.graph.replicas import unschedulable
     from pagerouter.config import load_config
 
     repo = Path(__file__).resolve().parents[1]

@@ -36,7 +36,7 @@ def _zero_to_one(**kw) -> dict:
 def vlm_app(serve_session, tiny_vlm_dir):
     from ray import serve
 
-    from graph.builder import build_app
+    from pagerouter.graph.builder import build_app
 
     eng = tiny_engine_config(tiny_vlm_dir)
     cfg = PagerouterConfig.model_validate({

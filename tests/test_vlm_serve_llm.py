@@ -42,7 +42,7 @@ def tier_config(model_dir, base_url: str) -> PagerouterConfig:
 def llm_app(serve_session, tiny_vlm_dir):
     from ray import serve
 
-    from graph.llm_app import build_llm_app
+    from pagerouter.graph.llm_app import build_llm_app
 
     cfg = tier_config(tiny_vlm_dir, f"{serve_session.http_url}/{APP}/v1")
     serve.run(build_llm_app(cfg, "escalation"), name=APP, route_prefix=f"/{APP}")
@@ -77,7 +77,7 @@ def test_serve_llm_tier_wakes_from_zero_and_reads_a_flagged_page(llm_app, tmp_pa
 
 
 def test_llm_config_follows_the_tier_and_its_deployment_settings():
-    from graph.llm_app import llm_config_for
+    from pagerouter.graph.llm_app import llm_config_for
 
     def cfg(**serve):
         return PagerouterConfig.model_validate({

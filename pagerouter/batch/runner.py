@@ -52,7 +52,7 @@ class HttpBackend:
 
     def __init__(self, url: str, opts: dict, timeout: float, job_mb: float = DEFAULT_JOB_MB, poll_s: float = 2.0,
                  retry=None):
-        from clients.http_client import PagerouterHttpClient
+        from pagerouter.clients.http_client import PagerouterHttpClient
 
         self.client, self.opts = PagerouterHttpClient(url, timeout=timeout, retry=retry), opts
         self.timeout, self.job_mb, self.poll_s = timeout, job_mb, poll_s
@@ -65,7 +65,7 @@ class HttpBackend:
 
     def convert_job(self, data: bytes, name: str, known_id: str | None, submitted: Callable[[str], None]):
         """(document, job id) of a job: the journaled one if the server still has it (not cancelled), else a new one."""
-        from clients.errors import PagerouterClientError
+        from pagerouter.clients.errors import PagerouterClientError
 
         status = None
         if known_id:
@@ -92,7 +92,7 @@ class HttpBackend:
 class GrpcBackend(HttpBackend):
     def __init__(self, address: str, opts: dict, timeout: float, application: str = "pagerouter",
                  job_mb: float = DEFAULT_JOB_MB, poll_s: float = 2.0, retry=None):
-        from clients.grpc_client import PagerouterGrpcClient
+        from pagerouter.clients.grpc_client import PagerouterGrpcClient
 
         self.client, self.opts = PagerouterGrpcClient(address, timeout=timeout, application=application,
                                                       retry=retry), opts

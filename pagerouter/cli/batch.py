@@ -52,7 +52,7 @@ def add_batch_parser(sub, add_option_flags) -> None:
                    help="how long flagged pages wait for the escalation tier (default bulk)")
     b.add_argument("--escalation-wait-s", type=float, metavar="SECONDS", help="wait at most this long for escalation")
     b.add_argument("--timeout", type=float, default=3600.0, help="seconds per request with --endpoint/--grpc (default 3600)")
-    from clients.command_flags import add_retry_flags  # pydantic only: no client package is loaded
+    from pagerouter.clients.command_flags import add_retry_flags  # pydantic only: no client package is loaded
 
     add_retry_flags(b)  # --max-attempts, --retry-deadline: how long --endpoint/--grpc wait out a busy server
     from ..batch.runner import DEFAULT_JOB_MB
@@ -172,8 +172,8 @@ def _run_here(args, cfg, opts: dict, items: list, output, journal_dir: Path, con
             return usage_error(option_problem(exc))
         make = lambda: LocalBackend(cfg, opts)  # noqa: E731
     else:
-        from clients.command_flags import retry_policy
-        from clients.deps import MissingDependency, load_client
+        from pagerouter.clients.command_flags import retry_policy
+        from pagerouter.clients.deps import MissingDependency, load_client
 
         try:  # one line before any file, not a failed record per file
             load_client(mode)
