@@ -71,7 +71,7 @@ def add_verbosity_flags(p: argparse.ArgumentParser) -> None:
                        help="more log lines on stderr: -v INFO, -vv DEBUG (pagerouter's own loggers)")
 
 
-OUR_LOGGERS = ("pagerouter", "clients", "graph", "deployments")
+OUR_LOGGERS = ("pagerouter",)  # the serving folders are pagerouter.graph, pagerouter.clients, ... too
 
 
 def setup_logging(args):
