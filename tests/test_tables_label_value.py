@@ -133,3 +133,43 @@ def test_a_block_of_side_by_side_lines_is_no_evidence_against_the_cut():
     # blocks that keep to one column still count: leaving block 0 for 1 and coming back is one
     col = [_ln(42, 80 + 12 * k, 290, [0, 1, 0][k], k) for k in range(3)]
     assert reentries(col, CFG.form_max_words) == 1
+
+
+def results_table_page() -> pymupdf.Document:
+    """A paper's unruled results table: group labels ("Turns", "Lane change") over three
+    columns each, the third column's header broken over two lines ("Time-to-" / "maneuver
+    (s)"), then, one line-gap under the last row, the next table's caption in the left half
+    beside the short labels of a figure in the right half."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    put = lambda x, y, t: page.insert_text((x, y), t, fontsize=8, fontname="tiro")  # noqa: E731
+    xs = [200, 240, 280, 340, 380, 420]
+    put(250, 100, "Turns")
+    put(365, 100, "Lane change")
+    for k in (2, 5):
+        put(xs[k], 108, "Time-to-")
+    put(100, 113, "Method")
+    for k in range(6):
+        put(xs[k], 113 if k % 3 != 2 else 117, ["Pr (%)", "Re (%)", "maneuver (s)"][k % 3])
+    rows = [("SVM", "64.7 47.2 2.40 73.7 57.8 2.40"), ("AIO-HMM", "80.8 75.2 4.16 83.8 79.2 3.80"),
+            ("S-RNN", "81.2 78.6 3.94 92.7 84.4 3.46")]
+    for i, (name, vals) in enumerate(rows):
+        put(100, 130 + 9 * i, name)
+        for x, v in zip(xs, vals.split()):
+            put(x, 130 + 9 * i, v)
+    put(60, 168, "Table 3: Results on the second data set, where the model derived from the graph")
+    for x, t in [(380, "Ground-truth"), (440, "stationary"), (490, "reachable"), (540, "movable")]:
+        put(x, 168, t)
+    return doc
+
+
+def test_stacked_header_broken_at_a_hyphen_and_the_next_caption_outside_the_table():
+    tables = [b for b in read(results_table_page()) if b.role == "table"]
+    assert len(tables) == 1
+    cells = tables[0].cells
+    assert cells[-2:] == [["AIO-HMM", "80.8", "75.2", "4.16", "83.8", "79.2", "3.80"],
+                          ["S-RNN", "81.2", "78.6", "3.94", "92.7", "84.4", "3.46"]]
+    header = cells[1]
+    assert header == ["Method", "Pr (%)", "Re (%)", "Time-to-maneuver (s)", "Pr (%)", "Re (%)", "Time-to-maneuver (s)"]
+    assert cells[0][1:4] == ["Turns"] * 3 and cells[0][4:] == ["Lane change"] * 3
+    assert len(cells) == 5  # group row, header row, three rows: no caption or figure label row

@@ -233,6 +233,11 @@ def text_candidates(lines: list[Line], cfg: TextLayerConfig, em: float) -> list[
         last = (weak or run)[-1] if (weak or run) else None
         if last is not None and row[0].y0 - max(f.y1 for f in last) > 2.5 * em:
             flush()
+        if any(_CAPTION.match(f.text.strip()) and f.words() > cfg.table_max_cell_words for f in row):
+            # the next table's or figure's caption ("Table 3: Results on ...") ends this table; the
+            # short labels of a figure beside it would otherwise pass for a row of cells
+            flush()
+            continue
         if run and not weak and _continues_cells(row, run):
             conts.add(id(row))
             run.append(row)

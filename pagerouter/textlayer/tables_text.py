@@ -251,6 +251,12 @@ def _header(
             continue
         headed = [j for j in range(1, ncols) if leaf[j]]
         value_p = [(a, b, t) for (a, b, t), c in zip(p, cols) if c > 0]
+        if seen_values and value_p and all(t.endswith("-") for _, _, t in value_p):
+            # a word broken over the lines of stacked header cells ("Time-to-" over "maneuver
+            # (s)"): each piece continues the cell under it, however few there are
+            for (a, b, t), c in zip(p, cols):
+                leaf[c] = f"{t}{leaf[c]}" if c > 0 else f"{t} {leaf[c]}".strip()
+            continue
         if seen_values and len(value_p) < len(headed):
             # a group label: each headed column takes the nearest label above it
             centers = [(a + b) / 2 for a, b, _ in value_p]
