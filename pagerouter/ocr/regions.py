@@ -347,7 +347,8 @@ def read_task_with_lines(
             reason=f"{suppressed} characters outside {script} were suppressed at decoding (line confidence lowered)",
         ))
     if below_cut or figure_lines:
-        found = candidates(below_cut, figure_lines, cfg.small_reader.text_score, scale, cfg.checks)
+        found = candidates(below_cut, figure_lines, cfg.small_reader.text_score, scale, page_h,
+                           sr.furniture_band, cfg.checks)
         left = unread_lines_check(found, [*text_layer, *blocks], cfg.checks)
         if left is not None:
             checks.append(left)

@@ -13,9 +13,12 @@ this net costs nothing on an OCR page.
 
 What is not counted (a clean scan must not gain a flag): a line that read no letter or digit
 run as long as `_MIN_ALNUM` (a speck, a rule, a texture), a below-cut line scoring under
-`_MIN_SCORE` (the recogniser read noise: a picture's texture, a smudge), and, in a figure,
-chart furniture: a figure counts only when it holds `unread_ink_figure_lines` lines of such
-text, or one line that reads like words (`_FIGURE_LINE_WORDS`).
+`_MIN_SCORE` (the recogniser read noise: a picture's texture, a smudge), a line wholly inside
+the page's top or bottom band (`small_reader.furniture_band`: a logo's lettering, a letterhead's
+emblem in a script the recogniser does not read; the text-layer route's ink accounting leaves
+logos in the bands alone the same way), and, in a figure, chart furniture: a figure counts only
+when it holds `unread_ink_figure_lines` lines of such text, or one line that reads like words
+(`_FIGURE_LINE_WORDS`).
 """
 
 from __future__ import annotations
@@ -68,16 +71,23 @@ def _wordy(text: str) -> bool:
 
 
 def candidates(below_cut: list[OcrLine], figures: list[list[OcrLine]], text_score: float, scale: float,
-               cfg: ChecksConfig) -> list[Unread]:
-    """The lines that count (see the module doc), in page points (`scale` pixels per point).
-    `figures`: the lines of each region kept as a figure."""
+               page_h: float, band_share: float, cfg: ChecksConfig) -> list[Unread]:
+    """The lines that count (see the module doc), in page points (`scale` pixels per point; a
+    page `page_h` points high, bands `band_share` of it). `figures`: the lines of each region
+    kept as a figure."""
+    band = band_share * page_h
+
     def pts(ln: OcrLine) -> tuple[float, float, float, float]:
         return tuple(round(v / scale, 2) for v in ln.bbox)  # type: ignore[return-value]
 
+    def body(ln: OcrLine) -> bool:
+        b = pts(ln)
+        return _alnum_run(ln.text) >= _MIN_ALNUM and not (b[3] <= band or b[1] >= page_h - band)
+
     out = [Unread(pts(ln), ln.text, ln.confidence, "below_cut") for ln in below_cut
-           if _MIN_SCORE <= ln.confidence < text_score and _alnum_run(ln.text) >= _MIN_ALNUM]
+           if _MIN_SCORE <= ln.confidence < text_score and body(ln)]
     for lines in figures:
-        texty = [ln for ln in lines if _alnum_run(ln.text) >= _MIN_ALNUM]
+        texty = [ln for ln in lines if body(ln)]
         if len(texty) >= cfg.unread_ink_figure_lines or any(_wordy(ln.text) for ln in texty):
             out += [Unread(pts(ln), ln.text, ln.confidence, "figure") for ln in texty]
     return out
