@@ -184,6 +184,19 @@ def test_label_amount_table_in_one_column_of_a_notice_and_the_columns_in_order()
     assert got.order >= 0.9, got.order
 
 
+def test_booktabs_table_at_a_column_top_keeps_its_header_row_and_caption():
+    """A paper's Table 1 at the top of the right column (booktabs rules; a section rule of the
+    same extent far below): its header row was left out of the table as a running head and
+    the prose down to the section rule read as rows; then its caption, standing where
+    captions stand on other pages, was taken for a running title."""
+    tr = _truth("repeating_references_on_pg9_pg10_p2")
+    _blocks, body, tables = _read(tr)
+    want = [cells_from_truth(t["rows"]) for t in tr["tables"]]
+    assert table_counts(want, tables) == (143, 0, 0)
+    got = score_page(tr, body, tables)
+    assert got.k_out == 0, got.lost
+
+
 def test_form_code_at_the_foot_of_a_single_page_is_furniture():
     """A child-welfare form's "DCF-F-2476-E (R. 04/2014)" footer left the body; its title stays."""
     tr = _truth("150109DSP-Milw-505-90D_p1")

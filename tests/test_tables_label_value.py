@@ -173,3 +173,35 @@ def test_stacked_header_broken_at_a_hyphen_and_the_next_caption_outside_the_tabl
     assert header == ["Method", "Pr (%)", "Re (%)", "Time-to-maneuver (s)", "Pr (%)", "Re (%)", "Time-to-maneuver (s)"]
     assert cells[0][1:4] == ["Turns"] * 3 and cells[0][4:] == ["Lane change"] * 3
     assert len(cells) == 5  # group row, header row, three rows: no caption or figure label row
+
+
+def booktabs_page() -> pymupdf.Document:
+    """A booktabs table at the top of a column (top rule, rule under the header, bottom rule),
+    then prose, then a section rule of the same extent far below. The top rule starts half a
+    point right of the others (305.6 against 305.1: a rounding step apart)."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    put = lambda x, y, t: page.insert_text((x, y), t, fontsize=8, fontname="tiro")  # noqa: E731
+    page.draw_line((305.6, 59.5), (550.4, 59.5), width=0.8)
+    page.draw_line((305.1, 77.0), (550.9, 77.0), width=0.8)
+    for x, t in [(306, "No."), (347, "Isolate"), (420, "Pathotype"), (499, "Source")]:
+        put(x, 71, t)
+    data = [("1", "G31", "Japanese pear", "Gifu, Japan"), ("2", "T88-52", "Japanese pear", "Tottori, Japan"),
+            ("3", "O-187", "Strawberry", "Iwate, Japan"), ("4", "AM-1", "Apple", "Aichi, Japan")]
+    for i, row in enumerate(data):
+        for x, t in zip((310, 347, 420, 499), row):
+            put(x, 90 + 9 * i, t)
+    page.draw_line((305.6, 130.0), (550.4, 130.0), width=0.8)
+    for k in range(14):
+        put(306, 160 + 11 * k, "the isolates were kept on potato sucrose agar and tested")
+    page.draw_line((305.7, 340.0), (550.4, 340.0), width=0.5)
+    put(306, 356, "Materials and methods")
+    return doc
+
+
+def test_booktabs_rules_frame_their_table_not_the_prose_down_to_a_section_rule():
+    tables = [b for b in read(booktabs_page()) if b.role == "table"]
+    assert len(tables) == 1
+    assert tables[0].cells == [["No.", "Isolate", "Pathotype", "Source"], ["1", "G31", "Japanese pear", "Gifu, Japan"],
+                               ["2", "T88-52", "Japanese pear", "Tottori, Japan"], ["3", "O-187", "Strawberry", "Iwate, Japan"],
+                               ["4", "AM-1", "Apple", "Aichi, Japan"]]

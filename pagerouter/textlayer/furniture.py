@@ -54,6 +54,7 @@ from .frame import reading_frame
 from .furniture_cues import (FOOTNOTE_MARK, STRONG_CUES, Box, band_depth, content_cues, gap_to_body, running_head, score_item,
                               side_stamp)
 from .lines import Line, extract_lines, merge_fragments
+from .roles import _CAPTION_RE as _CAPTION
 
 # page numbers are small roman numerals (i..xxxix); "L", "C", "D", "M" alone are map and
 # table labels far more often than page 50, 100, 500 or 1000
@@ -221,9 +222,11 @@ class FurnitureModel:
                 elif self._running_slot(ln, is_top, page_height, body_size, cfg) and not _table_row(ln, horiz) \
                         and not gap_to_body(ln, horiz, is_top, band, page_height, cfg)[1] \
                         and not _LETTER_PHRASE.match(ln.text.strip()) and _alone(ln, horiz, cfg) \
-                        and (is_top or not FOOTNOTE_MARK.match(ln.text.strip())):
+                        and (is_top or not FOOTNOTE_MARK.match(ln.text.strip())) \
+                        and not _CAPTION.match(ln.text.strip()):
                     # (a running title is one line; footnotes in small type at the foot of several pages
-                    # share its place and type, but start with their mark or run on over lines)
+                    # share its place and type, but start with their mark or run on over lines; a table's
+                    # caption at the top of a column stands where captions stand on other pages too)
                     ln.role = "header" if is_top else "footer"
                     out[id(ln)] = Decision(
                         scores={"furniture": 1.0, "running_slot": 1.0},
@@ -240,8 +243,8 @@ class FurnitureModel:
             letter = _letter_block(group, body_size)
             free = [ln for ln in group if id(ln) not in letter]
             for ln in free:
-                if ln.role is not None or sum(ch.isalnum() for ch in ln.text) < 2:
-                    continue
+                if ln.role is not None or sum(ch.isalnum() for ch in ln.text) < 2 or _CAPTION.match(ln.text.strip()):
+                    continue  # ("Table 1. ..." in the band is the caption of what stands under it)
                 row = [m for m in group if m is not ln and abs(m.yc - ln.yc) < 0.5 * max(m.height, ln.height)]
                 beside = any(m.role == "page_number" for m in row)
                 mates = sum(1 for m in row if m.role is None and not content_cues(m.text))

@@ -78,7 +78,9 @@ def rule_candidates(
 ) -> list[tuple[BBox, list[float], list[float]]]:
     """Regions framed by stacked horizontal rules of equal extent: (bbox, row ys, column xs)."""
     groups: list[list[BBox]] = []
-    for r in sorted(hrules, key=lambda r: (round(r[0]), round(r[2]), r[1])):
+    # top down, so that a rule whose ends differ by a rounding step from the next one's
+    # (305.6 against 305.1) still joins its group above the others
+    for r in sorted(hrules, key=lambda r: (r[1], r[0])):
         for g in groups:
             last = g[-1]
             if abs(r[0] - last[0]) <= 3 and abs(r[2] - last[2]) <= 3 and 0 <= r[1] - last[3] <= 0.4 * page_h:
@@ -145,13 +147,16 @@ def rules_short_of_rows(region: BBox, col_xs: list[float], lines: list[Line], cf
 
 def _split_stacked(ys: list[float], lines: list[Line], x0: float, x1: float) -> list[list[float]]:
     """Rules of one extent stacked down the page may frame several tables ("Reference table",
-    then the next under its own caption): between two rules far apart (over 2.5 x the usual
-    gap), text that stands clear of a rule by 1.5 line heights is not a row the rules frame
+    then the next under its own caption): between two rules far apart (over 2.5 x the
+    smallest gap), text that stands clear of a rule by 1.5 line heights is not a row the rules frame
     (a table's rows hug their rules): the stack splits there."""
     if len(ys) < 3:
         return [ys]
     gaps = [b - a for a, b in zip(ys, ys[1:])]
-    usual = statistics.median(gaps)
+    # the gap the rules keep around a row: the smallest (a booktabs table's top, header and
+    # bottom rules have one short gap and one the height of the body; the median of so few
+    # gaps is the body's, and text far below the table would pass for its rows)
+    usual = min(gaps)
     inside = [ln for ln in lines if ln.x0 >= x0 - 2 and ln.x1 <= x1 + 2]
     out = [[ys[0]]]
     for a, b in zip(ys, ys[1:]):
