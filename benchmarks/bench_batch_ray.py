@@ -106,8 +106,10 @@ class CpuByProcess:
             if pid not in stats:
                 continue
             cmd = cmdline(pid)
-            kind = kind_of(cmd, parent_kind, pid == extra_root, cmd == parent_cmd)
             old = self.seen.get(pid)
+            kind = kind_of(cmd, parent_kind, pid == extra_root, cmd == parent_cmd)
+            if not cmd and old is not None:  # a zombie has no command line: it is still what it was
+                kind = old[1]
             if old is None and pid not in self.start:
                 self.starts[kind] += 1
             if old is not None and old[1].startswith("ray worker: ") and kind == "ray worker (idle)":
