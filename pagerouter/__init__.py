@@ -21,19 +21,41 @@ checkers read the names and their types from `__init__.pyi`):
 from __future__ import annotations
 
 import os
+import sys
 from importlib import import_module
+from importlib.abc import MetaPathFinder
+from importlib.util import spec_from_file_location
 from typing import Any
 
-# The serving folders (graph/, deployments/, clients/) are `pagerouter.graph`, ... Installed, they
-# sit inside this package (setup.py maps them there); in a checkout run without installing
-# (PYTHONPATH=., a Ray job's working_dir), they sit beside it: this package's path then takes in
-# the checkout's root, so the same import names work in both. Names found in this folder come
-# first, so nothing of the core package can be shadowed from there.
-_CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if not os.path.isdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), "graph")) and os.path.isfile(
-    os.path.join(_CHECKOUT, "graph", "__init__.py")
+SERVING_FOLDERS = ("graph", "deployments", "clients")
+"""The serving folders, `pagerouter.graph`, `pagerouter.deployments`, `pagerouter.clients`."""
+
+
+class _CheckoutServingFolders(MetaPathFinder):
+    """Finds the serving folders of a checkout run without installing (PYTHONPATH=., a Ray job's
+    working_dir). Installed, they sit inside this package (setup.py maps them there); in the
+    repository they are top-level folders beside it. This finder answers for those three names
+    alone (their modules are then found inside them as usual), so nothing else of the checkout
+    becomes part of the package. It is asked last: an install's own finder answers first."""
+
+    def __init__(self, root: str):
+        self.root = root
+
+    def find_spec(self, fullname, path=None, target=None):
+        package, _, name = fullname.partition(".")
+        if package != __name__ or name not in SERVING_FOLDERS:
+            return None
+        init = os.path.join(self.root, name, "__init__.py")
+        if not os.path.isfile(init):
+            return None
+        return spec_from_file_location(fullname, init, submodule_search_locations=[os.path.dirname(init)])
+
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if not os.path.isdir(os.path.join(_HERE, "graph")) and not any(
+    isinstance(f, _CheckoutServingFolders) for f in sys.meta_path
 ):
-    __path__.append(_CHECKOUT)  # noqa: F821 - a package's own __path__
+    sys.meta_path.append(_CheckoutServingFolders(os.path.dirname(_HERE)))
 
 __version__ = "0.1.0"
 """The one place the version is written: pyproject.toml reads it (tool.setuptools.dynamic), the

@@ -121,7 +121,7 @@ def test_the_log_level_of_q_and_v_and_its_restore():
         restore = setup_logging(argparse.Namespace(**args))
         try:
             assert logging.getLogger("pagerouter.flow").getEffectiveLevel() == want
-            assert logging.getLogger("clients").level == want
+            assert logging.getLogger("pagerouter.clients.retry").getEffectiveLevel() == want
             assert root.level == (logging.ERROR if args.get("quiet") else logging.WARNING)  # not other libraries' DEBUG
         finally:
             restore()

@@ -150,13 +150,17 @@ def test_the_wheel_installed_in_a_fresh_venv_runs(wheel, tmp_path):
 
 def test_a_plain_checkout_imports_the_serving_folders_under_the_package(tmp_path):
     """Not installed (PYTHONPATH=., a Ray job's working_dir): `pagerouter.graph` and the others
-    resolve to the checkout's top-level folders, as the wheel's layout names them. `-I` keeps the
-    editable install's finder out, so only the package's own path can find them."""
+    resolve to the checkout's top-level folders, as the wheel's layout names them, and nothing
+    else of the checkout joins the package. `-I -S` keeps site-packages and the editable
+    install's finder out: only the package's own finder can find them (their __init__ modules
+    and clients/errors.py need nothing beyond the standard library)."""
     code = ("import sys; sys.path.insert(0, sys.argv[1]); "
-            "import pagerouter.graph, pagerouter.deployments, pagerouter.clients.retry_policy as r; "
-            "print(pagerouter.graph.__file__); print(pagerouter.deployments.__file__); print(r.__file__)")
-    out = subprocess.run([sys.executable, "-I", "-c", code, str(REPO)], capture_output=True, text=True,
+            "import pagerouter.graph, pagerouter.deployments, pagerouter.clients.errors as e; "
+            "print(pagerouter.graph.__file__); print(pagerouter.deployments.__file__); print(e.__file__); "
+            "print(pagerouter.__path__ == [sys.argv[1] + '/pagerouter'])\n"
+            "try:\n    import pagerouter.tests\nexcept ImportError:\n    print('no-tests')")
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(REPO)], capture_output=True, text=True,
                          timeout=120, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == [str(REPO / "graph" / "__init__.py"), str(REPO / "deployments" / "__init__.py"),
-                                  str(REPO / "clients" / "retry_policy.py")]
+                                  str(REPO / "clients" / "errors.py"), "True", "no-tests"]
