@@ -11,7 +11,7 @@ checkout (no install) finds them the same way through `pagerouter/__init__.py`. 
 
 from setuptools import find_packages, setup
 
-SERVING_FOLDERS = ("graph", "deployments", "clients")
+SERVING_FOLDERS = ("graph", "deployments", "clients")  # as pagerouter.SERVING_FOLDERS (a build does not import what it builds)
 
 setup(
     packages=find_packages(include=["pagerouter", "pagerouter.*"]) + [f"pagerouter.{name}" for name in SERVING_FOLDERS],
