@@ -119,12 +119,15 @@ def test_ink_the_layer_does_not_explain_is_read(conv, v):
 # --- class 2: a proven hidden layer with wrong digits ---------------------------------------
 @pytest.mark.slow
 @pytest.mark.parametrize("v", [v for v in range(BENCH_VARIANTS) if v % 4 != 3])  # v % 4 == 3: a right layer
-def test_one_wrong_amount_in_a_hidden_layer_sends_the_page_to_ocr(conv, v):
+def test_one_wrong_amount_in_a_hidden_layer_is_read_from_the_picture(conv, v):
+    """Lines whose amounts the picture contradicts are read from the picture, the rest of the
+    proven layer kept (the page was wholly OCR'd before); their blocks name the recogniser."""
     c = case("digits", v)
     assert not c.clean
     (page, md, verdict), = read(conv, c)
-    assert page.route == "ocr", page.triage.reasons
-    assert "must agree" in page.triage.reasons[0]
+    assert page.route == "text_layer" and page.triage.hidden_layer, page.triage.reasons
+    assert "read from the picture instead" in page.triage.reasons[0]
+    assert any(b.engine == "rapidocr" and b.route == "ocr" for b in page.blocks)
     for wrong in c.pages[0].forbidden:  # the layer's wrong amount is not in the output; the picture's is
         assert wrong not in md
     assert not verdict.wrong, verdict

@@ -65,13 +65,24 @@ def test_a_negation_is_a_changed_word_not_an_ocr_slip():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("v", [0, 2, 5, 6])  # the layer says a word the picture does not (before: text_layer, ok)
-def test_one_lying_line_in_a_hidden_layer_is_not_output(conv, v):
+def test_one_lying_line_in_a_hidden_layer_is_read_from_the_picture(conv, v):
+    """The layer is kept, the lying line only is replaced by the recogniser's reading of it (the
+    page was wholly OCR'd before), and the block holding it names the recogniser."""
     c = case("layer_lie", v)
     assert not c.clean
-    page, _md, verdict = read(conv, c)
-    assert page.route == "ocr", page.triage.reasons
-    assert "of the layer's" in page.triage.reasons[0] and "must agree" in page.triage.reasons[0]
+    page, md, verdict = read(conv, c)
+    assert page.route == "text_layer" and page.triage.hidden_layer, page.triage.reasons
+    assert "of the layer's" in page.triage.reasons[0] and "read from the picture instead" in page.triage.reasons[0]
+    assert page.triage.scores["hidden_layer_replaced_lines"] == 1.0
+    for lie in c.pages[0].forbidden:  # the layer's line is not output; the picture's is
+        assert lie not in md
     assert not verdict.wrong and verdict.cer < 0.03, verdict
+    by_ocr = [b for b in page.blocks if b.engine == "rapidocr"]
+    assert by_ocr and all(b.route == "ocr" and b.confidence >= 0.9 for b in by_ocr)
+    from difflib import get_close_matches
+
+    shown, = get_close_matches(c.pages[0].forbidden[0], c.pages[0].truth.splitlines(), n=1, cutoff=0.6)
+    assert " ".join(shown.split()) in " ".join(" ".join(b.text for b in by_ocr).split()), shown  # the picture's line
 
 
 @pytest.mark.parametrize("v", [3, 7])  # a true layer: every line read, every line agrees, the layer is kept

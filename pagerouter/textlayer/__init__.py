@@ -49,6 +49,7 @@ from .heading_levels import heading_ladder
 from .hyphen import join_lines, page_vocabulary
 from .lines import Line, extract_lines, merge_fragments
 from .native import prefer_native
+from .proof_reads import mark_proof_reads
 from .roles import Para, assign_roles, attach_captions, group_paragraphs, list_marker
 from .tables import (
     Table,
@@ -255,6 +256,8 @@ def read_text_layer(
         add(text=ln.text.strip(), role="paragraph", bbox=ln.bbox, confidence=1.0)
     for ln in bottom:
         add(text=ln.text.strip(), role=ln.role, bbox=ln.bbox, confidence=1.0, furniture=decisions.get(id(ln)))
+    if invisible_too:  # lines of a proven hidden layer that the proof read from the picture instead
+        blocks = mark_proof_reads(blocks, textdict, page)
     return blocks
 
 

@@ -54,7 +54,7 @@ from ..model import HiddenText, TriageDecision
 from ..layout import ink as inkmod
 from ..layout.paints import Picture, pictures, text_under_images_share, to_display, union_share
 from .layer import read_layer, unmapped_font_share
-from .layer_proof import prove_hidden_layer
+from .layer_proof import prove_hidden_layer, replace_lines
 from .visibility import hidden_text
 from .words import measure, quality_failures
 
@@ -106,10 +106,17 @@ def _hidden_layer(
             bad = quality_failures(vq, 0.0, cfg)
             if bad:
                 return to_ocr("its visible text is not plausible: " + "; ".join(bad))
+        replaced = ""
+        if proof.replaced:
+            # every other line is proven: only the disagreeing ones are read from the picture (the
+            # text-layer reader gives their blocks the recogniser as engine, `textlayer.proof_reads`)
+            replace_lines(textdict, proof.replaced)
+            replaced = (f", except {len(proof.replaced)} line(s) the picture contradicts, whose text is the "
+                        "recogniser's reading of the line (route ocr, engine rapidocr, for the blocks holding them)")
         return TriageDecision(
             route="text_layer",
             scores=scores,
-            reasons=[f"{head} proven to match the picture: {proof.reason}; the layer is read"],
+            reasons=[f"{head} proven to match the picture: {proof.reason}; the layer is read{replaced}"],
             script=q.script,
             hidden_layer=True,
         )

@@ -47,6 +47,7 @@ from ..ocr.onnx_sessions import use_our_options
 from ..ocr.script_options import options_for
 from ..ocr.text_stats import char_error_rate
 from ..layout.paints import to_display
+from ..textlayer.proof_reads import READ_BY_PROOF
 
 # Crop padding around a layer line, as a share of its height: OCR layers' boxes are tight (or
 # a little off); the recogniser wants some paper around the letters, but not the next line.
@@ -78,6 +79,7 @@ class SampledLine:
     cer: float
     confidence: float
     word: bool = False  # a digit word's crop: it agrees when the read holds the word as it is
+    bbox: BBox | None = None  # the layer line's box (unrotated page space)
 
 
 @dataclass
@@ -90,6 +92,9 @@ class Proof:
     cer: float = 1.0
     agreeing: int = 0
     seconds: float = 0.0
+    # disagreeing lines whose reading is sound (`_replaceable`): the layer is kept with these
+    # lines read from the picture instead (`replace_lines`)
+    replaced: list[SampledLine] = field(default_factory=list)
 
     def scores(self) -> dict[str, float]:
         if not self.attempted:
@@ -99,6 +104,7 @@ class Proof:
             "hidden_layer_agreeing_lines": float(self.agreeing),
             "hidden_layer_cer": self.cer,
             "hidden_layer_proof_seconds": self.seconds,
+            "hidden_layer_replaced_lines": float(len(self.replaced)),
         }
 
 
@@ -306,6 +312,81 @@ def _agrees(s: SampledLine, cfg: TriageConfig) -> bool:
             and not _word_change(s.layer, s.read))
 
 
+_REPLACE_MIN_CONFIDENCE = 0.9  # the recogniser's own score of a reading that may stand in for the layer's line
+_REPLACE_MAX_CER = 0.35  # beyond this the crop holds another line than the layer's (a box off its text)
+_REPLACE_MAX_SHARE = 0.2  # a layer disagreeing on more of its lines is not this page's layer: OCR it all
+
+
+def _replaceable(s: SampledLine) -> bool:
+    """A disagreeing line whose reading can stand in for the layer's: a whole line (not a digit
+    word's crop, which may catch its neighbours), read with a confident score, and close enough
+    to the layer's text that the box held that very line (a word or a number differs, not the
+    line): the line's box and its reading are both trusted."""
+    return (not s.word and s.bbox is not None and s.confidence >= _REPLACE_MIN_CONFIDENCE and bool(_norm(s.read))
+            and s.cer <= _REPLACE_MAX_CER)
+
+
+def replace_lines(textdict: dict, replaced: list[SampledLine]) -> int:
+    """Put each replaced line's reading into the text dict in place of the layer's words (the
+    first invisible span on the line's row takes the reading, the others are emptied), marking
+    the span `READ_BY_PROOF` for the block's provenance. Returns the spans changed."""
+    changed = 0
+    for s in replaced:
+        x0, y0, x1, y1 = s.bbox
+        first = True
+        for block in textdict.get("blocks", ()):
+            if block.get("type", 0) != 0:
+                continue
+            for line in block.get("lines", ()):
+                for sp in line.get("spans", ()):
+                    if sp.get("alpha", 255) != 0 or not sp.get("text", "").strip():
+                        continue
+                    b = sp["bbox"]
+                    cx, cy = (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
+                    if not (x0 - 1 <= cx <= x1 + 1 and y0 - 1 <= cy <= y1 + 1):
+                        continue
+                    sp["text"] = " ".join(s.read.split()) if first else ""
+                    sp[READ_BY_PROOF] = {"layer": s.layer, "read": s.read, "confidence": s.confidence,
+                                         "engine": "rapidocr", "engine_version": _engine_version()}
+                    first = False
+                    changed += 1
+    return changed
+
+
+def _engine_version() -> str:
+    from importlib.metadata import version
+
+    return f"rapidocr {version('rapidocr')} PP-OCR rec (hidden-layer proof, line by line)"
+
+
+def _column_box(line: BBox, every: list[HiddenLine]) -> BBox:
+    """`line` widened to the column it sits in: from the leftmost to the rightmost edge of the
+    layer's lines that start where it starts (within two line heights). The picture's line may be
+    longer than the layer's box for it ("may sublet" in the layer, "may not sublet" on the page)."""
+    x0, y0, x1, y1 = line
+    h = y1 - y0
+    col = [ln.bbox for ln in every if not ln.word and abs(ln.bbox[0] - x0) <= 2 * h]
+    return (min([x0, *(b[0] for b in col)]), y0, max([x1, *(b[2] for b in col)]), y1)
+
+
+def _reread_whole_lines(page: pymupdf.Page, every: list[HiddenLine], replaced: list[SampledLine], rec,
+                        allowed: tuple[str, ...]) -> str:
+    """Read each line to be replaced again over its column's width (`_column_box`), so that the
+    reading holds the whole line the picture shows, not the layer's shorter box of it; the
+    reading replaces the first one when it is still sound. Returns why not, or ""."""
+    boxes = [_column_box(r.bbox, every) for r in replaced]
+    crops = [_crop(page, HiddenLine(b, r.layer), rec.height) for b, r in zip(boxes, replaced)]
+    if any(c is None for c in crops):
+        return "; a line to read from the picture could not be cropped over its column, so the page is OCR'd"
+    for r, (txt, conf) in zip(replaced, rec.read(crops, allowed)):
+        cer = char_error_rate(_norm(r.layer), _norm(txt))
+        if conf < _REPLACE_MIN_CONFIDENCE or cer > _REPLACE_MAX_CER or not _norm(txt):
+            return (f"; the line {r.layer[:50]!r} read over its column's width ({txt[:50]!r}, score {conf:.2f}, CER "
+                    f"{cer:.2f}) is not sound enough to stand in for the layer's, so the page is OCR'd")
+        r.read, r.confidence, r.cer = txt, conf, cer
+    return ""
+
+
 def _crop(page: pymupdf.Page, line: HiddenLine, height_px: int) -> np.ndarray | None:
     x0, y0, x1, y1 = line.bbox
     h = y1 - y0
@@ -380,8 +461,21 @@ def prove_hidden_layer(
     lines: list[SampledLine] = []
     edits = chars = 0.0
     tried = 0  # sampled lines cropped and read (a crop off the page is tried, not read)
+    # with every line read, a disagreeing line whose reading is sound is replaced, not a refusal,
+    # as long as few lines need it (`_REPLACE_MAX_SHARE` of the layer's lines)
+    can_replace = cfg.hidden_layer_every_line and not visible
+    max_replaced = int(_REPLACE_MAX_SHARE * (len(sample) + len(rest)))
+
+    def refusing(got: list[SampledLine]) -> int:
+        bad = [s for s in got if not _agrees(s, cfg)]
+        if not can_replace:
+            return len(bad)
+        sound = [s for s in bad if _replaceable(s)]
+        return len(bad) - len(sound) + max(0, len(sound) - max_replaced)
+
+    replacing: list[HiddenLine] = []
     for phase in phases:
-        disagreeing = sum(not _agrees(s, cfg) for s in lines)
+        disagreeing = refusing(lines)
         if disagreeing > slack or (phase is None and disagreeing):
             break
         if phase is not None and not phase:
@@ -389,7 +483,9 @@ def prove_hidden_layer(
         if phase is not None:
             tried += len(phase)
         if phase is None:
-            phase = digit_words(page, every, sample, cfg.hidden_layer_digit_lines, cfg.hidden_layer_min_line_height_pt)
+            # a line read from the picture instead needs no word-by-word check of the layer's digits
+            phase = digit_words(page, every, sample + replacing, cfg.hidden_layer_digit_lines,
+                                cfg.hidden_layer_min_line_height_pt)
         try:
             crops, kept = [], []
             for ln in phase:
@@ -403,7 +499,9 @@ def prove_hidden_layer(
         for ln, (txt, conf) in zip(kept, reads):
             ref, hyp = _norm(ln.text), _norm(txt)
             cer = char_error_rate(ref, hyp)
-            lines.append(SampledLine(ln.text, txt, cer, conf, word=ln.word))
+            lines.append(SampledLine(ln.text, txt, cer, conf, word=ln.word, bbox=ln.bbox))
+            if can_replace and not _agrees(lines[-1], cfg) and _replaceable(lines[-1]):
+                replacing.append(ln)
             if not ln.word:  # the sample's CER is the lines' (a word crop's neighbours are no error)
                 edits += cer * len(ref)
                 chars += len(ref)
@@ -413,7 +511,24 @@ def prove_hidden_layer(
     # a line agrees only when its digits are exactly the ones read
     p.agreeing = sum(_agrees(s, cfg) for s in lines)
     need = needed(len(lines))
-    p.agreed = p.agreeing >= need and p.cer <= cfg.hidden_layer_max_cer
+    lines_note = ""
+    if can_replace and not refusing(lines):
+        p.replaced = [s for s in lines if not _agrees(s, cfg)]  # all of them sound, few enough
+    if p.replaced:
+        # the layer's other lines must agree as an honest layer's do: the CER without the replaced ones
+        kept = [s for s in lines if not s.word and not any(s is r for r in p.replaced)]
+        n_kept = sum(len(_norm(s.layer)) for s in kept)
+        p.cer = sum(s.cer * len(_norm(s.layer)) for s in kept) / n_kept if n_kept else 1.0
+        p.agreed = p.agreeing + len(p.replaced) >= need and p.cer <= cfg.hidden_layer_max_cer
+        if p.agreed:
+            why = _reread_whole_lines(page, every, p.replaced, rec, tuple(opts.rapidocr_allowed or ()))
+            if why:
+                p.agreed = False
+                lines_note = why
+        if not p.agreed:
+            p.replaced = []
+    else:
+        p.agreed = p.agreeing >= need and p.cer <= cfg.hidden_layer_max_cer
     # the worst line: a digit mismatch first (it is what makes the layer untrustworthy), then CER
     worst = max(lines, key=lambda s: (not _agrees(s, cfg), _digits(s.layer) != _digits(s.read), s.cer)) if lines else None
     example = (f"; worst: layer {worst.layer[:40]!r} vs read {worst.read[:40]!r} (CER {worst.cer:.2f})"
@@ -430,7 +545,11 @@ def prove_hidden_layer(
         counted += f"; {sum(_agrees(s, cfg) for s in words)} of {len(words)} digit words agree"
     unread = len(sample) - min(tried, len(sample))
     unread_note = (f"; the other {unread} of the {len(sample)} sampled lines were not read: the layer was already refused"
-                   if unread > 0 and not p.agreed else "")
+                   if unread > 0 and not p.agreed else "") + lines_note
+    if p.replaced:
+        example = "; " + "; ".join(f"line {r.layer[:50]!r} disagrees with the picture, which reads {r.read[:50]!r} "
+                                   f"(score {r.confidence:.2f}, CER {r.cer:.2f}): read from the picture instead"
+                                   for r in p.replaced[:3])
     p.reason = (
         f"{counted}, CER {p.cer:.2f} over {int(chars)} characters "
         f"between the layer and the small reader's recogniser on line crops (a line agrees at CER <= "
