@@ -157,3 +157,36 @@ def test_a_scan_whose_photo_holds_a_sentence_is_flagged_and_the_plain_photo_is_n
     assert 95 <= x0 <= 115 and 295 <= y0 <= 320 and 400 <= x1 <= 505 and 310 <= y1 <= 340
     assert plain.status == "ok", plain.flags
     assert "The deposit of 1,250 dollars is held by the landlord." in " ".join(b.text for b in plain.blocks)
+
+
+@pytest.mark.slow
+def test_the_vlm_escalation_rejudges_the_lines_the_first_reading_left_out():
+    """The page VLM re-reads a page flagged `unread_lines`: an answer that also leaves the photo's
+    sentence out keeps the page flagged for it (before, the VLM tier dropped the first reading's
+    check and the page could come out `ok`); an answer that reads it clears the check."""
+    from pagerouter.config import PagerouterConfig
+    from pagerouter.convert.converter import Converter
+    from pagerouter.flow.engines import EngineSet
+    from pagerouter.vlm.escalator_page import VlmPageEscalator
+    from tests.vlm_fakes import ScriptedFakeVlmEngine, ScriptedOutput, front_matter
+
+    body = ["The tenant may not sublet the premises without consent.", "Rent is due on the first day of every month.",
+            "The deposit of 1,250 dollars is held by the landlord.", "Either party may end this lease with notice.",
+            "Repairs above 300 dollars need written approval.", "This agreement is governed by local law."]
+    sentence = "Keep this door closed at all times"
+    cfg = PagerouterConfig.model_validate({"ocr": {"escalation": {"kind": "vlm"}}})
+    scan = _photo_scan(sentence)
+
+    def escalated(paragraphs: list[str]):
+        fake = ScriptedFakeVlmEngine([ScriptedOutput(front_matter() + "\n\n".join(paragraphs))] * 8)
+        with Converter(cfg) as conv:
+            conv.engines = EngineSet(cfg.ocr, prebuilt={"escalation": VlmPageEscalator(cfg.ocr, engine=fake)})
+            page = conv.convert(scan, name="photo.pdf").pages[0]
+        assert {b.engine for b in page.blocks} == {"vlm_page"}, page.flags  # the VLM's answer was taken
+        return page, [c for c in page.checks if c.name == "unread_lines"]
+
+    skipped, checks = escalated(body)
+    assert [c.passed for c in checks] == [False] and "unread_lines" in skipped.flags and skipped.status == "flagged"
+    assert sentence in checks[0].reason
+    read, checks = escalated(body[:3] + [sentence] + body[3:])
+    assert checks and all(c.passed for c in checks) and "unread_lines" not in read.flags

@@ -24,6 +24,7 @@ from difflib import SequenceMatcher
 from ..config.ocr import OcrConfig
 from ..model import Block, CheckResult
 from ..ocr.checks import check_reading
+from ..ocr.unread_lines import still_unread
 from ..ocr.raster import render_task
 from ..ocr.regions import upright
 from ..ocr.text_stats import tokens
@@ -132,6 +133,10 @@ class VlmPageEscalator:
             b.order = i
         out.attempts = attempts
         out.checks += check_reading(task, out, self.cfg.checks)
+        # lines the first reading left out (ocr.unread_lines) must be in the VLM's blocks too, or
+        # the page stays flagged: a re-read that also skips them has not accounted for them
+        if (left := still_unread(first.checks, out.blocks, self.cfg.checks)) is not None:
+            out.checks.append(left)
         # no timing of its own: the pipeline times the whole call as the page's `escalate` stage
         out.timings = dict(first.timings)
         return out
