@@ -1,7 +1,7 @@
 """`pagerouter batch --ray` on a real loopback Ray cluster (tests/ray_cluster.py): throughput
 against `--local` and `--endpoint`, and a fuzz run of broken files (a benchmark, not a test).
 
-    python benchmarks/bench_batch_ray.py throughput [--docs 10] [--pages 8] [--scans 4] [--modes local,endpoint,ray|ray1[,noop]] [--warm] [--pool-max N]
+    python benchmarks/bench_batch_ray.py throughput [--docs 10] [--pages 8] [--scans 4] [--modes local,endpoint,ray|ray1[,noop]] [--warm] [--pool-max N] [--files-per-open N]
     python benchmarks/bench_batch_ray.py fuzz [--n 10000] [--seed 1] [--out DIR]
 
 throughput: one generated corpus (`--docs` born-digital files of `--pages` pages with running
@@ -228,7 +228,8 @@ def throughput(args) -> int:
     cfg = work / "cfg.yaml"
     pools = "" if args.pool_max is None else (
         f", layout: {{max_size: {args.pool_max}, num_cpus: 0.25}}, small_reader: {{max_size: {args.pool_max}}}")
-    cfg.write_text(f"batch: {{pages_per_range: 32{pools}}}\n")
+    opens = "" if args.files_per_open is None else f", files_per_open_task: {args.files_per_open}"
+    cfg.write_text(f"batch: {{pages_per_range: 32{pools}{opens}}}\n")
     base = [sys.executable, "-m", "pagerouter.cli.main", "batch", str(corpus), "--config", str(cfg), "-q"]
     rows: dict[str, dict] = {}
     modes = args.modes.split(",")
@@ -498,6 +499,7 @@ def main() -> int:
     t.add_argument("--scans", type=int, default=4)
     t.add_argument("--modes", default="local,endpoint,ray")
     t.add_argument("--pool-max", type=int, help="batch.layout/small_reader.max_size for --ray (default: the config's)")
+    t.add_argument("--files-per-open", type=int, help="batch.files_per_open_task for --ray (default: the config's)")
     t.add_argument("--warm", action="store_true",
                    help="start Ray Data's per-cluster detached actors with a one-row no-op job before timing --ray "
                         "(a long-lived cluster); without it the first run pays them")
