@@ -74,19 +74,6 @@ def _small_repartition_tasks(ds, b) -> None:
         object.__setattr__(op, "ray_remote_args", {"num_cpus": b.open_num_cpus, "max_retries": b.max_retries})
 
 
-def task_concurrency(ray, cfg) -> int:
-    """Open (and, apart, triage) tasks in flight at once: the cluster's CPUs the pools' actors
-    leave, at least 1. Each task in flight is a Ray worker process of its own, and each such
-    process costs about 1 CPU-s to start (Ray's worker, pyarrow, pagerouter) plus its own MuPDF
-    isolation pool (`ray_stages._page_work`); the tasks' fractional CPU asks (so a 1-CPU node
-    fits them beside the pools) let Ray run 8 opens and 4 triages at once on a 2-CPU node, so
-    a run on one such node started 8 task processes for work that 2 cores do. Capped, Ray
-    reuses the processes (and their pools) from task to task."""
-    actors, _ = stage_asks(cfg)
-    cpus = ray.cluster_resources().get("CPU", 1.0) - sum(a[1] for a in actors)
-    return max(1, int(cpus))
-
-
 def build_dataset(ray, items: list[BatchItem], skips: list[dict], staged: list, run: RunSpec, cfg,
                   ray_progress: bool = False):
     """The pipeline over `items`. `ray_progress`: Ray Data's own per-stage progress on stderr (a
@@ -111,14 +98,12 @@ def build_dataset(ray, items: list[BatchItem], skips: list[dict], staged: list, 
     with warnings.catch_warnings():  # max_retries & co. as plain remote args: deprecated after 2.60, not gone
         warnings.simplefilter("ignore")
         ds = ray.data.from_items(jobs, override_num_blocks=max(1, math.ceil(len(jobs) / b.files_per_open_task)))
-        tasks = task_concurrency(ray, cfg)
         ds = ds.map_batches(open_files, fn_kwargs={"run": run}, batch_size=None, batch_format="pyarrow",
-                            num_cpus=b.open_num_cpus, max_retries=b.max_retries, concurrency=tasks)
+                            num_cpus=b.open_num_cpus, max_retries=b.max_retries)
         ds = ds.repartition(target_num_rows_per_block=1)  # every range its own block, so its own task
         _small_repartition_tasks(ds, b)
         ds = ds.map_batches(triage_ranges, fn_kwargs={"run": run}, batch_size=1, batch_format="pyarrow",
-                            num_cpus=b.triage_num_cpus, max_retries=b.max_retries, ray_remote_args_fn=_spread,
-                            concurrency=tasks)
+                            num_cpus=b.triage_num_cpus, max_retries=b.max_retries, ray_remote_args_fn=_spread)
         if cfg.ocr.enabled:
             pools = [(LayoutStage, b.layout), (ReaderStage, b.small_reader)]
             if cfg.ocr.escalation.enabled:
