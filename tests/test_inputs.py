@@ -173,3 +173,10 @@ def test_raw_bytes_input():
     buf = io.BytesIO()
     Image.new("RGB", (50, 50)).save(buf, format="PNG")
     assert open_source(data=buf.getvalue(), name="-").kind == "image"
+
+
+def test_a_selection_is_read_for_its_syntax_alone_before_any_document():
+    from pagerouter.intake.inputs import is_page_selection
+
+    assert [s for s in ("1-3,7", "10-", "-3", "2-1", "0") if not is_page_selection(s)] == []  # ranges: the file's error
+    assert [s for s in ("x", "1,,2", "1-2-3", "3 4", "") if is_page_selection(s)] == []

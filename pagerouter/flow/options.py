@@ -159,12 +159,10 @@ class RequestOptions(_Options):
         if isinstance(value, str):
             if not value.strip():
                 return None
-            from ..intake.inputs import _RANGE  # the syntax parse_pages reads; the range is checked against the file
+            from ..intake.inputs import is_page_selection  # the range is checked against the file
 
-            for part in value.split(","):
-                m = _RANGE.match(part)
-                if not m or not any(m.groups()):
-                    raise ValueError(f"{value!r} is not a page selection like 1-3,7")
+            if not is_page_selection(value):
+                raise ValueError(f"{value!r} is not a page selection like 1-3,7")
         return value
 
     @field_validator("format", mode="before")

@@ -218,6 +218,13 @@ class PageSelectionError(InputError):
     code = "bad_pages"
 
 
+def is_page_selection(spec: str) -> bool:
+    """Whether `spec` reads as a page selection like `1-3,7,10-`: the syntax alone, the ranges
+    unchecked (a request whose selection is not one is refused at once; one that is, but names
+    page 0 or a page past the end, is the document's error, found when it is opened)."""
+    return all((m := _RANGE.match(part)) is not None and any(m.groups()) for part in spec.split(","))
+
+
 def page_ranges(spec: str, source: str = "-") -> Iterator[tuple[str, int, int | None]]:
     """Each part of a selection like `1-3,7,10-` as (part, first, last), `last` None for "to the
     end": the syntax alone, read part by part (`parse_pages` checks each against a document;
