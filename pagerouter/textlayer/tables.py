@@ -138,7 +138,7 @@ def rules_short_of_rows(region: BBox, col_xs: list[float], lines: list[Line], cf
               and ln.words() <= 2 * cfg.table_max_cell_words]
     if len(inside) < 2:
         return False
-    rows = _text_rows(inside)
+    rows = text_rows(inside)
     with_beside = sum(
         1 for r in rows if any(abs((b.y0 + b.y1) / 2 - (r[0].y0 + r[0].y1) / 2) <= 0.5 * r[0].height for b in beside)
     )
@@ -198,7 +198,7 @@ def text_candidates(lines: list[Line], cfg: TextLayerConfig, em: float) -> list[
     stacked header cells), so that a statement's header and body stay one table."""
     # lines flagged as furniture may be given too: a table continued at the top of a page has
     # its repeated header and first rows in the running-header band
-    rows = _text_rows([ln for ln in lines if ln.horizontal and ln.role in (None, "header", "footer", "page_number")])
+    rows = text_rows([ln for ln in lines if ln.horizontal and ln.role in (None, "header", "footer", "page_number")])
     # a table needs `table_min_rows` rows of `table_min_cols` cells (`flush`'s strong rows, whose
     # cells are a subset of their row's fragments): a page of prose has none and stops here
     if sum(1 for r in rows if len(r) >= cfg.table_min_cols) < cfg.table_min_rows:
@@ -304,7 +304,7 @@ def side_by_side_candidates(lines: list[Line], cfg: TextLayerConfig, em: float) 
     body = [ln for ln in lines if ln.horizontal and ln.role is None]
     if sum(1 for ln in body if _CAPTION.match(ln.text.strip())) < 2:
         return []  # no two captions, so no row of them (most pages)
-    rows = _text_rows(body)
+    rows = text_rows(body)
     out: list[BBox] = []
     side_cfg = cfg.model_copy(update={"table_min_cols": min(2, cfg.table_min_cols)})
     for i, row in enumerate(rows):
@@ -731,7 +731,9 @@ def _merge_rects(rects: list[list[float]], tol: float) -> list[list[float]]:
     return rects
 
 
-def _text_rows(lines: list[Line]) -> list[list[Line]]:
+def text_rows(lines: list[Line]) -> list[list[Line]]:
+    """`lines` grouped into rows (centres within 0.4 of the smaller line height), top to bottom,
+    each row left to right."""
     rows: list[list[Line]] = []
     for ln in sorted(lines, key=lambda ln: ln.yc):
         if rows:

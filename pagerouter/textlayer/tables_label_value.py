@@ -34,6 +34,7 @@ import statistics
 from ..config.textlayer import TextLayerConfig
 from ..common.geometry import BBox
 from .lines import Line
+from .tables import text_rows
 from .tables_text import _SIGNS, is_value
 
 _MIN_GAP_EM = 1.5
@@ -60,20 +61,6 @@ def _split(row: list[Line]) -> tuple[Line, list[Line]] | None:
     if len(values) != 1 or not is_value(values[0]) or any(t in _SIGNS for t in texts[1:]):
         return None
     return row[0], rest
-
-
-def _rows(lines: list[Line]) -> list[list[Line]]:
-    rows: list[list[Line]] = []
-    for ln in sorted(lines, key=lambda ln: ln.yc):
-        if rows:
-            ref = rows[-1][0]
-            if abs(ln.yc - ref.yc) <= 0.4 * min(ln.height, ref.height):
-                rows[-1].append(ln)
-                continue
-        rows.append([ln])
-    for r in rows:
-        r.sort(key=lambda ln: ln.x0)
-    return rows
 
 
 def _aligned(xs: list[float]) -> bool:
@@ -106,7 +93,7 @@ def _is_table(pairs: list[tuple[Line, list[Line]]], em: float) -> bool:
 def label_value_candidates(lines: list[Line], cfg: TextLayerConfig, em: float) -> list[BBox]:
     """Regions of two-column label/amount tables among `lines` (one text column, or a page
     without columns): see the module docstring."""
-    rows = _rows([ln for ln in lines if ln.horizontal and ln.role is None])
+    rows = text_rows([ln for ln in lines if ln.horizontal and ln.role is None])
     out: list[BBox] = []
     i = 0
     while i < len(rows):
