@@ -154,7 +154,8 @@ def read_text_layer(
     if cfg.detect_tables:
         # the whole page first (a table may span columns), then each text column on its own: a
         # small table in one column of a two-column page has the other column's prose on its rows
-        in_columns = column_candidates(body, cfg, em, W)
+        columns = text_columns(body, cfg, em, W)
+        in_columns = column_candidates(body, cfg, em, W, columns)
         # tables side by side under their own captions: each side alone, never rows across both
         beside = side_by_side_candidates(body, cfg, em)
         # furniture lines take part: a table continued at the top of a page starts in the
@@ -162,7 +163,7 @@ def read_text_layer(
         whole = [r for r in text_candidates([*body, *furn], cfg, em) if not any(overlap_share(b, r) > 0.5 for b in beside)]
         # two-column tables of labels and amounts, in each text column (tables_label_value.py);
         # like a column's own table, one makes a whole-page region over it and the prose beside it void
-        pairs = [r for col in (text_columns(body, cfg, em, W) or [body]) for r in label_value_candidates(col, cfg, em)]
+        pairs = [r for col in (columns or [body]) for r in label_value_candidates(col, cfg, em)]
         for region in [*beside, *_without_prose_rows(whole, [*in_columns, *pairs], body, cfg), *in_columns, *pairs]:
             if any(overlap_share(region, t.bbox) > 0.3 or overlap_share(t.bbox, region) > 0.3 for t in found):
                 continue

@@ -268,11 +268,12 @@ def text_candidates(lines: list[Line], cfg: TextLayerConfig, em: float) -> list[
     return out
 
 
-def column_candidates(lines: list[Line], cfg: TextLayerConfig, em: float, page_width: float) -> list[BBox]:
-    """`text_candidates` inside each text column of the page (`text_columns`). No gutter:
-    nothing (the whole-page pass covered it)."""
+def column_candidates(lines: list[Line], cfg: TextLayerConfig, em: float, page_width: float,
+                      columns: list[list[Line]] | None = None) -> list[BBox]:
+    """`text_candidates` inside each text column of the page (`text_columns`, or `columns` when
+    the caller has them already). No gutter: nothing (the whole-page pass covered it)."""
     out: list[BBox] = []
-    for col in text_columns(lines, cfg, em, page_width):
+    for col in text_columns(lines, cfg, em, page_width) if columns is None else columns:
         if len(col) >= cfg.table_min_rows and _shares_rows(col, cfg):
             out += text_candidates(col, cfg, em)
     return out
