@@ -129,28 +129,3 @@ def test_a_real_engine_reads_pages_through_both_tiers_and_never_loses_one(tmp_pa
     assert "vlm_ladder_exhausted" in scan.flags
     assert time.perf_counter() - t0 < 600
 
-
-def test_cli_with_a_vlm_reader_prints_only_markdown_on_stdout(tmp_path, tiny_vlm_dir):
-    """vLLM logs to stdout by default; `pagerouter convert` prints the document there."""
-    import subprocess
-    import sys
-
-    import yaml
-
-    path = tmp_path / "scan.pdf"
-    doc = pymupdf.open()
-    synth.add_text_page(doc, ["A born-digital page the text layer reads."], title="Report")
-    synth.add_scanned_page(doc, ["Invoice number 4711"], size=(320, 220), fontsize=14)
-    doc.save(path)
-    cfg = tmp_path / "vlm.yaml"
-    cfg.write_text(yaml.safe_dump({"ocr": {
-        "small_reader": {"kind": "vlm", "render_engine": "paddleocr_vl",
-                         "vlm": {"engine": tiny_engine_config(tiny_vlm_dir), "max_new_tokens": 8, "ladder": {"max_attempts": 1}}},
-        "escalation": {"enabled": False},
-    }}))
-    out = subprocess.run([sys.executable, "-m", "pagerouter.cli.main", "convert", str(path), "--config", str(cfg)],
-                         capture_output=True, text=True, timeout=600)
-    assert out.returncode in (0, 1), out.stderr[-2000:]  # 1: a page came out flagged (random weights)
-    assert out.stdout.lstrip().startswith("# Report"), out.stdout[:500]
-    assert "INFO" not in out.stdout and "vllm" not in out.stdout.lower()
-    assert "vlm_region" in out.stderr or "ocr" in out.stderr  # the route summary names the OCR page

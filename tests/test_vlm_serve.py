@@ -1,23 +1,23 @@
 """The VLM tiers inside Ray Serve replicas: a real vLLM engine (CPU build, tiny random-weight
-Qwen2-VL) starts in the SmallReader replica and batches concurrent region requests; the
-LargeReader (page VLM) sleeps at zero replicas and wakes for a flagged page. Deployed as a
-second application next to the main test app (one Ray for the whole session)."""
+Qwen2-VL) starts in the SmallReader replica and batches concurrent region requests. Deployed
+as a second application next to the main test app (one Ray for the whole session).
+
+The LargeReader (page VLM) waking from zero for a flagged page and going back to zero is
+tested once, through the README's own config and command: tests/test_vlm_readme.py."""
 
 from __future__ import annotations
 
 import asyncio
 import time
 
-import httpx
 import pymupdf
 import pytest
 
 from pagerouter.bench import synth
 from pagerouter.config import PagerouterConfig
-from pagerouter.model import Document, TriageDecision
+from pagerouter.model import TriageDecision
 from pagerouter.ocr.task import make_ocr_task
 from pagerouter.common.stages import LayoutResult, Region
-from tests.serve_fixtures import wait_for
 from tests.test_vlm_engine import tiny_engine_config
 
 pytestmark = [pytest.mark.vlm, pytest.mark.serve, pytest.mark.slow]
@@ -88,21 +88,3 @@ def test_engine_in_the_replica_batches_concurrent_region_requests(serve_session,
     assert max(int(k) for k in engine_steps) > 1, engine_steps
     assert set(stats["batch_sizes"]) == {1}  # no Serve batch queue: the engine did the batching
 
-
-def test_large_reader_wakes_from_zero_for_a_flagged_page(serve_session, vlm_app, scan_pdf):
-    wait_for(lambda: serve_session.replicas("LargeReader", APP) == 0, 60, "LargeReader at zero before the call")
-    t0 = time.perf_counter()
-    with open(scan_pdf, "rb") as f:
-        r = httpx.post(f"{serve_session.http_url}/{APP}/v1/convert", files={"file": ("scan.pdf", f, "application/pdf")},
-                       timeout=600)
-    seconds = time.perf_counter() - t0
-    assert r.status_code == 200, r.text[:500]
-    page = Document.model_validate_json(r.text).pages[0]
-    print(f"\nflagged page through a LargeReader woken from zero: {seconds:.1f} s")
-    assert page.status == "flagged"
-    tiers = [a.tier for a in page.attempts]
-    assert "small_reader" in tiers and tiers.count("escalation") == 2, tiers
-    assert all(a.engine.startswith("vllm 0.32") for a in page.attempts)
-    assert "escalation_timeout" not in page.flags  # it woke in time: the ladder ran, then the fallback
-    assert "vlm_ladder_exhausted" in page.flags
-    wait_for(lambda: serve_session.replicas("LargeReader", APP) == 0, 120, "LargeReader back at zero")
