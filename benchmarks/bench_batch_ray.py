@@ -226,8 +226,7 @@ def throughput(args) -> int:
     corpus = work / "in"
     n = build_corpus(corpus, args.docs, args.pages, args.scans)
     cfg = work / "cfg.yaml"
-    pools = "" if args.pool_max is None else (
-        f", layout: {{max_size: {args.pool_max}, num_cpus: 0.25}}, small_reader: {{max_size: {args.pool_max}}}")
+    pools = "" if args.pool_max is None else f", cpu_pool: {{max_size: {args.pool_max}}}"
     opens = "" if args.files_per_open is None else f", files_per_open_task: {args.files_per_open}"
     cfg.write_text(f"batch: {{pages_per_range: 32{pools}{opens}}}\n")
     base = [sys.executable, "-m", "pagerouter.cli.main", "batch", str(corpus), "--config", str(cfg), "-q"]
@@ -308,19 +307,21 @@ def noop_pipeline(address: str, docs: int, pages: int, scans: int) -> int:
     the real ones make of the throughput corpus: per born-digital file one `pages` row (its open
     task triages it), per scanned page one `ocr` row, leaving each open task as one `bundle` row
     that the triage task unpacks, through the repartition, the triage tasks
-    and the three actor pools, to the driver. Payloads: 3 kB per finished page, 150 kB per OCR
+    and the actor pools of `--ray` (`ray_driver.model_pools`), to the driver. Payloads: 3 kB per finished page, 150 kB per OCR
     page (about a pickled page and a page render)."""
     import math
 
     from ray.data import ActorPoolStrategy, DataContext
 
-    from pagerouter.batch.ray_driver import _small_repartition_tasks, _spread, connect
+    from pagerouter.batch.ray_driver import _keep_added_actors, _small_repartition_tasks, _spread, connect, model_pools
     from pagerouter.batch.ray_stages import Row, rows_of, table_of
     from pagerouter.config import PagerouterConfig
 
     ray = connect(address, quiet=True)
-    b = PagerouterConfig().batch
+    cfg = PagerouterConfig()
+    b = cfg.batch
     ctx = DataContext.get_current()
+    _keep_added_actors(ctx)
     ctx.enable_progress_bars = False
     import logging
 
@@ -351,7 +352,7 @@ def noop_pipeline(address: str, docs: int, pages: int, scans: int) -> int:
     _small_repartition_tasks(ds, b)
     ds = ds.map_batches(passed, batch_size=1, batch_format="pyarrow", num_cpus=b.triage_num_cpus,
                         ray_remote_args_fn=_spread)
-    for pool in (b.layout, b.small_reader, b.escalation):
+    for _name, _stages, pool in model_pools(cfg):  # the pools `--ray` runs (one, of the three stages, by default)
         ds = ds.map_batches(Pool, batch_size=pool.batch_size, batch_format="pyarrow", num_cpus=pool.num_cpus,
                             compute=ActorPoolStrategy(min_size=pool.min_size, max_size=pool.max_size))
     got = sum(len(rows_of(t)) for t in ds.iter_batches(batch_size=None, batch_format="pyarrow"))
@@ -498,7 +499,7 @@ def main() -> int:
     t.add_argument("--pages", type=int, default=8)
     t.add_argument("--scans", type=int, default=4)
     t.add_argument("--modes", default="local,endpoint,ray")
-    t.add_argument("--pool-max", type=int, help="batch.layout/small_reader.max_size for --ray (default: the config's)")
+    t.add_argument("--pool-max", type=int, help="batch.cpu_pool.max_size for --ray (default: the config's)")
     t.add_argument("--files-per-open", type=int, help="batch.files_per_open_task for --ray (default: the config's)")
     t.add_argument("--warm", action="store_true",
                    help="start Ray Data's per-cluster detached actors with a one-row no-op job before timing --ray "

@@ -21,15 +21,28 @@ def test_every_stage_of_the_default_plan_fits_a_one_cpu_node():
     assert plan_problem([{"CPU": 2.0}], PagerouterConfig()) is None
 
 
+def test_the_default_plan_is_one_cpu_pool_of_the_three_model_stages():
+    actors, _ = stage_asks(PagerouterConfig())
+    assert actors == [("batch.cpu_pool", 0.5, 0.0)]  # was three pools: layout, small_reader, escalation
+    assert plan_problem([{"CPU": 1.0}], PagerouterConfig()) is None  # its 0.5 CPU leave a triage task room
+
+
+def test_a_stage_asking_a_gpu_has_its_own_pool_and_the_cpu_stages_share_one():
+    actors, _ = stage_asks(cfg_with(escalation={"num_gpus": 1}))
+    assert actors == [("batch.cpu_pool", 0.5, 0.0), ("batch.escalation", 0.5, 1.0)]
+    actors, _ = stage_asks(cfg_with(small_reader={"num_gpus": 1}))
+    assert [a[0] for a in actors] == ["batch.cpu_pool", "batch.small_reader", "batch.cpu_pool"]
+
+
 def test_pools_that_fill_the_only_node_are_refused_with_one_line():
-    problem = plan_problem([{"CPU": 1.0}], PagerouterConfig())  # the pools' 1.0 CPU leave triage nothing
+    problem = plan_problem([{"CPU": 1.0}], cfg_with(cpu_pool={"num_cpus": 1.0}))  # the pool's 1.0 CPU leave triage nothing
     assert problem is not None and "\n" not in problem
     assert "triage task" in problem and "batch.triage_num_cpus" in problem
 
 
 def test_an_ask_larger_than_every_node_is_refused_though_the_cluster_sums_more():
-    problem = plan_problem([{"CPU": 1.0}] * 4, cfg_with(small_reader={"num_cpus": 1.5}))
-    assert problem == ("batch.small_reader.num_cpus is 1.5 but the largest node of the Ray cluster has 1 CPUs: "
+    problem = plan_problem([{"CPU": 1.0}] * 4, cfg_with(cpu_pool={"num_cpus": 1.5}))
+    assert problem == ("batch.cpu_pool.num_cpus is 1.5 but the largest node of the Ray cluster has 1 CPUs: "
                        "its actors would never start")
     problem = plan_problem([{"CPU": 1.0}] * 4, cfg_with(triage_num_cpus=2))
     assert problem.startswith("batch.triage_num_cpus is 2 but the largest node of the Ray cluster has 1 CPUs")
@@ -44,7 +57,7 @@ def test_gpus_are_judged_per_node():
 
 
 def test_min_size_actors_beyond_the_cluster_are_refused():
-    problem = plan_problem([{"CPU": 1.0}, {"CPU": 1.0}], cfg_with(small_reader={"min_size": 4, "max_size": 4}))
+    problem = plan_problem([{"CPU": 1.0}, {"CPU": 1.0}], cfg_with(cpu_pool={"min_size": 5, "max_size": 5}))
     assert problem is not None and "lower batch.*.min_size or num_cpus" in problem
 
 

@@ -444,6 +444,44 @@ def test_an_escalated_page_is_converted_once_in_the_pools(tmp_path, monkeypatch)
     assert [role for role, _, _ in engines_ran] == ["layout", "small_reader", "escalation"]
 
 
+def test_one_cpu_pool_actor_runs_the_three_stages_on_one_load_of_each_model(tmp_path, monkeypatch):
+    """`batch.cpu_pool`: one actor runs layout, small reader and escalation in turn over one
+    EngineSet: a born-digital row passes without a model load, the escalated scan comes out as the
+    Converter's page, each model is built once (three pools built one each in three processes),
+    and the actor's close closes them."""
+    from pagerouter.bench.synth import add_scanned_page
+    from pagerouter.batch.ray_stages import CpuPool
+    from pagerouter.flow import engines
+    from pagerouter.flow.engines import EngineSet
+
+    d = pymupdf.open()
+    add_scanned_page(d, ["A scanned page the fake reader doubts."])
+    d.save(tmp_path / "scan.pdf")
+    cfg = PagerouterConfig.model_validate({"isolation": {"enabled": False}})
+    run = RunSpec(cfg.model_dump_json(), None, None, "auto", (), False, 900.0, "bulk wait", False, 2)
+    fakes = _fake_engines(monkeypatch)
+    built = []
+    monkeypatch.setattr(engines, "build_engine", lambda role, cfg: built.append(role) or fakes[role])
+    pool = CpuPool(run, (LayoutStage, ReaderStage, EscalationStage))
+    passing = [Row(3, "pages", dump("a finished range"))]
+    assert [(r.doc, r.kind, r.obj) for r in rows_of(pool(table_of(passing)))] == [(3, "pages", "a finished range")]
+    assert built == []
+    triaged = rows_of(triage_ranges(table_of(rows_of(open_files(
+        table_of([Row(0, "file", dump(FileJob("", str(tmp_path / "scan.pdf"), "scan.pdf", {})))]), run))), run))
+    rows = rows_of(pool(table_of([r for r in triaged if r.kind == "ocr"] + passing)))
+    assert sorted((r.doc, r.kind) for r in rows) == [(0, "pages"), (3, "pages")]
+    (page, engines_ran), = next(r for r in rows if r.doc == 0).obj.pages
+    with Converter(cfg) as conv:
+        conv.engines = EngineSet(cfg.ocr, prebuilt=fakes)
+        want = conv.convert(str(tmp_path / "scan.pdf"), name="scan.pdf", wait="bulk").pages[0]
+    assert page.blocks[0].text == "escalated reading"
+    assert page.model_dump(exclude={"timings"}) == want.model_dump(exclude={"timings"})
+    assert [role for role, _, _ in engines_ran] == ["layout", "small_reader", "escalation"]
+    assert sorted(built) == ["escalation", "layout", "small_reader"]  # one load each, in one actor
+    pool.close()
+    assert [fakes[r].closed for r in ("layout", "small_reader", "escalation")] == [1, 1, 1]
+
+
 def test_a_page_the_rule_keeps_is_finished_by_the_reader_pool(tmp_path, monkeypatch):
     """Escalation off: the same flagged page is finished in the reader pool, flagged, with the
     first reading (the pipeline's rule, not a copy of it in the pool)."""

@@ -23,6 +23,7 @@ from .fsio import Output
 from .inputs import BatchItem
 from .journal import latest, read_records, tmp_tag
 from .ray_stages import (
+    CpuPool,
     EscalationStage,
     FileJob,
     LayoutStage,
@@ -74,6 +75,45 @@ def _small_repartition_tasks(ds, b) -> None:
         object.__setattr__(op, "ray_remote_args", {"num_cpus": b.open_num_cpus, "max_retries": b.max_retries})
 
 
+def model_pools(cfg) -> list[tuple[str, tuple, object]]:
+    """The pipeline's actor pools in order: (config name, the stages it runs, its `PoolSettings`).
+    A stage that asks a GPU has a pool of its own, with its own settings; the stages between
+    such pools (all of them when none asks a GPU) run together in one `batch.cpu_pool` pool
+    (`ray_stages.CpuPool`), so a CPU actor loads each model once and pages are not copied from
+    actor to actor."""
+    if not cfg.ocr.enabled:
+        return []
+    b = cfg.batch
+    steps = [("layout", LayoutStage, b.layout), ("small_reader", ReaderStage, b.small_reader)]
+    if cfg.ocr.escalation.enabled:
+        steps.append(("escalation", EscalationStage, b.escalation))
+    pools: list[tuple[str, tuple, object]] = []
+    for role, stage, own in steps:
+        if own.num_gpus:
+            pools.append((f"batch.{role}", (stage,), own))
+        elif pools and pools[-1][0] == "batch.cpu_pool":
+            pools[-1] = ("batch.cpu_pool", pools[-1][1] + (stage,), b.cpu_pool)
+        else:
+            pools.append(("batch.cpu_pool", (stage,), b.cpu_pool))
+    return pools
+
+
+def _keep_added_actors(ctx) -> None:
+    """A pool keeps the actors it added until its stage has had all its input. Ray Data's default
+    stops one as soon as the pool's utilisation falls to half (2 actors, one page in flight) and
+    starts another when pages queue again, and every start is a process and a model load: a 70/30
+    run started 3 actors in a pool of `max_size` 2. Set for this run's dataset only (this
+    driver's DataContext); the pool still shrinks at the end of its input and when it is over its
+    resource budget."""
+    from ray.data.context import AutoscalingConfig
+
+    cur = ctx.autoscaling_config
+    ctx.autoscaling_config = AutoscalingConfig(
+        actor_pool_util_upscaling_threshold=cur.actor_pool_util_upscaling_threshold,
+        actor_pool_util_downscaling_threshold=-1.0,  # utilisation is never negative: never on utilisation
+        actor_pool_max_upscaling_delta=cur.actor_pool_max_upscaling_delta)
+
+
 def build_dataset(ray, items: list[BatchItem], skips: list[dict], staged: list, run: RunSpec, cfg,
                   ray_progress: bool = False):
     """The pipeline over `items`. `ray_progress`: Ray Data's own per-stage progress on stderr (a
@@ -85,6 +125,7 @@ def build_dataset(ray, items: list[BatchItem], skips: list[dict], staged: list, 
     b = cfg.batch
     ctx = DataContext.get_current()
     ctx.max_errored_blocks = b.max_errored_blocks
+    _keep_added_actors(ctx)
     ctx.enable_progress_bars = ray_progress
     if not ray_progress:  # its start and end lines and the "progress bars disabled" notice too
         logging.getLogger("ray.data").setLevel(logging.ERROR)
@@ -104,15 +145,15 @@ def build_dataset(ray, items: list[BatchItem], skips: list[dict], staged: list, 
         _small_repartition_tasks(ds, b)
         ds = ds.map_batches(triage_ranges, fn_kwargs={"run": run}, batch_size=1, batch_format="pyarrow",
                             num_cpus=b.triage_num_cpus, max_retries=b.max_retries, ray_remote_args_fn=_spread)
-        if cfg.ocr.enabled:
-            pools = [(LayoutStage, b.layout), (ReaderStage, b.small_reader)]
-            if cfg.ocr.escalation.enabled:
-                pools.append((EscalationStage, b.escalation))
-            for stage, pool in pools:
-                ds = ds.map_batches(stage, fn_constructor_kwargs={"run": run}, batch_size=pool.batch_size,
-                                    batch_format="pyarrow", num_cpus=pool.num_cpus, num_gpus=pool.num_gpus or None,
-                                    compute=ActorPoolStrategy(min_size=pool.min_size, max_size=pool.max_size),
-                                    max_restarts=-1, max_task_retries=-1)
+        for _name, stages, pool in model_pools(cfg):
+            if len(stages) == 1:  # a stage alone in its pool needs no chain
+                udf, kwargs = stages[0], {"run": run}
+            else:
+                udf, kwargs = CpuPool, {"run": run, "stages": stages}
+            ds = ds.map_batches(udf, fn_constructor_kwargs=kwargs, batch_size=pool.batch_size,
+                                batch_format="pyarrow", num_cpus=pool.num_cpus, num_gpus=pool.num_gpus or None,
+                                compute=ActorPoolStrategy(min_size=pool.min_size, max_size=pool.max_size),
+                                max_restarts=-1, max_task_retries=-1)
     return ds
 
 
@@ -121,12 +162,8 @@ def stage_asks(cfg) -> tuple[list[tuple[str, float, float]], list[tuple[str, flo
     (name, CPUs, GPUs; `min_size` of each pool) and its CPU tasks (name, CPUs)."""
     b = cfg.batch
     actors: list[tuple[str, float, float]] = []
-    if cfg.ocr.enabled:
-        pools = {"layout": b.layout, "small_reader": b.small_reader}
-        if cfg.ocr.escalation.enabled:
-            pools["escalation"] = b.escalation
-        for role, pool in pools.items():
-            actors += [(f"batch.{role}", pool.num_cpus, pool.num_gpus)] * pool.min_size
+    for name, _stages, pool in model_pools(cfg):
+        actors += [(name, pool.num_cpus, pool.num_gpus)] * pool.min_size
     return actors, [("batch.open_num_cpus", b.open_num_cpus), ("batch.triage_num_cpus", b.triage_num_cpus)]
 
 

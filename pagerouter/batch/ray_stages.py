@@ -8,8 +8,10 @@ and classes pyarrow tables, and they return pyarrow tables).
               ─► triage_ranges (CPU tasks: the file's walk over one range: triage, text
                  layers, render for OCR, in MuPDF isolation workers; an open task's other
                  rows arrive as one `bundle` row and are unpacked here)
-              ─► LayoutStage ─► ReaderStage ─► EscalationStage (actor pools of `EngineSet`
-                 engines; batched engine calls as in the Serve deployments)
+              ─► LayoutStage ─► ReaderStage ─► EscalationStage (`EngineSet` engines;
+                 batched engine calls as in the Serve deployments), one after another in
+                 one actor pool (`CpuPool`) unless a stage asks a GPU: that one has a pool
+                 of its own
               ─► the driver (ray_driver.py) assembles each document in page order
 
 Every row is {doc, kind, payload}: `doc` the input's index, `payload` a pickled object of this
@@ -522,11 +524,12 @@ class _PoolStage:
     role = ""
     kind = ""  # the row kind this pool works on
 
-    def __init__(self, run: RunSpec):
+    def __init__(self, run: RunSpec, engines=None):
+        """`engines`: an `EngineSet` shared with the other stages of the same actor (`CpuPool`)."""
         from pagerouter.flow.engines import EngineSet
 
         self.run, self.cfg = run, _cfg(run)
-        self.engines = EngineSet(self.cfg.ocr)
+        self.engines = engines if engines is not None else EngineSet(self.cfg.ocr)
         self.gpus = run.gpus.get(self.role, 0.0)
 
     # The engine loads on the first page this actor works on, not when the actor starts: every
@@ -698,3 +701,29 @@ class EscalationStage(_PoolStage):
         if called:
             w.engines.append(self.label)
         return self._done(w, page)
+
+
+class CpuPool:
+    """Model stages that ask no GPU, run one after another in one actor (`batch.cpu_pool`): each
+    stage works on its own rows of the batch exactly as in a pool of its own (same calls, same
+    per-page results), over one `EngineSet`. Three pools of one stage each cost two more actor
+    processes, each loading its own model (and each one Ray Data added while pages queued, a
+    process and a model load more), and carried every page render from actor to actor twice."""
+
+    def __init__(self, run: RunSpec, stages: tuple[type[_PoolStage], ...]):
+        from pagerouter.flow.engines import EngineSet
+
+        self.engines = EngineSet(_cfg(run).ocr)
+        self.stages = [stage(run, self.engines) for stage in stages]
+
+    def __call__(self, batch):
+        for stage in self.stages:
+            batch = stage(batch)
+        return batch
+
+    def close(self) -> None:
+        self.engines.close()
+
+    def __del__(self) -> None:  # as `_PoolStage.__del__`: when Ray Data drops the actor's UDF
+        if getattr(self, "engines", None) is not None:
+            self.close()

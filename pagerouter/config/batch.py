@@ -2,7 +2,8 @@
 
 Files are opened by CPU tasks and cut into page ranges; each range is triaged (text layers
 read) by one CPU task; only pages that need a model tier flow, one row each, through the
-layout, small-reader and escalation actor pools (`pagerouter/batch/ray_stages.py`). None of
+actor pool of the CPU model stages (layout, small reader, escalation) or, for a stage that asks
+a GPU, that stage's own pool (`pagerouter/batch/ray_stages.py`). None of
 this changes what a page reads as, so this section never counts in the batch journal's
 config hash: a run resumed with other pool sizes skips what an earlier run finished.
 """
@@ -18,7 +19,12 @@ class PoolSettings(StrictModel):
     """One actor pool of the Ray Data pipeline (Ray Data's `ActorPoolStrategy`)."""
 
     min_size: int = Field(default=1, ge=1, description="Actors the pool keeps (Ray Data's pools start at one or more).")
-    max_size: int = Field(default=2, ge=1, description="Actors the pool autoscales up to while pages queue.")
+    max_size: int = Field(
+        default=2,
+        ge=1,
+        description="Actors the pool autoscales up to while pages queue. An actor it adds stays until the stage has "
+        "had all its input (each start is a process and a model load), not only while pages queue.",
+    )
     num_cpus: float = Field(
         default=0.5,
         ge=0,
@@ -58,13 +64,26 @@ class BatchConfig(StrictModel):
     triage_num_cpus: float = Field(
         default=0.5, gt=0, description="Logical CPUs a triage task reserves (it reads MuPDF in an isolation worker)."
     )
-    layout: PoolSettings = Field(
-        default_factory=lambda: PoolSettings(num_cpus=0.25), description="The layout stage's actor pool."
+    cpu_pool: PoolSettings = Field(
+        default_factory=PoolSettings,
+        description="The one actor pool of the model stages that ask no GPU (`num_gpus: 0`): layout, small reader "
+        "and escalation run one after another in the same actor, so their models load once per actor and a page "
+        "render is not copied from actor to actor. A stage that asks a GPU runs in its own pool (its own settings "
+        "below) and splits the stages around it into pools of these settings. Its batch_size is the pages per "
+        "layout call.",
     )
-    small_reader: PoolSettings = Field(default_factory=PoolSettings, description="The small reader's actor pool.")
+    layout: PoolSettings = Field(
+        default_factory=lambda: PoolSettings(num_cpus=0.25),
+        description="The layout stage's own actor pool, used when it asks a GPU (else it runs in `cpu_pool`).",
+    )
+    small_reader: PoolSettings = Field(
+        default_factory=PoolSettings,
+        description="The small reader's own actor pool, used when it asks a GPU (else it runs in `cpu_pool`).",
+    )
     escalation: PoolSettings = Field(
         default_factory=lambda: PoolSettings(min_size=1, max_size=1, num_cpus=0.25, batch_size=2),
-        description="The escalation tier's actor pool (flagged pages only).",
+        description="The escalation tier's own actor pool (flagged pages only), used when it asks a GPU (a VLM; "
+        "else it runs in `cpu_pool`).",
     )
     max_retries: int = Field(
         default=3,
