@@ -228,6 +228,30 @@ def test_running_head_with_its_page_number_below_the_band_leaves_the_body():
     assert [b.role for b in blocks[:2]] == ["header", "page_number"]
 
 
+def test_footer_block_whose_first_line_stands_above_the_band_leaves_the_body():
+    """Biomedical Optics Express: the foot is two rows of 8 pt type set as one block, "#176000 -
+    $15.00 USD  Received ...; published 8 Nov 2012" over "(C) 2012 OSA  1 December 2012 / Vol. 3
+    ...". The upper row starts 8 pt above the 11% band, so it was neither counted as repeated
+    nor scored and stayed in the body under the last paragraph."""
+    tr = _truth("not_parsing_p4")
+    blocks, body, tables = _read(tr)
+    got = score_page(tr, body, tables)
+    assert got.f_out == got.f_total == 4 and got.k_out == 0
+    assert "Received 11 Sep 2012" not in body and "#176000" not in body
+
+
+def test_table_rows_just_above_the_band_do_not_join_the_foot():
+    """RNA journal page 3: a table's last rows of 8 pt numbers run from above the band into it.
+    They are no block of footer lines (a row of six cells); were they counted among the band's
+    number-only lines, the page number "1185" would no longer be told from a table's numbers."""
+    doc = pymupdf.open(pdf_path({"file": "corpus:failing_pdf_pg9.pdf"}))
+    cfg = TextLayerConfig()
+    fm = FurnitureModel.from_document(doc, list(range(1, doc.page_count + 1)), cfg)
+    page = doc[2]
+    blocks = read_text_layer(page, extract_textdict(page), 3, cfg, fm)
+    assert [b.role for b in blocks if b.text.strip() == "1185"] in (["page_number"], ["footer"])
+
+
 def test_first_page_keeps_the_title_its_later_pages_repeat_as_a_head():
     """CASA form 101-02: "Application for RPA Operator’s Certificate (ReOC)" heads all ten
     pages; repetition made it a header on page 1 too, where it is the form's title. The

@@ -144,16 +144,18 @@ class FurnitureModel:
             seen_top: set[str] = set()
             seen_bot: set[str] = set()
             seen_slots: set[str] = set()
+            horiz = [ln for ln in lines if ln.horizontal]
+            stacked = {id(ln) for top in (True, False) for ln in band_stack(horiz, band, h, _page_body(lines), top)}
             for ln in lines:
                 sizes[ln.size] += ln.chars
                 if ln.chars > cfg.furniture_max_chars or not ln.horizontal:
                     continue
                 # the key carries the position (8 pt buckets): running heads sit at the same
                 # height on every page, table rows that happen to reach the band do not
-                if ln.y1 <= band:
+                if ln.y1 <= band or (id(ln) in stacked and ln.yc < h / 2):
                     seen_top.add(_key(ln, 0.0))
                     seen_slots.add(_slot(ln, True, h))
-                elif ln.y0 >= h - band:
+                elif ln.y0 >= h - band or id(ln) in stacked:
                     seen_bot.add(_key(ln, h))
                     seen_slots.add(_slot(ln, False, h))
             # count PAGES, not lines: a key's neighbouring height buckets are pooled per page first,
@@ -198,8 +200,14 @@ class FurnitureModel:
         # row, when it holds a page number at one end beside the head's text and stands apart
         top += [ln for ln in _head_row(horiz, band, page_height, body_size, True) if ln not in top]
         bottom += [ln for ln in _head_row(horiz, band, page_height, body_size, False) if ln not in bottom]
+        # a footer of two or three small lines whose innermost line stands just past the band edge
+        top += [ln for ln in band_stack(horiz, band, page_height, body_size, True)
+                if ln not in top and ln.chars <= cfg.furniture_max_chars]
+        bottom += [ln for ln in band_stack(horiz, band, page_height, body_size, False)
+                   if ln not in bottom and ln.chars <= cfg.furniture_max_chars]
         for group, is_top in ((top, True), (bottom, False)):
-            numbers = sum(1 for ln in group if _NUMBER_ONLY.match(ln.text.strip()))
+            numbers = sum(1 for ln in group if _NUMBER_ONLY.match(ln.text.strip()) and
+                          (ln.y1 <= band if is_top else ln.y0 >= page_height - band))
             pn_ok = numbers <= cfg.furniture_max_page_numbers
             for ln in group:
                 if pn_ok and is_page_number(ln.text) and _apart(ln, group, body_size):
@@ -489,6 +497,49 @@ def _head_row(horiz: list[Line], band: float, page_height: float, body_size: flo
     else:
         gap = min(m.y0 for m in row) - max((m.y1 for m in rest if m.y1 <= edge.yc), default=0.0)
     return row if gap > 0.8 * max(m.height for m in row) else []
+
+
+def band_stack(horiz: list[Line], band: float, page_height: float, body_size: float, top: bool,
+               depth: int = 2) -> list[Line]:
+    """Lines just past the band edge that are part of a block of small lines standing in the
+    band: set tight against a band line (at most 0.6 line heights apart, as lines of one block
+    are), in the same type size, smaller than the body, overlapping it or on its left edge; up to
+    `depth` lines inward. A journal's foot ("#176000 - $15.00 USD  Received ...; published ..."
+    over "(C) 2012 OSA  1 December 2012 / Vol. 3 ...") has its first line above the band; the
+    band is a share of the page, the block is what the typesetter set as one."""
+    inside = [ln for ln in horiz if (ln.y1 <= band if top else ln.y0 >= page_height - band)]
+    out: list[Line] = []
+    edge = inside
+    for _ in range(depth):
+        nxt = []
+        for ln in horiz:
+            if ln in inside or ln in out or ln in nxt or ln.size >= 0.95 * body_size:
+                continue
+            if (ln.yc >= page_height / 2) == top:
+                continue
+            if sum(1 for m in horiz if abs(m.yc - ln.yc) < 0.5 * max(m.height, ln.height)) > 3:
+                continue  # a table row running into the band: its cells are no block of small lines
+            for m in edge:
+                if abs(m.size - ln.size) > 0.5:
+                    continue
+                gap = ln.y0 - m.y1 if top else m.y0 - ln.y1
+                aligned = abs(m.x0 - ln.x0) < 2 or min(m.x1, ln.x1) - max(m.x0, ln.x0) > 0
+                if -0.25 * ln.height <= gap <= 0.6 * max(m.height, ln.height) and aligned:
+                    nxt.append(ln)
+                    break
+        if not nxt:
+            break
+        out += nxt
+        edge = nxt
+    return out
+
+
+def _page_body(lines: list[Line]) -> float:
+    """The page's body type size: the size holding most characters."""
+    c: Counter[float] = Counter()
+    for ln in lines:
+        c[ln.size] += ln.chars
+    return max(c.items(), key=lambda kv: kv[1])[0] if c else 10.0
 
 
 def _apart(ln, group, em: float) -> bool:
