@@ -15,6 +15,7 @@ import logging
 import weakref
 from collections import Counter
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
@@ -26,7 +27,7 @@ from pagerouter.flow.escalation_wait import EscalationWait
 from pagerouter.flow.options import PageOptions, RequestOptions, installed_languages
 from pagerouter.isolation import PageWork, page_work
 from pagerouter.model import Document, Page
-from pagerouter.service.admission import Admission, Refused
+from pagerouter.service.admission import Admission, Refused, Slot
 from pagerouter.service.api_key import server_api_key
 from pagerouter.service.api_key_middleware import ApiKeyMiddleware
 from pagerouter.service.api_problems import single_page_field_problem
@@ -77,8 +78,8 @@ class IngressCore(GrpcMethods, JobMethods):
         self.triage, self.layout, self.small_reader, self.large_reader = triage, layout, small_reader, large_reader
         self.metrics = GraphMetrics(self.cfg.serve.metrics_enabled)
         self.concurrency = self.cfg.ocr.pages_in_flight_for(served=True)
-        self.admission = Admission(self.cfg.limits)
         self.deadline_s = self.cfg.serve.ingress_deadline_s()
+        self.admission = Admission(self.cfg.limits, self.deadline_s)
         self._versions: dict[str, dict[str, str]] = {}
         self._local_pages: PageWork | None = None  # deployments/fast_path.py
         self.triage_paths: Counter[str] = Counter()
@@ -96,16 +97,30 @@ class IngressCore(GrpcMethods, JobMethods):
     def convert_items(
         self, data: bytes, name: str, password: str | None, pages: str | None,
         wait: str | None = None, escalation_wait_s: float | None = None, options: RequestOptions | None = None,
+        slot: Slot | None = None,
     ) -> AsyncIterator[DocumentHead | InputProblem | Page | DocumentTail]:
         """DocumentHead (or InputProblem and stop), every Page in page order, DocumentTail
         (pagerouter.service.served_conversion). `options` (validated) bring the ocr mode and
-        images to Triage and the languages to the OCR tasks."""
+        images to Triage and the languages to the OCR tasks. With an admission `slot`, the
+        head's page count is checked against the deadline (Refused before any page starts) and
+        the pages feed the replica's page rate."""
         opts = options or RequestOptions()
-        return conversion_items(
+        items = conversion_items(
             self.cfg, name, len(data), opts, wait, escalation_wait_s, concurrency=self.concurrency,
             start_walk=lambda: self._triage_walk(data, name, password, pages, opts),
             ocr_calls=self._ocr_calls, page_done=self.metrics.page_done,
         )
+        return items if slot is None else self._counted(slot.track(items))
+
+    async def _counted(self, items: AsyncIterator) -> AsyncIterator:
+        """`items`, with a refusal at the head (the page count known) logged and counted."""
+        async with aclosing(items):
+            try:
+                async for item in items:
+                    yield item
+            except Refused as exc:
+                self._refused(exc)
+                raise
 
     def _triage_walk(self, data: bytes, name: str, password: str | None, pages: str | None, opts: RequestOptions):
         """The triage of one request: in this replica for a few pages of a small upload
@@ -207,30 +222,44 @@ class IngressCore(GrpcMethods, JobMethods):
     async def collect(
         self, data: bytes, name: str, password: str | None, pages: str | None,
         wait: str | None = None, escalation_wait_s: float | None = None, deadline: float | None = None,
-        options: RequestOptions | None = None,
+        options: RequestOptions | None = None, slot: Slot | None = None,
     ) -> Document | InputProblem:
-        """The whole document, or the InputProblem that stopped it (`timeout` past `deadline`)."""
+        """The whole document, or the InputProblem that stopped it (`timeout` past `deadline`);
+        Refused when `slot`'s page count, once known, would not finish in time."""
         deadline = deadline if deadline is not None else self._deadline()
-        items = self.convert_items(data, name, password, pages, wait, escalation_wait_s, options)
+        items = self.convert_items(data, name, password, pages, wait, escalation_wait_s, options, slot)
         return await collect_document(items, name, deadline, self.deadline_s)
 
     def _deadline(self) -> float | None:
         return deadline_in(self.deadline_s)
 
-    def _admit_http(self, request: Request):
-        """The release of one admitted conversion, or ApiError 503/429 with Retry-After (before the upload is read)."""
+    def _admit_http(self, request: Request, pages: int | None = None) -> Slot:
+        """The slot (release) of one admitted conversion of `pages` (None: not known before the
+        upload is read), or ApiError 503/429 with Retry-After (before the upload is read)."""
         try:
-            return self.admission.acquire(http_client_id(request))
+            return self.admission.acquire(http_client_id(request), pages)
         except Refused as exc:
+            self._refused(exc)
             raise refused_error(exc) from None
 
-    def _admit_grpc(self, grpc_context):
-        """The release of one admitted gRPC conversion, or None with the call's status set (UNAVAILABLE...)."""
+    def _admit_grpc(self, grpc_context, pages: int | None = None) -> Slot | None:
+        """The slot of one admitted gRPC conversion, or None with the call's status set (UNAVAILABLE...)."""
         try:
-            return self.admission.acquire(grpc_client_id(grpc_context))
+            return self.admission.acquire(grpc_client_id(grpc_context), pages)
         except Refused as exc:
+            self._refused(exc)
             grpc_refused(grpc_context, exc)
             return None
+
+    def _refused(self, exc: Refused) -> None:
+        """A refusal in the replica's metrics and log, with its figures (an operator sizing the
+        replicas reads the rate and the pages in flight here)."""
+        reason = "expected_finish" if exc.outlook else "client" if exc.status == 429 else "in_flight"
+        self.metrics.refused.inc(tags={"reason": reason})
+        log.info(
+            "pagerouter: admission refused (%s, Retry-After %d s, %d conversions and %.0f pages in flight): %s",
+            reason, exc.retry_after_s, self.admission.total, self.admission.pages_in_flight(), exc.message,
+        )
 
     # ------------------------------------------------------------------ HTTP
     async def readiness(self) -> tuple[bool, dict]:
@@ -255,6 +284,8 @@ class IngressCore(GrpcMethods, JobMethods):
             if isinstance(response, StreamingResponse):
                 release = None  # the stream releases it when it ends
             return response
+        except Refused as exc:  # its page count, once the file was opened, would not finish in time
+            raise refused_error(exc) from None
         finally:
             if release is not None:
                 release()
@@ -266,7 +297,7 @@ class IngressCore(GrpcMethods, JobMethods):
         password, pages, wait = opts.password, opts.pages, (opts.wait, opts.escalation_wait_s)
         if opts.stream:
             return await self._stream_http(data, name, password, pages, rid, wait, deadline, release, opts)
-        result = await self.collect(data, name, password, pages, *wait, deadline=deadline, options=opts)
+        result = await self.collect(data, name, password, pages, *wait, deadline=deadline, options=opts, slot=release)
         if isinstance(result, InputProblem):
             raise problem_error(result)
         text, media_type = await document_body(result, opts.format, self.cfg.output)
@@ -277,8 +308,8 @@ class IngressCore(GrpcMethods, JobMethods):
         wait: tuple[str | None, float | None] = (None, None), deadline: float | None = None, release=None,
         options: RequestOptions | None = None,
     ):
-        items = self.convert_items(data, name, password, pages, *wait, options=options)
-        head = await items.__anext__()  # bad input must be a 4xx, not a 200 stream with an error
+        items = self.convert_items(data, name, password, pages, *wait, options=options, slot=release)
+        head = await items.__anext__()  # bad input must be a 4xx (a refusal a 503), not a 200 stream with an error
         if isinstance(head, InputProblem):
             await items.aclose()
             raise problem_error(head)
@@ -289,10 +320,13 @@ class IngressCore(GrpcMethods, JobMethods):
 
     async def convert_page_http(self, request: Request) -> Response:
         deadline = self._deadline()
-        with self._admit_http(request):
-            return await self._convert_page_http(request, deadline)
+        with self._admit_http(request, pages=1) as slot:
+            try:
+                return await self._convert_page_http(request, deadline, slot)
+            except Refused as exc:
+                raise refused_error(exc) from None
 
-    async def _convert_page_http(self, request: Request, deadline: float | None) -> Response:
+    async def _convert_page_http(self, request: Request, deadline: float | None, slot: Slot) -> Response:
         data, name, fields = await parse_upload(request, self.cfg.serve.max_upload_mb)
         problem = single_page_field_problem(fields.get("page"), name)  # "-3": bad_pages, named, not a range
         if problem is not None:
@@ -300,7 +334,7 @@ class IngressCore(GrpcMethods, JobMethods):
         opts = request_options(fields, PageOptions)
         result = await self.collect(
             data, name, opts.password, str(opts.page), opts.wait, opts.escalation_wait_s, deadline=deadline,
-            options=opts,
+            options=opts, slot=slot,
         )
         if isinstance(result, InputProblem):
             raise problem_error(result)

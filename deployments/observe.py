@@ -35,7 +35,7 @@ class GraphMetrics:
 
     def __init__(self, enabled: bool):
         self.pages = self.flags = self.escalations = self.stage_latency = self.batch_size = _NoMetric()
-        self.triage_path = _NoMetric()
+        self.triage_path = self.refused = _NoMetric()
         if not enabled:
             return
         try:
@@ -56,6 +56,12 @@ class GraphMetrics:
                 "pagerouter_triage_path",
                 description="Requests triaged by the ingress itself (`ingress`) or the Triage deployment (`deployment`).",
                 tag_keys=("where",),
+            )
+            self.refused = Counter(
+                "pagerouter_admission_refused",
+                description="Conversions refused by the ingress's admission, by reason: `in_flight` and `client` "
+                "(the fixed caps), `expected_finish` (limits.admission_by_rate).",
+                tag_keys=("reason",),
             )
             self.batch_size = Histogram(
                 "pagerouter_batch_size",

@@ -3,7 +3,7 @@
 Each is enforced before the work it guards: the page count right after the file is opened
 (before any page is triaged), a page's box size and decoded content size before it is read or rendered, a page's text
 layer size right after extraction (before layout analysis), concurrency before the upload is
-read. Related limits that live with their stage: `serve.max_upload_mb` (upload size),
+read (and the expected finish again once the file is opened and its page count known). Related limits that live with their stage: `serve.max_upload_mb` (upload size),
 `triage.max_render_pixels` and `ocr.render.*.max_pixels` (pixels per rendered page: the zoom is
 lowered before rendering), `isolation.page_timeout_s` (seconds per page for triage, text layer
 and render) and `serve.page_timeout_s` (seconds per page for OCR).
@@ -56,5 +56,35 @@ class LimitsConfig(StrictModel):
         "Retry-After, gRPC UNAVAILABLE (Serve's own queue in front is bounded by serve.max_queued_requests).",
     )
     retry_after_s: int = Field(
-        default=5, ge=0, description="Seconds a refused caller is told to wait (`Retry-After`)."
+        default=5, ge=0, description="Seconds a refused caller is told to wait (`Retry-After`) by the fixed caps "
+        "above (the service-rate check computes its own)."
+    )
+    admission_by_rate: bool = Field(
+        default=True,
+        description="Refuse a conversion early (HTTP 503 `overloaded`, gRPC UNAVAILABLE) when the pages already "
+        "admitted ahead of it on this ingress replica, plus its own, would not finish within "
+        "admission_deadline_share of its deadline (serve.request_timeout_s - serve.deadline_margin_s) at the rate "
+        "the replica has been finishing pages; Retry-After is the expected excess. A replica with nothing in "
+        "flight admits anything, and the fixed caps above still bound it. Until its file is opened a whole-document "
+        "request counts as one page for its own check (as the replica's typical request ahead of others), then is "
+        "checked again with its real page count. No effect without a request timeout.",
+    )
+    admission_deadline_share: float = Field(
+        default=0.8,
+        gt=0,
+        le=1,
+        description="Share of a request's deadline its expected finish may take and still be admitted "
+        "(admission_by_rate); the rest is headroom for the estimate's error.",
+    )
+    admission_prior_page_s: float = Field(
+        default=1.0,
+        gt=0,
+        description="Seconds a page is assumed to take before this replica has finished any (about a scan's OCR "
+        "on one CPU core); the measured rate replaces it as pages finish (admission_by_rate).",
+    )
+    admission_horizon_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="Busy seconds the page rate remembers: older finished pages fade with this time constant, "
+        "so the rate follows a change of load or mix within about that long (admission_by_rate).",
     )
