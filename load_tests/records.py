@@ -51,6 +51,12 @@ def is_unauthorized(kind: str) -> bool:
     return kind.split(":", 1)[0] in ("401", "UNAUTHENTICATED")
 
 
+def is_refusal(kind: str) -> bool:
+    """A request the server refused as busy, before or instead of converting it (it asks for a
+    retry): HTTP 429/503, gRPC RESOURCE_EXHAUSTED/UNAVAILABLE."""
+    return kind.split(":", 1)[0] in ("429", "503", "RESOURCE_EXHAUSTED", "UNAVAILABLE")
+
+
 def judge(expect_status: int, expect_code: str, status: int, code: str,
           routes: list[str], want_routes: tuple[str, ...]) -> tuple[str, str]:
     """(outcome, kind) of one HTTP answer against what its input must get."""

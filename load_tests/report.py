@@ -18,7 +18,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from load_tests.records import is_unauthorized
+from load_tests.records import is_refusal, is_unauthorized
 
 BATCH_BOUNDS = (1, 2, 3, 4, 6, 8, 12, 16, 32)  # pagerouter_batch_size's buckets (deployments/observe.py)
 CHARTS = {"throughput": "throughput.png", "latency": "latency.png", "batch_sizes": "batch_sizes.png"}
@@ -80,6 +80,7 @@ def summarize(records: list[dict], sent: int, wall_s: float, profile: dict | Non
         "requests_per_s": round(answered / over, 3), "pages": pages, "pages_per_s": round(pages / over, 3),
         "wall_s": round(wall_s, 3), "load_s": round(load_s, 3),
         "latency": _pcts([r["latency_ms"] for r in ok]),
+        "refusal_latency": _pcts([r["latency_ms"] for r in records if is_refusal(r["kind"])]),
         "latency_by_op": {k: _pcts(v) for k, v in sorted(by_op.items())},
         "latency_by_route": {k: _pcts(v) for k, v in sorted(by_route.items())},
         "pages_by_route": dict(route_pages),
@@ -352,6 +353,10 @@ def client_headline(c: dict) -> list[str]:
     if lat.get("count"):
         out += ["", (f"Latency of all ok answers: p50 {_fmt(lat['p50_ms'])} ms, p95 {_fmt(lat['p95_ms'])} ms, "
                      f"p99 {_fmt(lat['p99_ms'])} ms ({lat['count']} answers)")]
+    ref = c.get("refusal_latency") or {}
+    if ref.get("count"):
+        out += ["", (f"Time to a refusal (429/503, gRPC RESOURCE_EXHAUSTED/UNAVAILABLE): p50 {_fmt(ref['p50_ms'])} ms, "
+                     f"p95 {_fmt(ref['p95_ms'])} ms, max {_fmt(ref['max_ms'])} ms ({ref['count']} refusals)")]
     cap = c.get("cap") or {}
     rows = c.get("steps") or []
     if cap.get("ended_early"):
