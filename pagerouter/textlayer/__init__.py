@@ -285,6 +285,22 @@ def _without_prose_rows(regions: list[BBox], in_columns: list[BBox], body: list[
             aligned = sum(1 for ln in long if any(abs(ln.y1 - y) <= 1.5 for y in inside))
             if len(long) >= 2 and aligned < 0.5 * len(long):
                 spoilt = True
+            if _other_type(rest, [ln for ln in body if center_inside(ln.bbox, c, _TOL)]):
+                spoilt = True  # a figure's labels beside the column's table, in the figure's type
         if not spoilt:
             out.append(r)
     return out
+
+
+def _other_type(beside: list[Line], table: list[Line]) -> bool:
+    """The lines beside a column's table are set in another type size than the table: a
+    figure's labels (5.6 pt beside a 6.3 pt results table), prose in body type. A table's own
+    cells share one size, so a table that runs on across the gutter is not spoilt by this."""
+    if len(beside) < 2 or not table:
+        return False
+    sizes: Counter[float] = Counter()
+    for ln in table:
+        sizes[round(ln.size, 1)] += ln.chars
+    size = max(sizes.items(), key=lambda kv: kv[1])[0]
+    other = sum(1 for ln in beside if abs(ln.size - size) > max(0.3, 0.05 * size))
+    return other >= 2 / 3 * len(beside)
