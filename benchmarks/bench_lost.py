@@ -220,6 +220,139 @@ def cost(repeats: int) -> None:
         print(f"| {arm} | {1000 * statistics.median(ts):.0f} |")
 
 
+def calibrate(repeats: int) -> dict[str, float]:
+    """Measure `triage/proof_cost.py`'s constants on this machine and print them: the
+    recogniser on calls of 1-24 crops of 320-1600 px (least squares over call, run and input
+    pixels), `_crop` per layer line, the page render per megapixel and the line detector per
+    megapixel of its input window, each the least over `repeats` interleaved rounds (on a shared
+    machine the least is the closest to the work itself; a crop, a few ms, by median)."""
+    import random
+    import statistics
+
+    import numpy as np
+    import pymupdf
+
+    from lost_cases import BUILDERS as B
+
+    from pagerouter.common.pagetext import extract_textdict
+    from pagerouter.config import PagerouterConfig
+    from pagerouter.ocr.raster import render_page
+    from pagerouter.ocr.reader_rapidocr import RapidOcrReader
+    from pagerouter.triage import layer_proof as lp
+    from pagerouter.triage import proof_cost as pc
+
+    cfg = PagerouterConfig()
+    rec = lp.recogniser(cfg.ocr)
+    reader = RapidOcrReader(cfg.ocr)
+    pdfs = [B["layer_lie"](random.Random(f"21-layer_lie-{v}"), v).pdf for v in (3, 7)]
+    pdfs += [B["layer_cost"](random.Random(f"21-layer_cost-{v}"), v).pdf for v in (0, 1)]
+    pages = [pymupdf.open("pdf", pdf)[0] for pdf in pdfs]
+    lines = [(pg, ln) for pg in pages for ln in lp.hidden_lines(extract_textdict(pg))]
+    crops = [c for c in (lp._crop(pg, ln, rec.height) for pg, ln in lines[:40]) if c is not None]
+
+    def widen(c: np.ndarray, w: int) -> np.ndarray:  # a real line's crop, tiled to `w` px wide
+        reps = -(-w // c.shape[1])
+        return np.ascontiguousarray(np.tile(c, (1, reps, 1))[:, :w])
+
+    designs = [(n, w) for n in (1, 6, 12, 24) for w in (320, 640, 960, 1600)]
+    t_rec: dict[tuple[int, int], list[float]] = {d: [] for d in designs}
+    t_crop: list[float] = []
+    t_render: list[tuple[float, float]] = []
+    t_det: list[tuple[float, float]] = []
+    rec.read(crops[:6], ())  # warm
+    for _ in range(repeats):
+        for n, w in designs:
+            batch = [widen(crops[i % len(crops)], w) for i in range(n)]
+            t = time.perf_counter()
+            rec.read(batch, ())
+            t_rec[(n, w)].append(1000 * (time.perf_counter() - t))
+        for pg, ln in lines[::3]:
+            t = time.perf_counter()
+            lp._crop(pg, ln, rec.height)
+            t_crop.append(1000 * (time.perf_counter() - t))
+        for pg in pages:
+            target = cfg.ocr.render_target(cfg.ocr.small_reader.render_engine)
+            t = time.perf_counter()
+            img, _ = render_page(pg, target)
+            t_render.append((1000 * (time.perf_counter() - t), img.shape[0] * img.shape[1] / 1e6))
+            sr = cfg.ocr.small_reader
+            mpx = pc.det_mpx(pg.rect.width, pg.rect.height, [ln.bbox for q, ln in lines if q is pg],
+                             target.zoom_for(pg.rect.width, pg.rect.height), sr.det_limit_side_len, sr.det_scale)
+            t = time.perf_counter()
+            reader._detect(img)
+            t_det.append((1000 * (time.perf_counter() - t), mpx))
+    # least squares: ms = call + runs x run + kpx x per_kpx (the model of proof_cost.rec_ms)
+    rows, ys = [], []
+    for (n, w), ts in t_rec.items():
+        runs = -(-n // pc.REC_BATCH)
+        kpx = n * pc.REC_HEIGHT * max(w, 320) / 1000.0
+        rows.append([1.0, runs, kpx])
+        ys.append(min(ts))
+    coef, *_ = np.linalg.lstsq(np.array(rows), np.array(ys), rcond=None)
+    got = {
+        "REC_CALL_MS": float(max(0.0, coef[0])), "REC_RUN_MS": float(max(0.0, coef[1])),
+        "REC_MS_PER_KPX": float(max(0.0, coef[2])), "CROP_MS": statistics.median(t_crop),
+        "RENDER_MS_PER_MPX": min(ms / mpx for ms, mpx in t_render),
+        "DET_MS_PER_MPX": min(ms / mpx for ms, mpx in t_det),
+    }
+    print("| constant (triage/proof_cost.py) | in the code | measured now |\n|---|---:|---:|")
+    for k, v in got.items():
+        print(f"| {k} | {getattr(pc, k):g} | {v:.3g} |")
+    return got
+
+
+def estimate_vs_actual(repeats: int) -> None:
+    """Per page, the cost rule's estimates (proof line by line, OCR) against the measured:
+    the proof timed with the rule off (every line proven, `hidden_layer_cheaper_route: false`),
+    OCR as the page render plus the small reader's detection and recognition."""
+    import random
+    import statistics
+
+    import pymupdf
+
+    from lost_cases import BUILDERS as B
+
+    from pagerouter.common.pagetext import extract_textdict
+    from pagerouter.config import PagerouterConfig
+    from pagerouter.ocr.raster import render_page
+    from pagerouter.ocr.reader_rapidocr import RapidOcrReader
+    from pagerouter.triage import layer_proof as lp
+
+    cfg = PagerouterConfig()
+    forced = cfg.triage.model_copy(update={"hidden_layer_cheaper_route": False})
+    reader = RapidOcrReader(cfg.ocr)
+    pages = [(f"layer_lie v{v}", B["layer_lie"](random.Random(f"21-layer_lie-{v}"), v).pdf) for v in (0, 1, 3, 7)]
+    pages += [(f"layer_cost v{v} ({('short_lines', 'word_lines')[v % 2]})",
+               B["layer_cost"](random.Random(f"21-layer_cost-{v}"), v).pdf) for v in (0, 1, 2, 3)]
+    print(f"\n| page | hidden lines | route chosen | proof est / actual ms (+ OCR when the proof fails) | OCR est / actual ms | "
+          f"cheaper by estimate / by measure (actual: least of {repeats}) |\n|---|---:|---|---:|---:|---|")
+    for name, pdf in pages:
+        page = pymupdf.open("pdf", pdf)[0]
+        td = extract_textdict(page)
+        est = lp.prove_hidden_layer(page, td, "Latin", cfg.triage, cfg.ocr)
+        chosen = "proof" if est.attempted else "OCR"
+        if est.abandoned_after:
+            chosen = f"OCR after {est.abandoned_after} lines"
+        tp, to = [], []
+        for _ in range(repeats):
+            page = pymupdf.open("pdf", pdf)[0]
+            td = extract_textdict(page)
+            t = time.perf_counter()
+            proven = lp.prove_hidden_layer(page, td, "Latin", forced, cfg.ocr).agreed
+            tp.append(1000 * (time.perf_counter() - t))
+            t = time.perf_counter()
+            img, _ = render_page(page, cfg.ocr.render_target(cfg.ocr.small_reader.render_engine))
+            reader.read_image_lines(img)
+            to.append(1000 * (time.perf_counter() - t))
+            if not proven:  # a proof that fails is paid and then the page is OCR'd all the same
+                tp[-1] += to[-1]
+        c = est.cost
+        p_ms, o_ms = min(tp), min(to)
+        by_est = ("proof" if c.proof_cheaper else "OCR") if c else "-"
+        print(f"| {name} | {len(lp.hidden_lines(td))} | {chosen} | {c.proof_ms if c else 0:.0f} / {p_ms:.0f} | "
+              f"{c.ocr_ms if c else 0:.0f} / {o_ms:.0f} | {by_est} / {'proof' if p_ms < o_ms else 'OCR'} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--classes", default=",".join(BUILDERS))
@@ -230,9 +363,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--real", type=Path, help="print the route/status mix of the PDFs in this folder instead")
     ap.add_argument("--max-pages", type=int, default=3, help="with --real: pages per file")
     ap.add_argument("--cost", type=int, metavar="REPEATS", help="print what the net costs per page instead")
+    ap.add_argument("--calibrate", type=int, metavar="REPEATS",
+                    help="only measure the hidden-layer cost rule's constants and its estimate against the actual per page")
     a = ap.parse_args(argv)
     if a.cost:
         cost(a.cost)
+        print("\nThe cost rule (triage/proof_cost.py), measured again:\n")
+        calibrate(a.cost)
+        estimate_vs_actual(a.cost)
+        return 0
+    if a.calibrate:
+        calibrate(a.calibrate)
+        estimate_vs_actual(a.calibrate)
         return 0
     if a.real:
         real_mix(a.real, a.max_pages)

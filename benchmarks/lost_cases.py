@@ -681,3 +681,60 @@ def clip_text_case(rng: random.Random, v: int) -> Case:
 BUILDERS.update({"picture_text": picture_text_case, "scan_rows": scan_rows_case, "layer_lie": layer_lie_case,
                  "few_words": few_words_case, "clip_text": clip_text_case})
 NET_CLASSES = ("picture_text", "scan_rows", "layer_lie", "few_words", "clip_text")
+
+
+# ------------------------------------------------------------- a hidden layer dearer to prove
+# Issue 34's cost rule: a hidden layer is proven line by line only when that is cheaper than
+# reading the page. Two scans whose true layer would cost more crops to prove than OCR costs:
+# a price list of 80 short lines in one column, and prose whose layer holds every word as its
+# own line, written column by column (some OCR tools write words sorted by x), so that no two
+# neighbours on a row are next to each other in the layer and each word is a crop of its own.
+def _scan_with_layer(page_pdf: bytes, texts: list[tuple[tuple[float, float], str, str, float]], seed: int) -> bytes:
+    """A scan of `page_pdf` (150 dpi, light noise) with an invisible (render mode 3) layer that
+    puts each `(point, text, font, size)` exactly where the page showed it."""
+    doc = pymupdf.open("pdf", _scan_of(page_pdf, dpi=150, noise=0.02, seed=seed))
+    page = doc[0]
+    for pt, text, font, size in texts:
+        page.insert_text(pt, text, fontname=font, fontsize=size, render_mode=3)
+    return _pdf(doc)
+
+
+def layer_cost_case(rng: random.Random, v: int) -> Case:
+    """A scan with a true hidden layer that costs more to prove than to OCR: `short_lines` (80
+    short lines in one column) or `word_lines` (20 prose lines, the layer one word a line)."""
+    words = Words(rng)
+    kind = ("short_lines", "word_lines")[v % 2]
+    font = rng.choice(FONTS)
+    doc = pymupdf.open()
+    page = doc.new_page(width=A4[0], height=A4[1])
+    texts: list[tuple[tuple[float, float], str, str, float]] = []
+    if kind == "short_lines":
+        size, step = 8.0, 9.2  # one column: two columns of short items read as a table
+        items = []
+        for _ in range(80):
+            w = words.sentence().rstrip(".").split()
+            items.append(f"{rng.choice(w[1:4]).capitalize()} {rng.randint(10, 999)}")
+        for row, item in enumerate(items):
+            texts.append(((70, 60 + step * row), item, font, size))
+        truth = items
+    else:
+        size = 11.0
+        lines = []
+        for _ in range(20):
+            ln = " ".join(words.sentence().rstrip(".").split()[:8])
+            lines.append(ln)
+        placed = []
+        for row, ln in enumerate(lines):
+            x = 60.0
+            for w in ln.split():
+                placed.append(((x, 80 + 30 * row), w, font, size))
+                x += text_width(w + " ", font, size)
+        texts = sorted(placed, key=lambda t: (round(t[0][0] / 40), t[0][1]))  # column by column
+        truth = lines
+    for pt, text, f, s in texts:
+        page.insert_text(pt, text, fontname=f, fontsize=s)
+    pdf = _scan_with_layer(_pdf(doc), texts, seed=v)
+    return Case(f"layer_cost-{kind}-{v}", "layer_cost", pdf, [PageTruth(_joined(truth))], clean=True, note=kind)
+
+
+BUILDERS["layer_cost"] = layer_cost_case

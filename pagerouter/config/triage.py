@@ -211,6 +211,13 @@ class TriageConfig(StrictModel):
         "batch of line crops through the recogniser, cheaper than OCR of the page): one lying line (\"may sublet\" "
         "where the picture says \"may not sublet\") sends the page to OCR. False: the sample alone decides.",
     )
+    hidden_layer_cheaper_route: bool = Field(
+        default=True,
+        description="With `hidden_layer_every_line`, prove the layer only when that is estimated cheaper than OCR of "
+        "the page (crops through the recogniser vs render, detection and recognition of its rows; constants measured "
+        "in `triage/proof_cost.py`), and give the proof up for OCR midway when the lines that disagree so far make the "
+        "rest dearer than OCR. False: every such layer is proven, whatever it costs.",
+    )
     hidden_layer_min_sample_lines: int = Field(
         default=3,
         ge=1,

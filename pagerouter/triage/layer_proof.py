@@ -48,6 +48,7 @@ from ..ocr.script_options import options_for
 from ..ocr.text_stats import char_error_rate
 from ..layout.paints import to_display
 from ..textlayer.proof_reads import READ_BY_PROOF
+from . import proof_cost
 
 # Crop padding around a layer line, as a share of its height: OCR layers' boxes are tight (or
 # a little off); the recogniser wants some paper around the letters, but not the next line.
@@ -95,11 +96,18 @@ class Proof:
     # disagreeing lines whose reading is sound (`_replaceable`): the layer is kept with these
     # lines read from the picture instead (`replace_lines`)
     replaced: list[SampledLine] = field(default_factory=list)
+    # the proof's estimated cost against OCR's (`proof_cost`), when every line was to be proven
+    cost: proof_cost.CostEstimate | None = None
+    abandoned_after: int = 0  # lines read when the proof was given up for OCR midway (0: it was not)
 
     def scores(self) -> dict[str, float]:
+        cost = self.cost.scores() if self.cost is not None else {}
+        if self.abandoned_after:
+            cost["hidden_layer_proof_abandoned_after_lines"] = float(self.abandoned_after)
         if not self.attempted:
-            return {}
+            return cost
         return {
+            **cost,
             "hidden_layer_sampled_lines": float(len(self.lines)),
             "hidden_layer_agreeing_lines": float(self.agreeing),
             "hidden_layer_cer": self.cer,
@@ -406,6 +414,27 @@ def _crop(page: pymupdf.Page, line: HiddenLine, height_px: int) -> np.ndarray | 
     return np.ascontiguousarray(np.repeat(g[:, :, None], 3, axis=2))
 
 
+def _digit_word_ratios(lines: list[HiddenLine], skip: list[HiddenLine], n: int, min_height: float) -> list[float]:
+    """Crop ratios of the digit words `digit_words` would read, from the layer's text alone (a
+    word's box as its share of the line's characters): the estimate must not cost a page lookup."""
+    skipped = {id(ln) for ln in skip}
+    with_digits = [ln for ln in lines if id(ln) not in skipped and _digits(ln.text) and ln.height >= min_height]
+    with_digits.sort(key=lambda ln: (ln.bbox[1], ln.bbox[0]))
+    out = []
+    for ln in _spread(with_digits, n):
+        x0, y0, x1, y1 = ln.bbox
+        per_char = (x1 - x0) / max(1, len(ln.text))
+        out += [proof_cost.crop_ratio((0.0, y0, per_char * len(w), y1), word=True) for w in ln.text.split() if _digits(w)]
+    return out
+
+
+def _ocr_estimate(page: pymupdf.Page, every: list[HiddenLine], ocr: OcrConfig) -> float:
+    sr = ocr.small_reader
+    r = page.rect
+    zoom = ocr.render_target(sr.render_engine).zoom_for(r.width, r.height)
+    return proof_cost.ocr_ms(r.width, r.height, [ln.bbox for ln in every], zoom, sr.det_limit_side_len, sr.det_scale)
+
+
 def prove_hidden_layer(
     page: pymupdf.Page, textdict: dict, script: str | None, cfg: TriageConfig, ocr: OcrConfig, visible: bool = False
 ) -> Proof:
@@ -473,11 +502,33 @@ def prove_hidden_layer(
         sound = [s for s in bad if _replaceable(s)]
         return len(bad) - len(sound) + max(0, len(sound) - max_replaced)
 
+    # the cheaper of proof and OCR for this page (`proof_cost`): estimated before any line is
+    # read, and weighed again after each batch against the disagreements found so far
+    cost: proof_cost.CostEstimate | None = None
+    calls: list[list[float]] = []
+    if can_replace and cfg.hidden_layer_cheaper_route:
+        calls = [[proof_cost.crop_ratio(ln.bbox) for ln in ph] for ph in phases if ph]
+        calls.append(_digit_word_ratios(every, sample, cfg.hidden_layer_digit_lines, cfg.hidden_layer_min_line_height_pt))
+        cost = proof_cost.CostEstimate(proof_cost.proof_ms(calls), _ocr_estimate(page, every, ocr),
+                                       sum(len(c) for c in calls), len(proof_cost.rows([ln.bbox for ln in every])))
+        if not cost.proof_cheaper:
+            return Proof(False, script=script, cost=cost, reason=f"OCR of the page is the cheaper way to read it: "
+                         f"{cost.said()}")
     replacing: list[HiddenLine] = []
-    for phase in phases:
+    for k, phase in enumerate(phases):
         disagreeing = refusing(lines)
         if disagreeing > slack or (phase is None and disagreeing):
             break
+        if cost is not None and lines and phase is not None:
+            whole = [s for s in lines if not s.word]
+            bad = sum(not _agrees(s, cfg) for s in whole)
+            left = sum(len(ph) for ph in phases[k:] if ph)
+            rest_calls = [[proof_cost.crop_ratio(ln.bbox) for ln in ph] for ph in phases[k:] if ph] + calls[-1:]
+            go, why, _ = proof_cost.continue_or_ocr(bad, len(whole), left, max_replaced, proof_cost.proof_ms(rest_calls),
+                                                    cost.ocr_ms)
+            if not go:
+                return Proof(False, script=script, cost=cost, abandoned_after=len(whole), lines=lines,
+                             seconds=time.perf_counter() - t0, reason=f"the proof was given up for OCR midway: {why}")
         if phase is not None and not phase:
             continue
         if phase is not None:
@@ -557,4 +608,7 @@ def prove_hidden_layer(
         f"taken out; {need} must agree and the CER be <= hidden_layer_max_cer={cfg.hidden_layer_max_cer})"
         f"{example}{unread_note}"
     )
+    if cost is not None:
+        p.cost = cost
+        p.reason += f"; the proof was chosen as the cheaper way to read the page: {cost.said()}"
     return p
