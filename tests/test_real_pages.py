@@ -211,6 +211,24 @@ def test_small_table_beside_a_figure_keeps_out_the_figure_labels():
     assert table3 and not any("reaching" in c[4] or "Ground-truth" in c[4] for c in table3[0])
 
 
+def test_scorecard_keeps_its_label_column_and_total_rows():
+    """DiscoveryWorld p6 scorecard (booktabs-style rules, 7 pt): "P1".."Q2" stand in a narrow
+    column left of the criteria, and the section rows above them ("Task Completion: Was the task
+    ...") run over that column's gap. Split there word by word, the gap was no column at all:
+    "P1 The quantum crystals ..." read as one cell, and "Total Discovery Knowledge Score: /2"
+    under Q2's long criterion was folded into Q2's row as a wrapped line ("/1 /2")."""
+    tr = _truth("discoverworld_crazy_tables_p6")
+    _blocks, body, tables = _read(tr)
+    want = [cells_from_truth(t["rows"]) for t in tr["tables"]]
+    tp, fp, fn = table_counts(want, tables)
+    assert 2 * tp / (2 * tp + fp + fn) >= 0.9, (tp, fp, fn)
+    rows = [[c[4] for c in sorted((c for c in t if c[0] == r), key=lambda c: c[1])]
+            for t in tables for r in sorted({c[0] for c in t})]
+    assert ["Q2", "Does it clearly state that the relationship is linear, with crystal frequency = (96 * "
+            "densitometer reading) + 102", "/1"] in rows
+    assert ["Total Discovery Knowledge Score:", "/2"] in [[x for x in r if x] for r in rows]
+
+
 def test_form_code_at_the_foot_of_a_single_page_is_furniture():
     """A child-welfare form's "DCF-F-2476-E (R. 04/2014)" footer left the body; its title stays."""
     tr = _truth("150109DSP-Milw-505-90D_p1")

@@ -21,7 +21,10 @@ header and body, section labels without values, row labels wrapped over two line
   "in millions"...): it goes into the header's label cell; otherwise it is a body row.
 * **Rows.** A label-only row followed tight by a row that continues its sentence (starts in
   lower case, or the label ends in a comma or a joining word) is one wrapped label; a row with
-  an empty label, no number and tight under the previous row continues its cells.
+  an empty label, no number and tight under the previous row continues its cells. Text set at
+  the table's word space across a column gap (a section row over a narrow label column) stays
+  one cell, in the column holding most of it; a score ("/25", "3/4") is a value, never wrapped
+  text.
 """
 
 from __future__ import annotations
@@ -45,10 +48,15 @@ _YEAR = re.compile(r"^(?:FY|Q[1-4] )?(?:19|20)\d\d[A-Za-z*]?$")
 _JOINERS = {"and", "or", "of", "to", "for", "from", "in", "on", "the", "a", "an", "by", "with", "at", "per", "as"}
 
 
+_OUT_OF = re.compile(r"^(?:\d{1,4}\s?)?/\s?\d{1,4}$")
+"""A score and what it is out of ("3/4", "/25" in a scorecard's points column)."""
+
+
 def is_value(text: str) -> bool:
-    """A number, amount, percentage, parenthesised negative or a dash standing for none."""
+    """A number, amount, percentage, parenthesised negative, a score out of a number or a dash
+    standing for none."""
     t = text.strip()
-    return bool(t) and (t in _DASH or bool(_NUM.match(t)))
+    return bool(t) and (t in _DASH or bool(_NUM.match(t)) or bool(_OUT_OF.match(t)))
 
 
 def _body_like(p: list[tuple[float, float, str]]) -> bool:
@@ -138,11 +146,30 @@ def _col(cuts: list[float], x: float) -> int:
     return int(np.searchsorted(cuts, x))
 
 
-def _assign(row: list[Word], cuts: list[float]) -> list[str]:
+def _assign(row: list[Word], cuts: list[float], join: float = 0.0) -> list[str]:
+    """Each word into the column of its centre. With `join` (the table's word space, wider
+    than none of its column gaps), words of text set at word spaces that cross a column gap
+    stay one phrase, in the column holding most of it: a section or title row ("Task
+    Completion: Was the task ...") runs over the narrow label column of the rows under it,
+    and split at the gap by word centres it read "Task" | "Completion: Was ...". Numbers are
+    never held together (value columns may stand closer than a word space)."""
     cells = [""] * (len(cuts) + 1)
+    runs: list[list[Word]] = []
     for w in row:
-        c = _col(cuts, (w[0] + w[2]) / 2)
-        cells[c] = f"{cells[c]} {w[4]}".strip()
+        prev = runs[-1][-1] if runs else None
+        if join and prev is not None and -0.5 <= w[0] - prev[2] <= join and abs(w[1] - prev[1]) < 0.5 * (w[3] - w[1]) \
+                and not is_value(w[4]) and not is_value(prev[4]):  # (a folded band holds several lines)
+            runs[-1].append(w)
+        else:
+            runs.append([w])
+    for run in runs:
+        cols = [_col(cuts, (w[0] + w[2]) / 2) for w in run]
+        if len(set(cols)) > 1:
+            bounds = [-1e9, *cuts, 1e9]
+            share = {c: sum(max(0.0, min(w[2], bounds[c + 1]) - max(w[0], bounds[c])) for w in run) for c in set(cols)}
+            cols = [max(share, key=share.get)] * len(run)
+        for w, c in zip(run, cols):
+            cells[c] = f"{cells[c]} {w[4]}".strip()
     return cells
 
 
@@ -212,7 +239,7 @@ def build_text_table(
     header, extra_body = _header(phr[:first], rows[:first], cuts, ncols) if first else ([], [])
     if len(header) > 1:
         reasons.append(f"{len(header)} header rows (a label spanning a group of columns)")
-    body = _body([*extra_body, *body_rows], cuts, ncols)
+    body = _body([*extra_body, *body_rows], cuts, ncols, 1.25 * space if space else 0.0)
     cells = [[_tidy(c) for c in r] for r in [*header, *body]]
     filled = [r for r in cells if sum(1 for c in r if c) >= 2]
     total = sum(1 for r in cells for c in r if c)
@@ -343,11 +370,11 @@ def fold_wrapped(rows: list[list[Word]], cuts: list[float]) -> list[list[Word]]:
     return out
 
 
-def _body(rows: list[list[Word]], cuts: list[float], ncols: int) -> list[list[str]]:
+def _body(rows: list[list[Word]], cuts: list[float], ncols: int, join: float = 0.0) -> list[list[str]]:
     out: list[list[str]] = []
     prev: list[Word] | None = None
     for row in fold_wrapped(rows, cuts):
-        cells = _assign(row, cuts)
+        cells = _assign(row, cuts, join)
         top = min(w[1] for w in row)
         h = max(w[3] for w in row) - top
         tight = prev is not None and top - max(w[3] for w in prev) < 0.6 * h
