@@ -297,7 +297,7 @@ class VoteEscalator:
             if w.seconds:
                 out.timings[f"escalation_{w.name}"] = round(w.seconds, 3)
         out.checks.extend(check_reading(task, out, self.cfg.checks))
-        left = still_unread(first.checks, out.blocks, self.cfg.checks)  # lines the first reading left out
+        left = still_unread(first.checks, out.blocks, self.cfg.checks, first.blocks)  # lines the first reading left out
         if left is not None:
             out.checks.append(left)
         out.timings["escalation"] = time.perf_counter() - t0

@@ -21,8 +21,10 @@ import numpy as np
 from ..config.ocr import OcrConfig
 from ..common.geometry import union
 from ..common.stages import OcrTask
+from .dropped_words import dropped_stretches
 from .lines import OcrLine
 from .regions import upright
+from .unread_lines import ReadLines, below_cut_of
 from .raster import render_task
 from .script_options import options_for
 
@@ -112,18 +114,24 @@ class TesseractReader:
             image = _resize(image, factor)
             self.last_notes.append(f"render {w}x{h} px scaled by {factor:.2f} for tesseract")
         lines: list[OcrLine] = []
+        dropped: list[OcrLine] = []
         strips = _strips(image, esc.tesseract_max_side_px)
         if len(strips) > 1:
             self.last_notes.append(f"render cut into {len(strips)} strips for tesseract")
         for y0, y1 in strips:
-            for ln in self._read(image[y0:y1], lang):
+            got = self._read(image[y0:y1], lang)
+            # stretches of a line Tesseract read around and left out (no row in its output): the
+            # `unread_lines` net's, as the small reader's below-cut lines are (`dropped_words`)
+            gaps = dropped_stretches(image[y0:y1], got)
+            for ln in [*got, *gaps]:
                 b = ln.bbox
                 ln.bbox = ((b[0]) / factor, (b[1] + y0) / factor, (b[2]) / factor, (b[3] + y0) / factor)
                 for wd in ln.extra.get("words", []):
                     wb = wd["bbox"]
                     wd["bbox"] = (wb[0] / factor, (wb[1] + y0) / factor, wb[2] / factor, (wb[3] + y0) / factor)
-                lines.append(ln)
-        return lines
+            lines += got
+            dropped += gaps
+        return ReadLines(lines, below_cut=dropped)
 
     def _read(self, image: np.ndarray, lang: str) -> list[OcrLine]:
         import pytesseract
@@ -169,7 +177,7 @@ class TesseractReader:
         image, zoom = render_task(task, self.cfg.render_target("tesseract"))
         image = upright(image, rotation)
         lines = self.read_image_lines(image, script, task.languages)
-        for ln in lines:
+        for ln in [*lines, *below_cut_of(lines)]:
             ln.bbox = tuple(v / zoom for v in ln.bbox)
             for wd in ln.extra.get("words", []):
                 wd["bbox"] = tuple(v / zoom for v in wd["bbox"])

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from ..config.checks import ChecksConfig
 from ..model import Block, CheckResult
+from .dropped_words import DROPPED
 from .lines import OcrLine
 
 NAME = "unread_lines"
@@ -34,6 +35,10 @@ NAME = "unread_lines"
 _MIN_ALNUM = 3  # letters/digits a line must read to count as text (one or two are specks and marks)
 _MIN_SCORE = 0.3  # a below-cut line scoring under this read noise, not a faint line of text
 _FIGURE_LINE_WORDS = 3  # a figure line with this many words of 2+ letters is a sentence, not a label
+
+
+_WHY = {"below_cut": "under the score cut", "figure": "in a figure",
+        DROPPED: "ink between two words the reader read, with no word of its output (it dropped them)"}
 
 
 class ReadLines(list):
@@ -59,7 +64,7 @@ class Unread:
     bbox: tuple[float, float, float, float]
     text: str
     score: float
-    why: str  # "below_cut" or "figure"
+    why: str  # "below_cut", "figure" or "dropped" (`dropped_words`)
 
 
 def _alnum_run(text: str) -> int:
@@ -80,12 +85,18 @@ def candidates(below_cut: list[OcrLine], figures: list[list[OcrLine]], text_scor
     def pts(ln: OcrLine) -> tuple[float, float, float, float]:
         return tuple(round(v / scale, 2) for v in ln.bbox)  # type: ignore[return-value]
 
-    def body(ln: OcrLine) -> bool:
+    def in_band(ln: OcrLine) -> bool:
         b = pts(ln)
-        return _alnum_run(ln.text) >= _MIN_ALNUM and not (b[3] <= band or b[1] >= page_h - band)
+        return b[3] <= band or b[1] >= page_h - band
+
+    def body(ln: OcrLine) -> bool:
+        return _alnum_run(ln.text) >= _MIN_ALNUM and not in_band(ln)
 
     out = [Unread(pts(ln), ln.text, ln.confidence, "below_cut") for ln in below_cut
            if _MIN_SCORE <= ln.confidence < text_score and body(ln)]
+    # stretches of a line a word reader read around and left out (Tesseract's silent drops,
+    # `dropped_words`): ink with no text at all, so no letter count or score to ask for
+    out += [Unread(pts(ln), "", 0.0, DROPPED) for ln in below_cut if (ln.extra or {}).get(DROPPED) and not in_band(ln)]
     for lines in figures:
         texty = [ln for ln in lines if body(ln)]
         if len(texty) >= cfg.unread_ink_figure_lines or any(_wordy(ln.text) for ln in texty):
@@ -105,12 +116,15 @@ def unread_lines_check(found: list[Unread], blocks: list[Block], cfg: ChecksConf
     None when there is nothing to say (no candidate at all)."""
     if not found:
         return None
-    left = [u for u, miss in zip(found, _uncovered([u.bbox for u in found], blocks, cfg.unread_ink_min_cover)) if miss]
+    # a dropped stretch lies inside the very line (and block) the reader built around it: a block's
+    # box is no evidence that it was read
+    left = [u for u, miss in zip(found, _uncovered([u.bbox for u in found], blocks, cfg.unread_ink_min_cover))
+            if miss or u.why == DROPPED]
     if not left:
         return CheckResult(name=NAME, passed=True, score=0.0, threshold=0.0,
                            reason=f"the {len(found)} line(s) the reader detected but did not keep lie in blocks of the reading")
-    said = "; ".join(f"{'under the score cut' if u.why == 'below_cut' else 'in a figure'}: "
-                     f"{u.text[:40]!r} at {u.score:.2f}" for u in left[:8])
+    said = "; ".join(f"{_WHY[u.why]}: {u.text[:40]!r} at {u.score:.2f}" if u.why != DROPPED else _WHY[u.why]
+                     for u in left[:8])
     return CheckResult(
         name=NAME, passed=False, score=float(len(left)), threshold=0.0,
         reason=(f"{len(left)} line(s) of text the reader detected are in no block of the output ({said}"
@@ -119,13 +133,20 @@ def unread_lines_check(found: list[Unread], blocks: list[Block], cfg: ChecksConf
     )
 
 
-def still_unread(first_checks: list[CheckResult], blocks: list[Block], cfg: ChecksConfig) -> CheckResult | None:
+def still_unread(first_checks: list[CheckResult], blocks: list[Block], cfg: ChecksConfig,
+                 first_blocks: list[Block] | None = None) -> CheckResult | None:
     """A first reading's failed `unread_lines`, re-judged against a later reading's `blocks` (an
     escalation re-reads the page): its lines that those blocks still do not cover, or None when
-    the first reading had no such failure. The reason keeps the first reading's words."""
+    the first reading had no such failure. The reason keeps the first reading's words.
+    `first_blocks`: the first reading's; a later block that is one of them unchanged (the
+    escalation kept the first reading there) read nothing new, so it covers nothing: a stretch
+    the first reader dropped inside its own line stays unread."""
     first = next((c for c in first_checks if c.name == NAME and not c.passed), None)
     if first is None:
         return None
+    if first_blocks:
+        kept = {(b.text, tuple(b.bbox)) for b in first_blocks}
+        blocks = [b for b in blocks if (b.text, tuple(b.bbox)) not in kept]
     left = [r for r, miss in zip(first.regions, _uncovered(list(first.regions), blocks, cfg.unread_ink_min_cover)) if miss]
     if not left:
         return CheckResult(name=NAME, passed=True, score=0.0, threshold=0.0,
