@@ -108,7 +108,7 @@ class IngressCore(GrpcMethods, JobMethods):
         items = conversion_items(
             self.cfg, name, len(data), opts, wait, escalation_wait_s, concurrency=self.concurrency,
             start_walk=lambda: self._triage_walk(data, name, password, pages, opts),
-            ocr_calls=self._ocr_calls, page_done=self.metrics.page_done,
+            ocr_calls=lambda used, wait: self._ocr_calls(used, wait, slot), page_done=self.metrics.page_done,
         )
         return items if slot is None else self._counted(slot.track(items))
 
@@ -175,12 +175,17 @@ class IngressCore(GrpcMethods, JobMethods):
         """Requests triaged here vs. by the Triage deployment (tests and the benchmark read it)."""
         return {"triage": dict(self.triage_paths)}
 
-    def _ocr_calls(self, used: dict[str, str], wait: EscalationWait | None = None) -> OcrCalls | None:
-        """The OCR stage calls of one request, as deployment-handle calls with a span each."""
+    def _ocr_calls(
+        self, used: dict[str, str], wait: EscalationWait | None = None, slot: Slot | None = None,
+    ) -> OcrCalls | None:
+        """The OCR stage calls of one request, as deployment-handle calls with a span each; its
+        admission `slot` counts the pages that go to OCR (the OCR lane of its outlook)."""
         if not self.cfg.ocr.enabled:
             return None
 
         async def layout(task: OcrTask) -> LayoutResult:
+            if slot is not None:
+                slot.ocr_page_started()
             with stage_span("layout", task.number, task.decision.route):
                 result = await stage_call(lambda: self._started(self.layout.run.remote(task)))  # retried if it died
             used.update(await self._engine_versions("layout", self.layout))

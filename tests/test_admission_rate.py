@@ -103,7 +103,7 @@ def test_a_small_request_behind_a_long_fast_document_is_admitted_and_behind_slow
     assert o.rate == pytest.approx(0.5, rel=0.1)
     # Retry-After: the expected excess over the deadline (42 s - 10 s), not the fixed 5 s
     assert exc.retry_after_s == pytest.approx(32, abs=3)
-    assert "expected wait" in exc.message and "20 pages ahead" in exc.message and "limits.admission_by_rate" in exc.message
+    assert "expected wait" in exc.message and "20.0 pages ahead" in exc.message and "limits.admission_by_rate" in exc.message
     assert slow.total == 1  # a refusal takes no slot
 
 
@@ -196,3 +196,37 @@ def test_an_unopened_request_ahead_counts_as_the_typical_request_and_itself_as_o
     with pytest.raises(Refused) as refused:  # 10 ahead + 1 of its own at 1 page/s: 11 s > 10 s
         adm.acquire("b")
     assert refused.value.outlook.own_pages == 1 and refused.value.outlook.pages_ahead == pytest.approx(10.0, rel=0.02)
+
+
+def test_scans_queued_at_ocr_refuse_though_born_digital_pages_make_the_page_rate_fast():
+    # Born-digital pages finish 10 a second, so pages/s looks fast; the OCR stages finish one
+    # page every 2 s, and 8 scans wait there: a newcomer that may need OCR waits ~16 s for
+    # them, whatever the page rate says.
+    clock = FakeClock()
+    limits = LimitsConfig(admission_deadline_share=1.0, admission_prior_page_s=0.01, max_in_flight_requests=64)
+    adm = Admission(limits, deadline_s=10.0, clock=clock)  # the fast prior admits everything below at first
+    text = adm.acquire("text", pages=600)
+    later = [adm.acquire(f"later{i}", pages=1) for i in range(30)]
+    scans = [adm.acquire(f"scan{i}", pages=1) for i in range(8)]
+    for s in scans:
+        s.ocr_page_started()
+    for tenth in range(600):  # 60 s: a text page every 0.1 s, an OCR page (of `later`) every 2 s
+        clock.tick(0.1)
+        adm._page_done(text, Page(number=tenth + 1, status="ok", route="text_layer"))
+        if tenth % 20 == 19:
+            scan = later.pop()
+            scan.ocr_page_started()
+            adm._page_done(scan, Page(number=1, status="ok", route="ocr"))
+            scan()
+    text()
+    assert adm.rate.pages_per_s() > 5  # the page lane alone: 8 pages ahead are about a second
+    assert adm.ocr_rate.pages_per_s() == pytest.approx(0.5, rel=0.2)
+    assert 0.02 < adm.ocr_share < 0.3
+    with pytest.raises(Refused) as refused:
+        adm.acquire("new", pages=1)
+    o = refused.value.outlook
+    assert o.pages_ahead == 8 and o.ocr_ahead == 8 and o.finish_s > 10.0 and "OCR:" in refused.value.message
+    for s in scans:  # once those scans are done, the same newcomer is admitted
+        adm._page_done(s, Page(number=1, status="ok", route="ocr"))
+        s()
+    adm.acquire("new", pages=1)

@@ -40,8 +40,7 @@ CONFIG = {
 PROSE = "Plain prose the text layer reads without trouble, sentence after sentence."
 
 
-def SERVED(fn):  # noqa: N802 - a marker stack
-    return pytest.mark.serve(pytest.mark.slow(fn))
+pytestmark = [pytest.mark.serve, pytest.mark.slow]
 
 
 def _truth(i: int) -> str:
@@ -72,7 +71,7 @@ def served(tmp_path_factory):
            "PYTHONPATH": str(REPO), FAULT_ENV: f"sleep{SLOW_S}@page"}
     env.pop("PAGEROUTER_API_KEY", None)
     env.pop("PAGEROUTER_API_KEY_FILE", None)
-    info = {"http": f"http://127.0.0.1:{http_port}", "doc": _pdf(d / "eight.pdf", 8),
+    info = {"http": f"http://127.0.0.1:{http_port}", "grpc": f"127.0.0.1:{grpc_port}", "doc": _pdf(d / "eight.pdf", 8),
             "long": _pdf(d / "long.pdf", 12), "err": d / "serve.err", "ray_tmp": Path(ray_tmp)}
     with pagerouter_serve_process(d, cfg, env, http_port, grpc_port, ray_tmp):
         yield info
@@ -85,7 +84,6 @@ def _post(url: str, pdf: Path) -> tuple[httpx.Response, float]:
     return r, time.monotonic()
 
 
-@SERVED
 def test_an_idle_replica_admits_a_document_longer_than_the_estimate_allows(served):
     # 12 pages at the start-up prior (1 s a page) are 12 s expected against 8 s allowed (0.8 of
     # the 10 s budget); with nothing in flight the replica runs it anyway (it takes ~5 s).
@@ -94,7 +92,6 @@ def test_an_idle_replica_admits_a_document_longer_than_the_estimate_allows(serve
     assert _words_per_page(r.json()) == [_truth(i).split() for i in range(1, 13)]
 
 
-@SERVED
 def test_overload_is_refused_at_once_and_what_is_admitted_finishes_in_time(served):
     t0 = time.monotonic()
     with ThreadPoolExecutor(BURST) as pool:
@@ -118,6 +115,33 @@ def test_overload_is_refused_at_once_and_what_is_admitted_finishes_in_time(serve
     assert max(t for _, t in refused) < min(t for _, t in ok)
     # The refusals and their figures are in the replica's log.
     assert "admission refused (expected_finish" in _replica_logs(served)
+
+
+def test_overload_over_grpc_is_unavailable_with_retry_after_for_unary_and_streamed_calls(served):
+    from pagerouter.clients.errors import PagerouterClientError
+    from pagerouter.clients.grpc_client import PagerouterGrpcClient
+    from pagerouter.clients.retry_policy import RetryPolicy
+
+    def call(i: int):
+        with PagerouterGrpcClient(served["grpc"], timeout=60, retry=RetryPolicy(max_attempts=1)) as client:
+            try:  # even: ConvertDocument; odd: StreamDocument (a refusal at its head is its status too)
+                doc = client.convert(served["doc"]) if i % 2 == 0 else client.convert_streamed(served["doc"])
+            except PagerouterClientError as exc:
+                return exc
+            return doc
+
+    with ThreadPoolExecutor(BURST) as pool:
+        answers = list(pool.map(call, range(BURST)))
+    refused = [a for a in answers if isinstance(a, PagerouterClientError)]
+    docs = [a for a in answers if not isinstance(a, PagerouterClientError)]
+    print(f"gRPC burst of {BURST}: {len(docs)} converted, {len(refused)} refused "
+          f"({sorted({(e.status, e.code) for e in refused})})")
+    assert docs and refused
+    for exc in refused:  # never DEADLINE_EXCEEDED or INTERNAL: a refusal, with its figures and hint
+        assert (exc.status, exc.code) == ("UNAVAILABLE", "overloaded"), exc
+        assert "limits.admission_by_rate" in exc.message and exc.retry_after_s >= 1, exc
+    for doc in docs:
+        assert _words_per_page(doc.model_dump()) == [_truth(i).split() for i in range(1, 9)]
 
 
 def _replica_logs(served) -> str:

@@ -64,7 +64,8 @@ class LimitsConfig(StrictModel):
         description="Refuse a conversion early (HTTP 503 `overloaded`, gRPC UNAVAILABLE) when the pages already "
         "admitted ahead of it on this ingress replica, plus its own, would not finish within "
         "admission_deadline_share of its deadline (serve.request_timeout_s - serve.deadline_margin_s) at the rate "
-        "the replica has been finishing pages; Retry-After is the expected excess. A replica with nothing in "
+        "the replica has been finishing pages, nor the pages in OCR (and the recent OCR share of those not yet "
+        "triaged) at its rate of OCR pages; Retry-After is the expected excess. A replica with nothing in "
         "flight admits anything, and the fixed caps above still bound it. Until its file is opened a whole-document "
         "request counts as one page for its own check (as the replica's typical request ahead of others), then is "
         "checked again with its real page count. No effect without a request timeout.",

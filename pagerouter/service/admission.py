@@ -9,7 +9,9 @@ ingress is bounded by serve.max_queued_requests.)
 Within those hard bounds it is sized by what the replica finishes (limits.admission_by_rate):
 the pages admitted and not yet finished ahead of a request, plus its own, at the replica's page
 rate (pagerouter.service.service_rate), must finish within a share of the request's deadline,
-else 503 `overloaded` with a Retry-After of the expected excess. A request whose page count is
+else 503 `overloaded` with a Retry-After of the expected excess. The pages in the OCR stages
+are a second lane with their own rate (the ingress tells a slot when one of its pages goes to
+Layout): scans queue there while born-digital pages finish by the hundred. A request whose page count is
 not known before its upload is read counts as one page for its own check, and is checked again
 when its file is opened (`Slot.track`): a request refused then never starts its pages. Ahead of
 others, an unopened request counts as the replica's typical request (a moving average of the
@@ -38,6 +40,10 @@ UNKNOWN_PAGES = 1
 so a guess about itself never refuses it; the real count is checked when the head arrives."""
 TYPICAL_WEIGHT = 0.2
 """Weight of the newest opened request in `Admission.typical_pages`."""
+OCR_SHARE_WEIGHT = 0.05
+"""Weight of the newest finished page in `Admission.ocr_share` (about the last 20 pages)."""
+OCR_ROUTES = ("ocr", "mixed")
+"""Routes whose pages went through the OCR stages."""
 
 
 class Refused(Exception):
@@ -65,6 +71,10 @@ class Admission:
         self.allowed_s = deadline_s * limits.admission_deadline_share if use else None
         self._ids = itertools.count()
         self.typical_pages = float(UNKNOWN_PAGES)  # pages of a request, averaged over those opened
+        # The OCR lane (service_rate.Outlook): OCR pages finished per busy second of the OCR
+        # stages, and the share of finished pages that needed OCR (0 until one did).
+        self.ocr_rate = ServiceRate(limits.admission_prior_page_s, limits.admission_horizon_s, clock)
+        self.ocr_share = 0.0
 
     @property
     def total(self) -> int:
@@ -91,15 +101,22 @@ class Admission:
                 "limits.max_requests_per_client); retry later",
                 lim.retry_after_s, grpc.StatusCode.RESOURCE_EXHAUSTED,
             )
-        self._check(self.outlook(self.pages_in_flight(), pages if pages is not None else UNKNOWN_PAGES))
+        self._check(self.outlook(list(self.slots.values()), pages if pages is not None else UNKNOWN_PAGES,
+                                 self.allowed_s))
         slot = Slot(self, client, next(self._ids), pages)
         self.slots[slot.id] = slot
         self.per_client[client] = self.per_client.get(client, 0) + 1
         self.rate.busy()
         return slot
 
-    def outlook(self, pages_ahead: float, own_pages: int) -> Outlook:
-        return Outlook(pages_ahead, own_pages, self.rate.pages_per_s(), self.allowed_s)
+    def outlook(self, ahead: list[Slot], own_pages: int, allowed_s: float | None) -> Outlook:
+        """The outlook of a request of `own_pages` behind the slots `ahead`."""
+        share = self.ocr_share
+        return Outlook(
+            sum(s.remaining for s in ahead), own_pages, self.rate.pages_per_s(), allowed_s,
+            ocr_ahead=sum(s.in_ocr + share * s.untriaged for s in ahead), ocr_own=share * own_pages,
+            ocr_rate=self.ocr_rate.pages_per_s(),
+        )
 
     def _check(self, outlook: Outlook) -> None:
         if outlook.refuse:
@@ -116,15 +133,11 @@ class Admission:
         Refused, and releases the slot, if it would not finish in time)."""
         slot.pages = pages
         self.typical_pages += TYPICAL_WEIGHT * (pages - self.typical_pages)
-        ahead = 0.0
-        for other in self.slots.values():
-            if other is slot:
-                break
-            ahead += other.remaining
+        ahead = list(itertools.takewhile(lambda other: other is not slot, self.slots.values()))
         spent = self.rate.clock() - slot.admitted_at  # the deadline started at admission
         allowed = None if self.allowed_s is None else self.allowed_s - spent
         try:
-            self._check(Outlook(ahead, pages, self.rate.pages_per_s(), allowed))
+            self._check(self.outlook(ahead, pages, allowed))
         except Refused:
             slot()
             raise
@@ -138,6 +151,21 @@ class Admission:
             del self.per_client[slot.client]
         if not self.slots:
             self.rate.idle()
+        self._ocr_idle_check()
+
+    def _ocr_idle_check(self) -> None:
+        if not any(s.in_ocr for s in self.slots.values()):
+            self.ocr_rate.idle()
+
+    def _page_done(self, slot: Slot, page: Page) -> None:
+        slot.done += 1
+        self.rate.page_done()
+        ocr = page.route in OCR_ROUTES
+        self.ocr_share += OCR_SHARE_WEIGHT * (float(ocr) - self.ocr_share)
+        if ocr and slot.ocr_started > slot.ocr_done:
+            slot.ocr_done += 1
+            self.ocr_rate.page_done()
+            self._ocr_idle_check()
 
 
 class Slot:
@@ -147,6 +175,7 @@ class Slot:
     def __init__(self, admission: Admission, client: str, id: int, pages: int | None):
         self._admission, self.client, self.id, self._released = admission, client, id, False
         self.pages, self.done = pages, 0  # pages: None until the file is opened
+        self.ocr_started = self.ocr_done = 0  # its pages sent to / back from the OCR stages
         self.admitted_at = admission.rate.clock()
 
     @property
@@ -154,6 +183,23 @@ class Slot:
         """Pages not finished yet; an unopened request counts as the replica's typical one."""
         pages = self.pages if self.pages is not None else self._admission.typical_pages
         return max(0.0, pages - self.done)
+
+    @property
+    def in_ocr(self) -> int:
+        """Its pages in the OCR stages now."""
+        return self.ocr_started - self.ocr_done
+
+    @property
+    def untriaged(self) -> float:
+        """Its pages neither finished nor in OCR: not triaged yet (a born-digital page finishes
+        at triage), so their route is not known."""
+        return max(0.0, self.remaining - self.in_ocr)
+
+    def ocr_page_started(self) -> None:
+        """One of its pages went to the OCR stages (the ingress's layout call)."""
+        if not self._released:
+            self.ocr_started += 1
+            self._admission.ocr_rate.busy()
 
     def __call__(self) -> None:
         if not self._released:
@@ -169,12 +215,11 @@ class Slot:
     async def track(self, items: AsyncIterator) -> AsyncIterator:
         """The conversion's `items`, counted: the head's page count is checked against the
         deadline (Refused is raised before any page starts, and `items` closed, which cancels
-        the walk), and every finished page feeds the replica's rate."""
+        the walk), and every finished page feeds the replica's rates."""
         async with aclosing(items):
             async for item in items:
                 if isinstance(item, DocumentHead) and not self._released:
                     self._admission._pages_known(self, len(item.numbers))
                 elif isinstance(item, Page) and not self._released:
-                    self.done += 1
-                    self._admission.rate.page_done()
+                    self._admission._page_done(self, item)
                 yield item

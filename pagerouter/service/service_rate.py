@@ -62,29 +62,45 @@ class ServiceRate:
 
 @dataclass(frozen=True)
 class Outlook:
-    """What one request can expect: pages ahead of it and its own, at `rate` pages/s, against
-    `allowed_s` (the share of its deadline that admission lets the expected finish take)."""
+    """What one request can expect, against `allowed_s` (the share of its deadline that
+    admission lets the expected finish take; None: no deadline). Two lanes: all pages (pages
+    ahead of it and its own at `rate` pages/s), and the OCR stages, where pages wait behind
+    other OCR pages only (`ocr_ahead`: pages in OCR ahead of it plus the expected OCR share of
+    those not triaged yet; `ocr_own`: that share of its own; at `ocr_rate`). One lane alone
+    misleads under a mix: born-digital pages finish by the hundred per second and make the
+    page rate look fast while the scans queue at OCR."""
 
     pages_ahead: float
     own_pages: int
     rate: float
     allowed_s: float | None
+    ocr_ahead: float = 0.0
+    ocr_own: float = 0.0
+    ocr_rate: float = math.inf
+
+    @staticmethod
+    def _seconds(pages: float, rate: float) -> float:
+        if pages <= 0:
+            return 0.0
+        return pages / rate if rate > 0 else math.inf
 
     @property
     def wait_s(self) -> float:
-        """Seconds until the pages ahead have drained."""
-        return self.pages_ahead / self.rate if self.rate > 0 else math.inf
+        """Seconds until the pages ahead have drained (the slower lane)."""
+        return max(self._seconds(self.pages_ahead, self.rate), self._seconds(self.ocr_ahead, self.ocr_rate))
 
     @property
     def finish_s(self) -> float:
-        """Seconds until this request's own pages are done too."""
-        return (self.pages_ahead + self.own_pages) / self.rate if self.rate > 0 else math.inf
+        """Seconds until this request's own pages are done too (the slower lane)."""
+        return max(self._seconds(self.pages_ahead + self.own_pages, self.rate),
+                   self._seconds(self.ocr_ahead + self.ocr_own, self.ocr_rate))
 
     @property
     def refuse(self) -> bool:
         """Refuse only with work ahead (an idle replica runs anything: the first request always
         runs) and an expected finish past what the deadline allows (None: no deadline)."""
-        return self.pages_ahead > 0 and self.allowed_s is not None and self.finish_s > self.allowed_s
+        ahead = self.pages_ahead > 0 or self.ocr_ahead > 0
+        return ahead and self.allowed_s is not None and self.finish_s > self.allowed_s
 
     def retry_after_s(self) -> int:
         """Seconds until the request would fit: the excess over what is allowed, and never more
@@ -95,7 +111,9 @@ class Outlook:
     def figures(self) -> str:
         """The decision's figures, one line for messages and logs."""
         allowed = "no deadline" if self.allowed_s is None else f"{self.allowed_s:.1f} s allowed"
+        ocr = (f"; OCR: {self.ocr_ahead:.1f} pages ahead (in OCR or expected to need it) and {self.ocr_own:.1f} "
+               f"of its own at {self.ocr_rate:.2f} pages/s" if self.ocr_ahead > 0 or self.ocr_own > 0 else "")
         return (
-            f"expected wait {self.wait_s:.1f} s for {self.pages_ahead:g} pages ahead at {self.rate:.2f} pages/s, "
-            f"finish in {self.finish_s:.1f} s with its own {self.own_pages} ({allowed})"
+            f"expected wait {self.wait_s:.1f} s for {self.pages_ahead:.1f} pages ahead at {self.rate:.2f} pages/s"
+            f"{ocr}; finish in {self.finish_s:.1f} s with its own {self.own_pages} ({allowed})"
         )
