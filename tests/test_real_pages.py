@@ -240,7 +240,11 @@ def test_form_code_at_the_foot_of_a_single_page_is_furniture():
 
 
 @pytest.mark.parametrize("name", ["failing_anchor_pg4_p4", "load_v_error_p2", "pdftotext_two_column_issue_p2",
-                                  "redp5110_sampled_p4", "lots_of_chem_tables_p2", "bws_book_ch2_p2"])
+                                  "redp5110_sampled_p4", "lots_of_chem_tables_p2", "bws_book_ch2_p2",
+                                  # a download stamp and journal head over a reference list filling the band
+                                  "tobacco_missed_tokens_pg1_p9",
+                                  # a manual's chapter-page number "1-1" under its running foot
+                                  "instructions_and_schematics_p7"])
 def test_running_heads_and_feet_leave_the_body_and_titles_stay(name):
     tr = _truth(name)
     _blocks, body, tables = _read(tr)

@@ -59,9 +59,11 @@ from .roles import _CAPTION_RE as _CAPTION
 # page numbers are small roman numerals (i..xxxix); "L", "C", "D", "M" alone are map and
 # table labels far more often than page 50, 100, 500 or 1000
 _PAGE_ROMAN = r"(?=[ivx])x{0,3}(?:ix|iv|v?i{0,3})"
+# a manual's chapter-page number ("2-13", "A-4": chapter or appendix, then the page in it)
+_CHAPTER_PAGE = r"(?:\d{1,2}|[A-Z])[-–]\d{1,3}"
 _PAGE_NUMBER = re.compile(
     r"^(?:(?:page|pg\.?|p\.|seite|s\.|стр\.?|страница|pagina|página)\s*)?"
-    r"[-–—(\[|]?\s*(?:\d{1,4}|" + _PAGE_ROMAN + r")\s*[-–—)\]|]?"
+    r"[-–—(\[|]?\s*(?:" + _CHAPTER_PAGE + r"|\d{1,4}|" + _PAGE_ROMAN + r")\s*[-–—)\]|]?"
     r"(?:\s*(?:of|/|von|из|de)\s*(?:\d{1,4}|" + _PAGE_ROMAN + r"))?$",
     re.IGNORECASE,
 )
@@ -245,7 +247,12 @@ class FurnitureModel:
             if not is_top:
                 _below_page_number(group, horiz, page_height - band, body_size, out)
             if len(group) > cfg.furniture_max_band_lines:
-                continue  # a map, an axis, a table reaching the band: only repetition decides there
+                # a map, an axis, a table, a reference list reaching the band: only repetition decides
+                # there, except for the lines at the page edge set well apart from it (a download stamp
+                # and a journal's running head over the references that fill the rest of the band)
+                group = _edge_stack(group, is_top)
+                if not group or len(group) > cfg.furniture_max_band_lines:
+                    continue
             # a letter's greeting, closing or signature block in the band: nothing in it is furniture by its
             # page alone (small type set well apart from it, a company's registration line, still can be)
             letter = _letter_block(group, body_size)
@@ -497,6 +504,23 @@ def _head_row(horiz: list[Line], band: float, page_height: float, body_size: flo
     else:
         gap = min(m.y0 for m in row) - max((m.y1 for m in rest if m.y1 <= edge.yc), default=0.0)
     return row if gap > 0.8 * max(m.height for m in row) else []
+
+
+def _edge_stack(group: list[Line], top: bool) -> list[Line]:
+    """The band's lines from the page edge inward down to the first gap wider than two of their
+    line heights, when lines stand beyond that gap (else [])."""
+    rows: list[list[Line]] = []
+    for ln in sorted(group, key=lambda m: m.y0 if top else -m.y1):
+        if rows and abs(rows[-1][0].yc - ln.yc) < 0.5 * max(rows[-1][0].height, ln.height):
+            rows[-1].append(ln)
+        else:
+            rows.append([ln])
+    for i in range(1, len(rows)):
+        a, b = rows[i - 1], rows[i]
+        gap = (min(m.y0 for m in b) - max(m.y1 for m in a)) if top else (min(m.y0 for m in a) - max(m.y1 for m in b))
+        if gap > 2 * max(m.height for m in a + b):
+            return [m for r in rows[:i] for m in r]
+    return []
 
 
 def band_stack(horiz: list[Line], band: float, page_height: float, body_size: float, top: bool,
