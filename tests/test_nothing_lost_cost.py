@@ -42,6 +42,14 @@ def read(conv, c: lc.Case):
     return page, md, lj.judge(c.pages[0], md)
 
 
+def ocrd(conv, c: lc.Case, why: str):
+    """The page read, after asserting that triage sent it to OCR for `why`."""
+    page, md, verdict = read(conv, c)
+    assert page.route == "ocr", page.triage.reasons
+    assert why in page.triage.reasons[0], page.triage.reasons
+    return page, md, verdict
+
+
 # --- the estimate itself -------------------------------------------------------------------------
 def test_words_of_one_row_are_one_detector_row_and_columns_are_not():
     from pagerouter.triage import proof_cost as pc
@@ -83,11 +91,8 @@ def _cost_case(v: int) -> lc.Case:
 @pytest.mark.slow
 @pytest.mark.parametrize("v", [0, 1, 2, 3])  # 0, 2: 80 short lines; 1, 3: one word a line
 def test_a_layer_dearer_to_prove_than_to_ocr_is_ocrd_at_once(conv, v):
-    c = _cost_case(v)
-    page, md, verdict = read(conv, c)
+    page, md, verdict = ocrd(conv, _cost_case(v), "cheaper way to read it")
     s = page.triage.scores
-    assert page.route == "ocr", page.triage.reasons
-    assert "cheaper way to read it" in page.triage.reasons[0], page.triage.reasons
     assert s["hidden_layer_ocr_est_ms"] < s["hidden_layer_proof_est_ms"], s
     assert "hidden_layer_sampled_lines" not in s  # not one line was cropped and read for a proof
     assert verdict.cer < 0.03, (verdict, md[:400])
@@ -137,10 +142,8 @@ def _many_lies(seed: int) -> lc.Case:
 @pytest.mark.parametrize("seed", [1, 2])
 def test_a_layer_that_keeps_disagreeing_is_given_up_for_ocr_midway(conv, seed):
     c = _many_lies(seed)
-    page, md, verdict = read(conv, c)
+    page, md, verdict = ocrd(conv, c, "given up for OCR midway")
     s = page.triage.scores
-    assert page.route == "ocr", page.triage.reasons
-    assert "given up for OCR midway" in page.triage.reasons[0], page.triage.reasons
     assert 0 < s["hidden_layer_proof_abandoned_after_lines"] < 24, s
     for lie in c.pages[0].forbidden:
         assert lie not in md

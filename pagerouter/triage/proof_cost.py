@@ -103,8 +103,11 @@ def rows(boxes: list[Box]) -> list[Box]:
     out: list[list[float]] = []
     for b in sorted(boxes, key=lambda b: (round(b[1]), b[0])):
         h = b[3] - b[1]
-        for r in out:
+        for r in reversed(out):  # rows start top down: only the last few can reach this box
             rh = r[3] - r[1]
+            if r[1] + 3 * max(h, rh) < b[1]:
+                out.append(list(b))
+                break
             overlap = min(b[3], r[3]) - max(b[1], r[1])
             gap = max(b[0] - r[2], r[0] - b[2])
             if overlap >= 0.5 * min(h, rh) and gap <= _ROW_GAP * max(h, rh):
