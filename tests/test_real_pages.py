@@ -244,7 +244,9 @@ def test_form_code_at_the_foot_of_a_single_page_is_furniture():
                                   # a download stamp and journal head over a reference list filling the band
                                   "tobacco_missed_tokens_pg1_p9",
                                   # a manual's chapter-page number "1-1" under its running foot
-                                  "instructions_and_schematics_p7"])
+                                  "instructions_and_schematics_p7",
+                                  # a running head in 12 pt over a page of 10.5 pt table rows: no heading type
+                                  "lots_of_chem_tables_p4"])
 def test_running_heads_and_feet_leave_the_body_and_titles_stay(name):
     tr = _truth(name)
     _blocks, body, tables = _read(tr)

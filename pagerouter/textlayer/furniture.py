@@ -294,8 +294,10 @@ class FurnitureModel:
 
     def _repeated(self, ln: Line, top: bool, page_height: float, body_size: float, cfg: TextLayerConfig) -> bool:
         if top:
-            # (a repeated line in heading type, "Section 3" on every page, is a heading)
-            return ln.size < cfg.heading_size_ratio * body_size and _matches(_key(ln, 0.0), self.headers)
+            # (a repeated line in heading type, "Section 3" on every page, is a heading; heading type
+            # against the document's body too: a page filled by a table in smaller type is no measure)
+            body = max(body_size, self.body_size or 0.0)
+            return ln.size < cfg.heading_size_ratio * body and _matches(_key(ln, 0.0), self.headers)
         return _matches(_key(ln, page_height), self.footers)
 
 
