@@ -229,6 +229,17 @@ def test_scorecard_keeps_its_label_column_and_total_rows():
     assert ["Total Discovery Knowledge Score:", "/2"] in [[x for x in r if x] for r in rows]
 
 
+def test_bullet_list_on_ruled_notebook_paper_is_no_table():
+    """A writing-guide slide: six bullet points set on a notebook page's ruled lines. The rules
+    made a ruled region and the bullets a column of their own: a two-column "table" of bullet
+    glyphs beside wrapped sentences. A list is text."""
+    tr = _truth("large_prompt_hint1_p5")
+    _blocks, body, tables = _read(tr)
+    assert tables == []
+    got = score_page(tr, body, tables)
+    assert got.k_out == 0 and got.order == 1.0 and got.missing == 0
+
+
 def test_form_code_at_the_foot_of_a_single_page_is_furniture():
     """A child-welfare form's "DCF-F-2476-E (R. 04/2014)" footer left the body; its title stays."""
     tr = _truth("150109DSP-Milw-505-90D_p1")

@@ -38,7 +38,7 @@ from ..common.geometry import BBox
 from ..common.pagetext import words_in
 from ..render.table_markdown import cells_to_html, cells_to_markdown, header_spans
 from .lines import Line
-from .tables_text import _UNIT, build_text_table, column_cuts, phrases, rows_of, word_space
+from .tables_text import _UNIT, build_text_table, bullet_list, column_cuts, phrases, rows_of, word_space
 
 
 _CAPTION = re.compile(r"^(?:Table|Tab\.|Tabelle|Tableau|Tabla|Figure|Fig\.|Exhibit|Schedule)\s*[A-Z]?[\dIVX]", re.I)
@@ -577,7 +577,7 @@ def build_table(
     ncols = len(keep)
     # a merged cell counts once (its text stands in every column it covers)
     distinct = [sum(1 for j, c in enumerate(r) if c and (j == 0 or r[j - 1] != c)) for r in rows]
-    if sum(1 for n in distinct if n >= 2) < 2 or sum(distinct) < 0.4 * len(rows) * ncols:
+    if sum(1 for n in distinct if n >= 2) < 2 or sum(distinct) < 0.4 * len(rows) * ncols or bullet_list(rows):
         return None
     conf = cfg.ruled_table_confidence if ruled else cfg.text_table_confidence
     # spanning cells in the top rows are group labels: the header runs down to the row under them

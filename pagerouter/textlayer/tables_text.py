@@ -43,6 +43,7 @@ _DASH = {"\u2014", "\u2013", "-", "\u2212", "\u2012", "n/a", "N/A", "nm", "NM", 
 _SIGNS = set("$€£¥₹")
 _OPERATORS = {"+", "=", "×", "·", "±", "≤", "≥", "<", ">", "+ +", "= ="}
 _CLOSERS = {")", "%", ")%", "%)"}
+_BULLETS = {"•", "◦", "▪", "■", "□", "●", "○", "◆", "➢", "►", "–", "-", "*", "\uf0b7", "\uf0a7", "\uf0d8"}
 _UNIT = re.compile(r"^\(.*\)$|\b(?:in|en|in der|amounts in)\s+(?:millions?|thousands?|billions?|[A-Z]{3}\b)|except\b|\bper share\b", re.I)
 _YEAR = re.compile(r"^(?:FY|Q[1-4] )?(?:19|20)\d\d[A-Za-z*]?$")
 _JOINERS = {"and", "or", "of", "to", "for", "from", "in", "on", "the", "a", "an", "by", "with", "at", "per", "as"}
@@ -50,6 +51,16 @@ _JOINERS = {"and", "or", "of", "to", "for", "from", "in", "on", "the", "a", "an"
 
 _OUT_OF = re.compile(r"^(?:\d{1,4}\s?)?/\s?\d{1,4}$")
 """A score and what it is out of ("3/4", "/25" in a scorecard's points column)."""
+
+
+def bullet_list(cells: list[list[str]]) -> bool:
+    """Two columns, the first holding only bullet glyphs: a list beside its bullets (set on ruled
+    notebook paper or in a frame), not a table. (A line running across both columns, a merged
+    cell, is the list's own text.)"""
+    if not cells or any(len(r) != 2 for r in cells):
+        return False
+    firsts = [r[0].strip() for r in cells if r[0].strip() and r[0] != r[1]]
+    return len(firsts) >= 2 and set(firsts) <= _BULLETS
 
 
 def is_value(text: str) -> bool:
@@ -249,6 +260,8 @@ def build_text_table(
         col = {r[j] for r in cells[len(header):] if r[j]}
         if len(col) and col <= _OPERATORS:
             return None  # a column of "+" and "=": an aligned equation array, not a table
+    if bullet_list(cells):
+        return None
     # every word of the region must land in a cell: a grid that loses text (a sidebar's note,
     # a heading cut in two by a column boundary) is not this table; the lines stay prose
     kept = Counter(ch for r in cells for c in r for ch in c if not ch.isspace())
