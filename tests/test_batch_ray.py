@@ -70,9 +70,10 @@ def corpus(tmp_path_factory):
     (bucket / "b").mkdir()
     d.save(bucket / "b" / "scan.pdf")
     cfg = root / "cfg.yaml"
-    pools = "{min_size: 1, max_size: 1, num_cpus: 0.25}"
-    cfg.write_text(f"batch:\n  pages_per_range: 3\n  files_per_open_task: 2\n  layout: {pools}\n"
-                   f"  small_reader: {pools}\n  escalation: {pools}\n")
+    # three actors of the one CPU pool (as many as the three pools had): Ray Data spreads them over
+    # the two nodes, so the node-kill test's node holds one
+    cfg.write_text("batch:\n  pages_per_range: 3\n  files_per_open_task: 2\n"
+                   "  cpu_pool: {min_size: 3, max_size: 3, num_cpus: 0.25}\n")
     return root
 
 
@@ -197,7 +198,7 @@ def test_driver_killed_then_rerun_loses_nothing_and_converts_nothing_twice(clust
 def test_a_document_is_written_when_its_last_page_is_done_not_at_the_end(cluster, corpus, tmp_path):
     """Streaming outputs: three one-page files and a 40-page file whose pages each take 0.5 s;
     the short files' outputs are written while the long file is still being read, not when the
-    run ends. Pools as the corpus config has them (batch_size 4 and 2: a pool must not hold the
+    run ends. The pool as the corpus config has it (batch_size 4: a pool must not hold the
     short files' rows back until it has a full batch)."""
     src = tmp_path / "in"
     for i in range(3):
