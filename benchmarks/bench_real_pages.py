@@ -55,12 +55,22 @@ def sys_pagerouter():
 
     conv = Converter(PagerouterConfig())
 
+    escalated = {"pages": 0, "timeouts": 0}
+
     def run(path: Path, page: int):
         doc = conv.convert(str(path), pages=str(page))
         tables = [cells_from_grid(b.cells, b.spans or ()) for p in doc.pages for b in p.blocks
                   if b.role == "table" and b.cells]
+        # pages sent to escalation: the CPU vote's engines run under timeouts, so on a loaded
+        # machine their reading (and what it keeps of a page's furniture) can differ run to run
+        for p in doc.pages:
+            esc = [c for c in p.checks if c.name == "escalation"]
+            escalated["pages"] += bool(esc)
+            escalated["timeouts"] += any("timeout" in (c.reason or "").lower() for c in esc)
         return to_markdown(doc), tables
     run.close = conv.close  # type: ignore[attr-defined]
+    run.notes = lambda: (f"{escalated['pages']} page(s) escalated, {escalated['timeouts']} with an engine "  # type: ignore[attr-defined]
+                         "timeout (their figures depend on machine load)") if escalated["pages"] else ""
     return run
 
 
@@ -127,6 +137,7 @@ def main() -> int:
     truths = [t for t in load_truth() if args.part == "all" or t["held"] == (args.part == "held")]
     results: dict = {}
     per_page: dict = defaultdict(dict)
+    notes: list[str] = []
     for name in args.systems.split(","):
         try:
             run = SYSTEMS[name]()
@@ -146,6 +157,9 @@ def main() -> int:
             for key in [(part, "all"), (part, tr["cls"])]:
                 results.setdefault(key, {}).setdefault(name, Tally()).add(tally)
         results.setdefault(("time", name), time.perf_counter() - t0)
+        note = getattr(run, "notes", lambda: "")()
+        if note:
+            notes.append(f"{name}: {note}")
         getattr(run, "close", lambda: None)()
     for part in ("dev", "held"):
         keys = sorted({k[1] for k in results if k[0] == part}, key=lambda c: (c != "all", c))
@@ -164,6 +178,8 @@ def main() -> int:
     for k, v in results.items():
         if k[0] == "time":
             print(f"time {k[1]}: {v:.1f} s")
+    for note in notes:
+        print(note)
     if args.verbose:
         for page, by in per_page.items():
             for name, t in by.items():
