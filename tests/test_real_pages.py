@@ -240,6 +240,17 @@ def test_bullet_list_on_ruled_notebook_paper_is_no_table():
     assert got.k_out == 0 and got.order == 1.0 and got.missing == 0
 
 
+def test_labels_of_a_drawn_graph_are_no_table():
+    """Structural-RNN paper p4: Figure 3's four panels of nodes, edges and factor boxes, drawn
+    with circles and slanted strokes; their labels ("H-O", "O-O", "Human", "Object", the node
+    names) line up in rows and columns and were read as a ten-column table over the figure."""
+    tr = _truth("badlines_p4")
+    _blocks, body, tables = _read(tr)
+    assert tables == []
+    got = score_page(tr, body, tables)
+    assert got.k_out == 0 and got.missing == 0
+
+
 def test_form_code_at_the_foot_of_a_single_page_is_furniture():
     """A child-welfare form's "DCF-F-2476-E (R. 04/2014)" footer left the body; its title stays."""
     tr = _truth("150109DSP-Milw-505-90D_p1")

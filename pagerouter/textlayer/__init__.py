@@ -52,6 +52,7 @@ from .native import prefer_native
 from .proof_reads import mark_proof_reads
 from .roles import Para, assign_roles, attach_captions, group_paragraphs, list_marker
 from .tables import (
+    DrawnStrokes,
     Table,
     build_table,
     column_candidates,
@@ -164,9 +165,12 @@ def read_text_layer(
         # two-column tables of labels and amounts, in each text column (tables_label_value.py);
         # like a column's own table, one makes a whole-page region over it and the prose beside it void
         pairs = [r for col in (columns or [body]) for r in label_value_candidates(col, cfg, em)]
+        strokes = DrawnStrokes(page, derot)
         for region in [*beside, *_without_prose_rows(whole, [*in_columns, *pairs], body, cfg), *in_columns, *pairs]:
             if any(overlap_share(region, t.bbox) > 0.3 or overlap_share(t.bbox, region) > 0.3 for t in found):
                 continue
+            if strokes.drawing(region):
+                continue  # the labels of a diagram or chart drawn there, not a table
             tab = build_table(page, region, [], [], cfg, em, derot, rot, ruled=False)
             if tab is not None:
                 found.append(tab)

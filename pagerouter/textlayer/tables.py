@@ -9,7 +9,9 @@ Candidates come from two cheap signals, so a page without either never pays for 
 * **text geometry**: at least `table_min_rows` consecutive rows of at least `table_min_cols`
   short fragments (median words <= `table_max_cell_words`) whose columns line up, and which
   are not justified prose columns. The run passes over a few one-line rows (section labels,
-  a unit line) and takes in the header lines standing over its value columns above it.
+  a unit line) and takes in the header lines standing over its value columns above it. Such a
+  region over a drawing (curves and slanted strokes: a diagram, a chart) holds the drawing's
+  labels, not a table (`DrawnStrokes`).
 
 Unruled regions get their cells from `tables_text.build_text_table` (header levels, currency
 sign columns, wrapped labels: see there); ruled ones from the rules as below.
@@ -414,6 +416,45 @@ def prose_columns(frags: list[Line], cuts: list[float]) -> bool:
         if ratio >= 0.85 or (ratio >= 0.5 and runs_on >= 0.5):
             prose += 1
     return prose >= max(2, (len(bounds) - 1) // 2)
+
+
+class DrawnStrokes:
+    """Curves and slanted lines drawn on the page, read once (`page.get_drawings()`) and only
+    when an unruled table candidate asks: a table is drawn with straight rules and boxes, a
+    diagram or a chart with curves and slanted strokes, and its labels line up in rows and
+    columns too (a graphical model's node and edge labels, a schematic's pin names)."""
+
+    MIN_CURVES = 30
+    MIN_SLANTED = 15
+
+    def __init__(self, page: pymupdf.Page, derotate: pymupdf.Matrix | None) -> None:
+        self.page, self.derotate = page, derotate
+        self.points: tuple[list, list] | None = None
+
+    def _read(self) -> tuple[list, list]:
+        curves: list = []
+        slanted: list = []
+        for d in self.page.get_drawings():
+            for it in d["items"]:
+                if it[0] == "c":
+                    curves.append(it[1])
+                elif it[0] == "l" and abs(it[1].x - it[2].x) > 1 and abs(it[1].y - it[2].y) > 1:
+                    slanted.append(it[1])
+        return curves, slanted
+
+    def drawing(self, region: BBox) -> bool:
+        """The region holds enough curves and slanted strokes to be a drawing's (30 curves, 15
+        slanted strokes, or the same share of both together: a few nodes and their edges; a
+        table's rounded frame has 4 to 8 curves)."""
+        if self.points is None:
+            self.points = self._read()
+        r = pymupdf.Rect(region)
+        if self.derotate is not None:
+            r = r * self.derotate
+        curves, slanted = self.points
+        c = sum(1 for q in curves if q in r)
+        s = sum(1 for q in slanted if q in r)
+        return c / self.MIN_CURVES + s / self.MIN_SLANTED >= 1.0
 
 
 # --------------------------------------------------------------------------- cells
