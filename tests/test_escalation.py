@@ -281,3 +281,23 @@ def test_cyrillic_scan_escalation_counts_engines_honestly():
     assert "used" in reasons["witness_tesseract"].reason and "first (flagged) reading" in reasons["witness_tesseract"].reason
     assert "escalation_tesseract" not in out.timings, "Tesseract must not re-read its own page as a 'second' witness"
     assert char_error_rate(ref, "\n".join(b.text for b in out.blocks if b.role != "figure")) <= 0.05
+
+
+def test_a_mixed_page_s_text_layer_is_not_read_twice(cfg, clean_task):
+    """A mixed page: exact text-layer blocks beside one OCR block the checks flagged. The
+    witnesses read the whole render, the layer's lines too; only what lies outside the layer's
+    blocks is theirs to vote on. (Before, the vote fell back to one whole-page block holding the
+    page's text a second time under the layer's own blocks, and the page came out `ok`: a real
+    paper, benchmarks/real_pages issue-982-example p2, printed every paragraph twice.)"""
+    task, _ = clean_task
+    layer = [Block(text=t, role="paragraph", bbox=(60.0, 70.0 + 16 * i, 500.0, 82.0 + 16 * i), page=1,
+                   engine="pymupdf", route="text_layer", confidence=1.0) for i, t in enumerate(LINES[:3])]
+    ocr = _block(" ".join(LINES[3:]).replace("documents", "docurnents"), conf=0.5, bbox=(55.0, 115.0, 505.0, 150.0))
+    first = Reading(blocks=[*layer, ocr], engine="rapidocr")
+    tess = FakeTesseract(fail=False, texts=LINES)
+    out = VoteEscalator(cfg, rapid=FakeLineReader(LINES), tesseract=tess).escalate(task, first)
+    assert out.blocks[:3] == layer  # the layer's blocks stand as they were
+    escalated = [b for b in out.blocks if b.route == "escalation"]
+    assert [b.text for b in escalated] == [" ".join(LINES[3:])], [b.text for b in out.blocks]
+    words = " ".join(b.text for b in out.blocks).split()
+    assert words == GOOD.split()  # every word of the page once, in reading order

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..config.ocr import OcrConfig, RenderTargetConfig
 from ..common.geometry import center_inside, grow, union
@@ -349,6 +349,13 @@ class VoteEscalator:
             return b.role in KEPT_ROLES or b.route == "text_layer"
 
         targets = [b for b in first.blocks if not kept(b)]
+        # On a mixed page the witnesses read the whole render, the text layer's lines included: what
+        # they read inside an exact text-layer block is that block's text again, so it is not theirs
+        # to vote on (kept whole, it came out twice: the page's text under the layer's own blocks).
+        layer = [grow(b.bbox, self.cfg.escalation.block_margin_pt) for b in first.blocks
+                 if b.route == "text_layer" and b.text.strip()]
+        if layer:
+            usable = [_outside(w, layer, first) for w in usable]
         per_block = self._assign(targets, usable, first_name)
         engine_version = "; ".join(f"{w.name}: {w.engine_version}" for w in usable if w.engine_version)
         if per_block is not None:
@@ -371,7 +378,7 @@ class VoteEscalator:
         # Whole page: one block spanning everything the witnesses read.
         texts = [(w.name, w.text) for w in usable]
         res = vote(texts)
-        boxes = [ln.bbox for w in usable for ln in w.lines] + [b.bbox for b in first.blocks if b.text.strip()]
+        boxes = [ln.bbox for w in usable for ln in w.lines] + [b.bbox for b in targets if b.text.strip()]
         bbox = union(boxes) if boxes else (0.0, 0.0, task.width, task.height)
         conf = (sum(c * w for c, w in zip(usable[0].confidences, usable[0].weights)) / max(1, sum(usable[0].weights))) \
             if single else res.agreement
@@ -452,6 +459,31 @@ def _rows(units: list[OcrLine]) -> list[OcrLine]:
                                   sum(x.confidence for x in ws) / len(ws)))
         return sort_lines(merged)
     return sort_lines(units)
+
+
+def _outside(w: Witness, boxes: list[tuple[float, float, float, float]], first: Reading) -> Witness:
+    """`w` with only what it read outside `boxes` (a mixed page's text-layer blocks): the first
+    reading without its text-layer blocks, an engine's lines (Tesseract's, word by word) without
+    those centred in a box."""
+    if w.first:
+        texts = [b for b in first.blocks if b.route != "text_layer" and b.role != "figure" and b.text.strip()]
+        return replace(w, text="\n".join(b.text for b in texts), confidences=[b.confidence for b in texts],
+                       weights=[max(1, len(b.text)) for b in texts])
+    lines: list[OcrLine] = []
+    for ln in w.lines:
+        words = (ln.extra or {}).get("words")
+        if not words:
+            if not any(center_inside(ln.bbox, g) for g in boxes):
+                lines.append(ln)
+            continue
+        left = [wd for wd in words if not any(center_inside(tuple(wd["bbox"]), g) for g in boxes)]
+        if len(left) == len(words):
+            lines.append(ln)
+        elif left:
+            lines.append(OcrLine(union([tuple(wd["bbox"]) for wd in left]), " ".join(wd["text"] for wd in left),
+                                 sum(wd["conf"] for wd in left) / len(left), extra={**ln.extra, "words": left}))
+    return replace(w, lines=lines, text="\n".join(ln.text for ln in lines), confidences=[ln.confidence for ln in lines],
+                   weights=[max(1, len(ln.text)) for ln in lines])
 
 
 def _single_conf(w: Witness, b: Block) -> float:
