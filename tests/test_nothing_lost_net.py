@@ -143,6 +143,39 @@ def test_a_degraded_scan_is_never_ok_and_empty(conv, v):
     assert page.status == "flagged", page.checks  # ...and the page says so
 
 
+def dev_case(cls: str, v: int, seed: int) -> lc.Case:
+    return lc.BUILDERS[cls](random.Random(f"{seed}-{cls}-{v}"), v)
+
+
+# seed 5's degraded scans at the weakest contrast: each line's faint bar broke into word-sized
+# pieces, no piece long enough to be a bar (before: 1 bar, triage `blank`, status ok, CER 100%)
+@pytest.mark.parametrize("v", [9, 37])
+def test_a_row_of_faint_word_pieces_is_a_line_not_a_blank_page(v):
+    d = _triage(dev_case("scan_rows", v, 5))
+    assert d.route == "ocr", d.reasons
+    assert d.scores["faint_rows"] >= 4, d.scores  # five or six lines of print on the page
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("v", [9, 17])  # before: blank ok / ocr ok, CER 100%, every word lost
+def test_a_degraded_dev_scan_is_never_ok_with_its_text_lost(conv, v):
+    c = dev_case("scan_rows", v, 5)
+    page, md, verdict = read(conv, c)
+    assert page.status != "ok" or verdict.cer < 0.2, (page.status, page.checks, verdict)
+
+
+@pytest.mark.parametrize("v", [0, 1, 2])
+@pytest.mark.parametrize("scan", [dict(dpi=70, noise=0.08, blur=3, contrast=0.2),  # the degraded scans' own grain
+                                  dict(dpi=100, noise=0.12), dict(dpi=150, noise=0.04)])
+def test_a_scan_of_empty_paper_with_grain_stays_blank(v, scan):
+    blank = pymupdf.open()
+    blank.new_page(width=lc.A4[0], height=lc.A4[1])
+    pdf = lc._scan_of(lc._pdf(blank), seed=v, **scan)
+    page = pymupdf.open("pdf", pdf)[0]
+    d = triage_page(page, extract_textdict(page), CFG.triage, CFG.ocr)
+    assert d.route == "blank", (d.reasons, d.scores)
+
+
 # --- class 4: too few words, or digits inside another script's words ----------------------------
 @pytest.mark.parametrize("v", [1, 3, 5, 7])  # Thai layers with digits and hyphens inside words (before: text_layer ok)
 def test_digits_and_hyphens_inside_thai_words_fail_the_layer(v):
