@@ -55,19 +55,32 @@ def conv():
         yield c
 
 
-_READ: dict[str, list] = {}  # case name -> its pages read: the wrong-yet-ok sweep reuses what the tests read
+# The line-by-line proof of a hidden layer, whatever it costs: the default picks OCR of the page
+# where that is estimated cheaper (triage/proof_cost.py; tests/test_nothing_lost_cost.py), and
+# the digits pages sit near that line, so the tests of the proof's own workings pin it.
+PROOF_CFG = PagerouterConfig.model_validate({"triage": {"hidden_layer_cheaper_route": False}})
+
+
+@pytest.fixture(scope="module")
+def proof_conv():
+    with Converter(PROOF_CFG) as c:
+        yield c
+
+
+_READ: dict[tuple[int, str], list] = {}  # (converter, case name) -> its pages read: the sweep reuses what the tests read
 
 
 def read(conv, c: lc.Case):
-    if c.name not in _READ:
+    key = (id(conv), c.name)
+    if key not in _READ:
         doc = conv.convert(c.pdf, name=f"{c.name}.pdf")
         out = []
         for page, truth in zip(doc.pages, c.pages):
             md = page_markdown(page, OutputConfig(page_markers=False))
             out.append((page, md, lj.judge(truth, md)))
         assert len(out) == len(c.pages)
-        _READ[c.name] = out
-    return _READ[c.name]
+        _READ[key] = out
+    return _READ[key]
 
 
 def _triage(c: lc.Case):
@@ -119,12 +132,12 @@ def test_ink_the_layer_does_not_explain_is_read(conv, v):
 # --- class 2: a proven hidden layer with wrong digits ---------------------------------------
 @pytest.mark.slow
 @pytest.mark.parametrize("v", [v for v in range(BENCH_VARIANTS) if v % 4 != 3])  # v % 4 == 3: a right layer
-def test_one_wrong_amount_in_a_hidden_layer_is_read_from_the_picture(conv, v):
+def test_one_wrong_amount_in_a_hidden_layer_is_read_from_the_picture(proof_conv, v):
     """Lines whose amounts the picture contradicts are read from the picture, the rest of the
     proven layer kept (the page was wholly OCR'd before); their blocks name the recogniser."""
     c = case("digits", v)
     assert not c.clean
-    (page, md, verdict), = read(conv, c)
+    (page, md, verdict), = read(proof_conv, c)
     assert page.route == "text_layer" and page.triage.hidden_layer, page.triage.reasons
     assert "read from the picture instead" in page.triage.reasons[0]
     assert any(b.engine == "rapidocr" and b.route == "ocr" for b in page.blocks)
@@ -134,10 +147,10 @@ def test_one_wrong_amount_in_a_hidden_layer_is_read_from_the_picture(conv, v):
 
 
 @pytest.mark.parametrize("v", variants("digits", 3, 4))
-def test_a_right_hidden_layer_is_proven_down_to_its_digits(conv, v):
+def test_a_right_hidden_layer_is_proven_down_to_its_digits(proof_conv, v):
     c = case("digits", v)
     assert c.clean
-    (page, md, verdict), = read(conv, c)
+    (page, md, verdict), = read(proof_conv, c)
     assert page.route == "text_layer" and page.status == "ok" and verdict.cer == 0.0
     assert "digit words agree" in page.triage.reasons[0]
 
@@ -258,11 +271,18 @@ def test_cyrillic_with_a_broken_letter_is_read_from_the_image(conv, v):
 NET_VARIANTS = 8  # issue 34's families (lost_cases.NET_CLASSES): two of each kind at seed 21
 SWEEP = {"hidden": range(HIDDEN_KINDS), "digits": range(BENCH_VARIANTS), "furniture": range(BENCH_VARIANTS),
          "ink": range(BENCH_VARIANTS), "script": range(SCRIPT_VARIANTS),
-         **{cls: range(NET_VARIANTS) for cls in lc.NET_CLASSES}}
+         **{cls: range(NET_VARIANTS) for cls in lc.NET_CLASSES},
+         "layer_cost": range(4)}  # both kinds, twice: true layers whose proof costs more than OCR
+
+
+OCR_OF_A_TRUE_LAYER = pytest.mark.xfail(strict=True, reason=(
+    "the cost rule OCRs true layers whose proof costs more (layer_cost), and OCR is not exact: on "
+    "layer_cost-short_lines-2 it reads the layer's 'a 55' as 'a55' (CER 0.1%), ok; the layer's "
+    "agreeing lines are not yet kept over OCR's"))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cls", list(SWEEP))
+@pytest.mark.parametrize("cls", [pytest.param(c, marks=OCR_OF_A_TRUE_LAYER) if c == "layer_cost" else c for c in SWEEP])
 def test_no_page_is_wrong_yet_ok(conv, cls):
     """`bench_lost.py` prints, per class, the pages whose content is wrong (lost or invented words,
     hidden text out, a digit changed) yet `ok`; the README says 0. The same judge over the same
