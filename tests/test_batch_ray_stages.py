@@ -37,6 +37,28 @@ def assemble(tmp_path: Path, items, cfg: PagerouterConfig, rows: list[Row], out:
     journal.close()
 
 
+
+def _bulk_run(cfg: PagerouterConfig) -> RunSpec:
+    """The run every stage test converts under: `cfg`, bulk wait, two ranges per file."""
+    return RunSpec(cfg.model_dump_json(), None, None, "auto", (), False, 900.0, "bulk wait", False, 2)
+
+
+def _doubted_scan(tmp_path: Path) -> Path:
+    """tmp_path/scan.pdf: one scanned page (the fake reader doubts its reading)."""
+    from pagerouter.bench.synth import add_scanned_page
+
+    d = pymupdf.open()
+    add_scanned_page(d, ["A scanned page the fake reader doubts."])
+    d.save(tmp_path / "scan.pdf")
+    d.close()
+    return tmp_path / "scan.pdf"
+
+
+def _triaged(path: Path, run: RunSpec) -> list[Row]:
+    """The rows triage sends on for one file, opened and triaged as the pipeline does."""
+    return rows_of(triage_ranges(table_of(rows_of(open_files(
+        table_of([Row(0, "file", dump(FileJob("", str(path), path.name, {})))]), run))), run))
+
 def test_ranges_cut_runs_of_indices_and_short_files_share_a_unit():
     assert ranges(list(range(7)), 3) == [(0, 3), (3, 6), (6, 7)]
     assert ranges([0, 1, 4, 5, 6, 9], 2) == [(0, 2), (4, 6), (6, 7), (9, 10)]  # staged pages left out
@@ -81,7 +103,7 @@ def test_stages_chained_by_hand_give_the_converters_document(tmp_path):
         add_text_page(d, [LOREM], title=f"Part {i + 1}", header="Running head", footer=str(i + 1))
     d.save(tmp_path / "five.pdf")
     cfg = PagerouterConfig.model_validate({"batch": {"pages_per_range": 2}})
-    run = RunSpec(cfg.model_dump_json(), None, None, "auto", (), False, 900.0, "bulk wait", False, 2)
+    run = _bulk_run(cfg)
     (tmp_path / SAMPLE.name).write_bytes(SAMPLE.read_bytes())
     srcs = [tmp_path / SAMPLE.name, tmp_path / "five.pdf"]
     rows = _run_stages(run, [FileJob("", str(p), p.name, {}) for p in srcs])
@@ -399,16 +421,13 @@ def test_an_escalated_page_is_converted_once_in_the_pools(tmp_path, monkeypatch)
     """The reader pool asks the pipeline's escalation rule and sends the flagged scan on without
     converting it; the escalation pool converts it, once (one `convert_pages` call and one check
     of the first reading for the page, where there were two of each), into the Converter's page."""
-    from pagerouter.bench.synth import add_scanned_page
     from pagerouter.flow import pipeline
     from pagerouter.flow.engines import EngineSet
     from pagerouter.ocr import checks
 
-    d = pymupdf.open()
-    add_scanned_page(d, ["A scanned page the fake reader doubts."])
-    d.save(tmp_path / "scan.pdf")
+    _doubted_scan(tmp_path)
     cfg = PagerouterConfig.model_validate({"isolation": {"enabled": False}})
-    run = RunSpec(cfg.model_dump_json(), None, None, "auto", (), False, 900.0, "bulk wait", False, 2)
+    run = _bulk_run(cfg)
     fakes = _fake_engines(monkeypatch)
     counts = {"convert_pages": 0, "check_reading": 0}
 
@@ -422,8 +441,7 @@ def test_an_escalated_page_is_converted_once_in_the_pools(tmp_path, monkeypatch)
 
     counted(pipeline, "convert_pages")
     counted(checks, "check_reading")
-    triaged = rows_of(triage_ranges(table_of(rows_of(open_files(
-        table_of([Row(0, "file", dump(FileJob("", str(tmp_path / "scan.pdf"), "scan.pdf", {})))]), run))), run))
+    triaged = _triaged(tmp_path / "scan.pdf", run)
     ocr_rows = [r for r in triaged if r.kind == "ocr"]
     assert len(ocr_rows) == 1
     # the triage task's own convert_pages (its text-layer pages' way out) never sees an OCR page
@@ -449,16 +467,13 @@ def test_one_cpu_pool_actor_runs_the_three_stages_on_one_load_of_each_model(tmp_
     EngineSet: a born-digital row passes without a model load, the escalated scan comes out as the
     Converter's page, each model is built once (three pools built one each in three processes),
     and the actor's close closes them."""
-    from pagerouter.bench.synth import add_scanned_page
     from pagerouter.batch.ray_stages import CpuPool
     from pagerouter.flow import engines
     from pagerouter.flow.engines import EngineSet
 
-    d = pymupdf.open()
-    add_scanned_page(d, ["A scanned page the fake reader doubts."])
-    d.save(tmp_path / "scan.pdf")
+    _doubted_scan(tmp_path)
     cfg = PagerouterConfig.model_validate({"isolation": {"enabled": False}})
-    run = RunSpec(cfg.model_dump_json(), None, None, "auto", (), False, 900.0, "bulk wait", False, 2)
+    run = _bulk_run(cfg)
     fakes = _fake_engines(monkeypatch)
     built = []
     monkeypatch.setattr(engines, "build_engine", lambda role, cfg: built.append(role) or fakes[role])
@@ -466,8 +481,7 @@ def test_one_cpu_pool_actor_runs_the_three_stages_on_one_load_of_each_model(tmp_
     passing = [Row(3, "pages", dump("a finished range"))]
     assert [(r.doc, r.kind, r.obj) for r in rows_of(pool(table_of(passing)))] == [(3, "pages", "a finished range")]
     assert built == []
-    triaged = rows_of(triage_ranges(table_of(rows_of(open_files(
-        table_of([Row(0, "file", dump(FileJob("", str(tmp_path / "scan.pdf"), "scan.pdf", {})))]), run))), run))
+    triaged = _triaged(tmp_path / "scan.pdf", run)
     rows = rows_of(pool(table_of([r for r in triaged if r.kind == "ocr"] + passing)))
     assert sorted((r.doc, r.kind) for r in rows) == [(0, "pages"), (3, "pages")]
     (page, engines_ran), = next(r for r in rows if r.doc == 0).obj.pages
@@ -485,16 +499,11 @@ def test_one_cpu_pool_actor_runs_the_three_stages_on_one_load_of_each_model(tmp_
 def test_a_page_the_rule_keeps_is_finished_by_the_reader_pool(tmp_path, monkeypatch):
     """Escalation off: the same flagged page is finished in the reader pool, flagged, with the
     first reading (the pipeline's rule, not a copy of it in the pool)."""
-    from pagerouter.bench.synth import add_scanned_page
-
-    d = pymupdf.open()
-    add_scanned_page(d, ["A scanned page the fake reader doubts."])
-    d.save(tmp_path / "scan.pdf")
+    _doubted_scan(tmp_path)
     cfg = PagerouterConfig.model_validate({"isolation": {"enabled": False}, "ocr": {"escalation": {"enabled": False}}})
-    run = RunSpec(cfg.model_dump_json(), None, None, "auto", (), False, 900.0, "bulk wait", False, 2)
+    run = _bulk_run(cfg)
     fakes = _fake_engines(monkeypatch)
-    triaged = rows_of(triage_ranges(table_of(rows_of(open_files(
-        table_of([Row(0, "file", dump(FileJob("", str(tmp_path / "scan.pdf"), "scan.pdf", {})))]), run))), run))
+    triaged = _triaged(tmp_path / "scan.pdf", run)
     rows = rows_of(ReaderStage(run)(LayoutStage(run)(table_of([r for r in triaged if r.kind == "ocr"]))))
     assert [r.kind for r in rows] == ["pages"] and fakes["escalation"].calls == 0
     (page, _), = rows[0].obj.pages
@@ -507,7 +516,7 @@ def test_a_pool_stage_closes_its_engines(monkeypatch):
     import gc
 
     cfg = PagerouterConfig()
-    run = RunSpec(cfg.model_dump_json(), None, None, "auto", (), False, 900.0, "bulk wait", False, 2)
+    run = _bulk_run(cfg)
     fakes = _fake_engines(monkeypatch)
     stage = ReaderStage(run)
     assert stage.engine is fakes["small_reader"]  # loaded by its first page, not by the actor's start
@@ -526,7 +535,7 @@ def test_a_pool_actor_passes_born_digital_rows_without_loading_its_engine(monkey
     from pagerouter.flow import engines
 
     cfg = PagerouterConfig()
-    run = RunSpec(cfg.model_dump_json(), None, None, "auto", (), False, 900.0, "bulk wait", False, 2)
+    run = _bulk_run(cfg)
     built = []
     monkeypatch.setattr(engines, "build_engine", lambda role, cfg: built.append(role))
     rows = [Row(0, "pages", dump("a finished range")), Row(1, "docs", dump(["a skipped file"]))]
@@ -544,13 +553,12 @@ def test_an_engine_that_cannot_load_fails_its_pages_with_the_reason(tmp_path, mo
     add_scanned_page(d, ["A scanned page."])
     d.save(tmp_path / "scan.pdf")
     cfg = PagerouterConfig.model_validate({"isolation": {"enabled": False}})
-    run = RunSpec(cfg.model_dump_json(), None, None, "auto", (), False, 900.0, "bulk wait", False, 2)
+    run = _bulk_run(cfg)
 
     def broken(role, cfg):
         raise RuntimeError("model file missing")
     monkeypatch.setattr(engines, "build_engine", broken)
-    triaged = rows_of(triage_ranges(table_of(rows_of(open_files(
-        table_of([Row(0, "file", dump(FileJob("", str(tmp_path / "scan.pdf"), "scan.pdf", {})))]), run))), run))
+    triaged = _triaged(tmp_path / "scan.pdf", run)
     rows = rows_of(LayoutStage(run)(table_of([r for r in triaged if r.kind == "ocr"])))
     (page, _), = rows[0].obj.pages
     assert page.status == "failed" and "scan.pdf" in page.error and "model file missing" in page.error
@@ -567,7 +575,7 @@ def test_a_process_closes_its_cached_isolation_pools_at_exit(monkeypatch):
     monkeypatch.setattr(ray_stages, "atexit", fake_atexit)  # FAKE: records, never runs at exit
     monkeypatch.setattr(ray_stages, "_CACHE", {})
     cfg = PagerouterConfig.model_validate({"isolation": {"enabled": True}})
-    run = RunSpec(cfg.model_dump_json(), None, None, "auto", (), False, 900.0, "bulk wait", False, 2)
+    run = _bulk_run(cfg)
     work = ray_stages._page_work(run)
     assert ray_stages._page_work(run) is work and registered == [ray_stages.close_page_works]
     closed = []
