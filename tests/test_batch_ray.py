@@ -54,7 +54,10 @@ def _doc(path: Path, pages: int, tag: str, blank: bool = False) -> Path:
 
 @pytest.fixture(scope="module")
 def cluster():
-    with RayStartCluster(head_cpus=2, workers=[2]) as c:
+    # a head that runs no task (as a large cluster's head is set up) and two workers: every actor of
+    # the pool is on a worker, so the node-kill test can always kill one that holds a pool actor
+    # (with CPUs on the head, Ray's SPREAD put all three there in about one run of two)
+    with RayStartCluster(head_cpus=0, workers=[2, 2]) as c:
         yield c
 
 
@@ -70,8 +73,7 @@ def corpus(tmp_path_factory):
     (bucket / "b").mkdir()
     d.save(bucket / "b" / "scan.pdf")
     cfg = root / "cfg.yaml"
-    # three actors of the one CPU pool (as many as the three pools had): Ray Data spreads them over
-    # the two nodes, so the node-kill test's node holds one
+    # three actors of the one CPU pool (as many as the three pools had), all on the two workers
     cfg.write_text("batch:\n  pages_per_range: 3\n  files_per_open_task: 2\n"
                    "  cpu_pool: {min_size: 3, max_size: 3, num_cpus: 0.25}\n")
     return root
@@ -151,6 +153,18 @@ def _wait_for(cond, proc: subprocess.Popen, timeout: float, what: str) -> None:
             raise AssertionError(f"the run ended before {what}: {proc.stderr.read()[-3000:]}")
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.2)
+
+
+def _pool_actor(cmd: str) -> bool:
+    """A process of the one CPU pool's actors (Ray titles it `ray::MapWorker(MapBatches(CpuPool))`)."""
+    return cmd.startswith("ray::") and ("MapWorker" in cmd or "Stage" in cmd or "CpuPool" in cmd)
+
+
+def _node_with_pool_actor(cluster) -> int | None:
+    for i, worker in enumerate(cluster.workers):
+        if worker is not None and any(_pool_actor(cmdline(p)) for p in descendants(worker.pid)):
+            return i
+    return None
 
 
 def _staged_pages(out: Path) -> int:
@@ -236,8 +250,12 @@ def test_worker_node_killed_mid_run_loses_no_page(cluster, corpus, tmp_path):
     try:
         _wait_for(lambda: _staged_pages(out) + len(read_records(out)) > 0 if out.exists() else False, proc, 240,
                   "the first pages came back")
-        names = [cmdline(p) for p in descendants(cluster.workers[0].pid)]
-        killed = cluster.kill_worker(0)
+        # the first worker node that holds a pool actor (on a loaded machine an actor may still be
+        # starting, its process not yet titled, when the first pages are back)
+        _wait_for(lambda: _node_with_pool_actor(cluster) is not None, proc, 120, "a pool actor on a worker node")
+        node = _node_with_pool_actor(cluster)
+        names = [cmdline(p) for p in descendants(cluster.workers[node].pid)]
+        killed = cluster.kill_worker(node)
         print(f"\nkilled {len(killed)} processes of the worker node: "
               + "; ".join(sorted({n.split(' ')[0].rsplit('/', 1)[-1] for n in names if n})))
         _, err = proc.communicate(timeout=400)
@@ -246,8 +264,7 @@ def test_worker_node_killed_mid_run_loses_no_page(cluster, corpus, tmp_path):
             proc.kill()
     assert proc.returncode == 0, err[-3000:]
     assert any("raylet" in n for n in names) and any(n.startswith("ray::") for n in names), names
-    # Ray Data spreads the pools' actors (its default SPREAD): some of them died with the node
-    assert any("MapWorker" in n or "Stage" in n for n in names), f"no pool actor on the killed node: {names}"
+    assert any(_pool_actor(n) for n in names), f"no pool actor on the killed node: {names}"
     recs = read_records(out)
     assert len(recs) == 4 and all(r["status"] == "done" and r["page_status"]["failed"] == 0 for r in recs)
     assert len(manifest(out)) == 3 * 4 + 2
