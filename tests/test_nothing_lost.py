@@ -275,14 +275,8 @@ SWEEP = {"hidden": range(HIDDEN_KINDS), "digits": range(BENCH_VARIANTS), "furnit
          "layer_cost": range(4)}  # both kinds, twice: true layers whose proof costs more than OCR
 
 
-OCR_OF_A_TRUE_LAYER = pytest.mark.xfail(strict=True, reason=(
-    "the cost rule OCRs true layers whose proof costs more (layer_cost), and OCR is not exact: on "
-    "layer_cost-short_lines-2 it reads the layer's 'a 55' as 'a55' (CER 0.1%), ok; the layer's "
-    "agreeing lines are not yet kept over OCR's"))
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("cls", [pytest.param(c, marks=OCR_OF_A_TRUE_LAYER) if c == "layer_cost" else c for c in SWEEP])
+@pytest.mark.parametrize("cls", list(SWEEP))
 def test_no_page_is_wrong_yet_ok(conv, cls):
     """`bench_lost.py` prints, per class, the pages whose content is wrong (lost or invented words,
     hidden text out, a digit changed) yet `ok`; the README says 0. The same judge over the same

@@ -242,6 +242,7 @@ def escalates(first: Reading, cfg: PagerouterConfig) -> bool:
 async def first_reading(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -> Reading:
     """layout -> small reader -> checks: the reading `escalates` judges."""
     from ..ocr.checks import check_reading
+    from ..ocr.layer_spacing import apply_layer_spacing
 
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -251,8 +252,10 @@ async def first_reading(task: OcrTask, calls: OcrCalls, cfg: PagerouterConfig) -
     first = _checked(await calls.read(task, layout), Reading, "small reader")
     timings["read"] = time.perf_counter() - t1
     first.rotation = first.rotation or layout.rotation
+    # a hidden text layer, where it holds the reading's characters, says where the spaces go
+    spaced = apply_layer_spacing(task, first, cfg.triage.max_invisible_text_share)
     # The reader's own evidence (orientation, script, suppressed characters) stays with its checks.
-    first.checks = list(first.checks) + check_reading(task, first, cfg.ocr.checks)
+    first.checks = list(first.checks) + ([spaced] if spaced else []) + check_reading(task, first, cfg.ocr.checks)
     first.timings = {**first.timings, **timings}
     return first
 
