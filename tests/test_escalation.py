@@ -301,3 +301,19 @@ def test_a_mixed_page_s_text_layer_is_not_read_twice(cfg, clean_task):
     assert [b.text for b in escalated] == [" ".join(LINES[3:])], [b.text for b in out.blocks]
     words = " ".join(b.text for b in out.blocks).split()
     assert words == GOOD.split()  # every word of the page once, in reading order
+
+
+def test_a_block_the_witnesses_out_vote_leaves_no_empty_box(cfg, clean_task):
+    """The first reading read a text-layer line again (an OCR region overlapping the layer's
+    block); the witnesses' lines there are the layer's, not theirs to vote on, so the vote for it
+    is empty. The block goes: an empty block kept its box and "accounted" for the ink under it (a
+    real page, discoverworld_crazy_tables p3, kept 123 empty escalation blocks)."""
+    task, _ = clean_task
+    layer = [Block(text=t, role="paragraph", bbox=(60.0, 70.0 + 16 * i, 500.0, 82.0 + 16 * i), page=1,
+                   engine="pymupdf", route="text_layer", confidence=1.0) for i, t in enumerate(LINES[:3])]
+    again = _block(LINES[0], conf=0.5, bbox=(62.0, 71.0, 498.0, 81.0))
+    ocr = _block(" ".join(LINES[3:]).replace("documents", "docurnents"), conf=0.5, bbox=(55.0, 115.0, 505.0, 150.0))
+    first = Reading(blocks=[*layer, again, ocr], engine="rapidocr")
+    out = VoteEscalator(cfg, rapid=FakeLineReader(LINES), tesseract=FakeTesseract(fail=False, texts=LINES)).escalate(task, first)
+    assert all(b.text.strip() for b in out.blocks), [(b.route, b.bbox) for b in out.blocks if not b.text.strip()]
+    assert " ".join(b.text for b in out.blocks).split() == GOOD.split()

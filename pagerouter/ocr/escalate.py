@@ -366,7 +366,10 @@ class VoteEscalator:
                     continue
                 texts = per_block[id(b)]
                 res = vote([(n, texts[n]) for n in names])
-                if not res.text and not b.text.strip():
+                if not res.text:
+                    # the witnesses out-voted whatever the first reading had there (on a mixed page,
+                    # often a text-layer line it read again): an empty block would still "account"
+                    # for the ink under its box in the checks that follow, so it goes
                     continue
                 conf = _single_conf(usable[0], b) if single else res.agreement
                 blocks.append(b.model_copy(update={
