@@ -358,3 +358,44 @@ def test_a_title_holding_draft_or_confidential_has_no_stamp_cue():
     assert "confidential" in content_cues("DRAFT")
     assert "confidential" in content_cues("Company Confidential")
     assert "confidential" in content_cues("CONFIDENTIAL – DO NOT DISTRIBUTE")
+
+
+def test_shaded_cell_tiles_are_one_cell_and_group_labels_keep_their_columns():
+    """Health outlay table (camelot health.pdf): each shaded cell is painted as several tiles of
+    one colour (padding strips and the text area) with no drawn column rules; the tiles' seams
+    read as rules made 18 columns of 8 and joined "States-A" with "Revenue" (adjacency F1 0.29);
+    with the seams gone, the title bar framed by the same rules became a row and lost the title."""
+    tr = _truth("health_p1")
+    _blocks, _body, tables = _read(tr)
+    want = [cells_from_truth(t["rows"]) for t in tr["tables"]]
+    tp, fp, fn = table_counts(want, tables)
+    assert 2 * tp / (2 * tp + fp + fn) >= 0.95
+    (table,) = [b for b in _blocks if b.role == "table"]
+    header = next(r for r in table.cells if "Medical & Public Health" in r)
+    assert header[1:5] == ["Medical & Public Health", "Family Welfare", "Medical & Public Health", "Family Welfare"]
+    group = table.cells[table.cells.index(header) - 1]
+    assert group[:5] == ["States-A", "Revenue", "Revenue", "Capital", "Capital"]
+    # the title bar inside the frame (one-piece rules over and under it) is text, not a row
+    assert "Public Health Outlay 2012-13 (Budget Estimates)" in " ".join(_body.split())
+    assert not any("Outlay" in c for r in table.cells for c in r)
+
+
+def test_fill_seams_of_one_colour_are_no_rules():
+    """seam_edges on a hand-made drawing list: two tiles of one colour side by side share a seam
+    (no rule); a tile beside one of another colour keeps its edge; a tile edge under a thin
+    rule gives way to the rule."""
+    from pagerouter.textlayer.graphics import seam_edges
+
+    def fill(box, color):
+        return {"type": 3, "bbox": box, "stroked": False, "isrect": True, "color": color, "alpha": 255}
+
+    td = {"blocks": [
+        fill((10, 10, 20, 30), 1), fill((20, 10, 60, 30), 1),  # one cell: padding strip + text area
+        fill((60, 10, 90, 30), 2),  # the next cell, another colour
+        fill((10, 30, 90, 31), 3),  # a thin rule along the tiles' bottom edges
+    ]}
+    seams = seam_edges(td)
+    assert 3 in seams[(10, 10, 20, 30)] and 2 in seams[(20, 10, 60, 30)]  # the shared seam
+    assert 3 not in seams[(20, 10, 60, 30)] and 2 not in seams.get((60, 10, 90, 30), set())  # colour edge
+    assert all(1 in seams[b] for b in [(10, 10, 20, 30), (20, 10, 60, 30), (60, 10, 90, 30)])  # under the rule
+    assert 0 not in seams[(10, 10, 20, 30)]  # the top edge faces nothing: a rule

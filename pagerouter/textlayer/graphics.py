@@ -44,11 +44,13 @@ def read_graphics(
     W, H = size if size is not None else (page.rect.width, page.rect.height)
     page_area = W * H
     items: list[tuple[str, tuple]] = []
+    seams: dict[tuple, set[int]] = {}
     has_images = bool(page_images(page))
     if textdict is not None and vectors_in_textdict():
         for b in textdict.get("blocks", ()):
             if b.get("type") == 3:
                 items.append(("stroke-path" if b.get("stroked") else "fill-path", b["bbox"]))
+        seams = seam_edges(textdict)
         if has_images:
             items += [("fill-image", box) for k, box in paint_log(page) if k in IMAGE_PAINTS]
     else:
@@ -58,6 +60,7 @@ def read_graphics(
     if many:
         g.skipped_reason = f"{len(items)} drawing operations (> {cfg.max_graphics_items}): rules and vector figures not analysed"
     for kind, box in items:
+        orig = box
         if kind == "fill-image":
             pass
         elif many or kind not in ("fill-path", "stroke-path"):
@@ -79,9 +82,62 @@ def read_graphics(
         elif w > _THIN and h > _THIN and w * h < 0.5 * page_area:
             g.shapes.append(t)
             if kind == "fill-path" and w >= 6 and h >= 6:  # shaded cells and boxes: their edges act as rules
-                g.hrules += [(x0, y0, x1, y0), (x0, y1, x1, y1)]
-                g.vrules += [(x0, y0, x0, y1), (x1, y0, x1, y1)]
+                gone = seams.get(tuple(orig), ())
+                g.hrules += [e for i, e in ((0, (x0, y0, x1, y0)), (1, (x0, y1, x1, y1))) if i not in gone]
+                g.vrules += [e for i, e in ((2, (x0, y0, x0, y1)), (3, (x1, y0, x1, y1))) if i not in gone]
     return g
+
+
+def seam_edges(textdict: dict) -> dict[tuple, set[int]]:
+    """Edges of filled rectangles that are no rule: the seams where a fill meets a fill of the
+    same colour. Word and spreadsheet exports paint one shaded cell as several tiles (padding
+    strips, the text area) and shaded neighbours edge to edge; the reader sees one even colour,
+    but each tile's edges read as rules cut a shaded header or row band into extra columns
+    and rows (a table whose every cell was split in three). An edge counts as a seam when
+    tiles of its colour cover at least 90% of it from the other side, or thin rules (of any
+    colour) drawn along it do: the rule is read as a rule already, and the tile's own edge,
+    ending a few points short of or past the rule's ends, adds false column joints.
+    Returns {bbox: {edge}}, edges 0 top, 1 bottom, 2 left, 3 right."""
+    fills = [(tuple(b["bbox"]), (b.get("color"), b.get("alpha"))) for b in textdict.get("blocks", ())
+             if b.get("type") == 3 and not b.get("stroked") and b.get("isrect")]
+    if len(fills) < 2:
+        return {}
+    # index the tiles by colour and by each edge's coordinate (rounded; neighbours are looked up too)
+    by_edge: dict[tuple, list[tuple]] = {}
+    thin: dict[tuple, list[tuple]] = {}  # thin rules by axis and rounded centre line
+    for box, col in fills:
+        for i, v in enumerate(box):  # 0 x0, 1 y0, 2 x1, 3 y1
+            by_edge.setdefault((col, i, round(v)), []).append(box)
+        w, h = box[2] - box[0], box[3] - box[1]
+        if h <= _THIN and w >= 6:
+            thin.setdefault((0, round((box[1] + box[3]) / 2)), []).append(box)
+        elif w <= _THIN and h >= 6:
+            thin.setdefault((1, round((box[0] + box[2]) / 2)), []).append(box)
+    out: dict[tuple, set[int]] = {}
+    # edge -> (coordinate index on this box, the facing coordinate index of the tile across, along-axis)
+    spec = {0: (1, 3, 0), 1: (3, 1, 0), 2: (0, 2, 1), 3: (2, 0, 1)}
+    for box, col in fills:
+        for edge, (mine, theirs, axis) in spec.items():
+            v = box[mine]
+            a0, a1 = (box[0], box[2]) if axis == 0 else (box[1], box[3])
+            if a1 - a0 <= 0:
+                continue
+            covered = 0.0
+            for k in (round(v) - 1, round(v), round(v) + 1):
+                for o in by_edge.get((col, theirs, k), ()):
+                    if o is box or abs(o[theirs] - v) > 0.6:
+                        continue
+                    b0, b1 = (o[0], o[2]) if axis == 0 else (o[1], o[3])
+                    covered += max(0.0, min(a1, b1) - max(a0, b0))
+                for o in thin.get((axis, k), ()):
+                    c0, c1 = (o[1], o[3]) if axis == 0 else (o[0], o[2])
+                    if o is box or not c0 - 0.6 <= v <= c1 + 0.6:
+                        continue
+                    b0, b1 = (o[0], o[2]) if axis == 0 else (o[1], o[3])
+                    covered += max(0.0, min(a1, b1) - max(a0, b0))
+            if covered >= 0.9 * (a1 - a0):
+                out.setdefault(box, set()).add(edge)
+    return out
 
 
 def vector_figures(shapes: list[BBox], page_w: float, page_h: float, cfg: TextLayerConfig) -> list[BBox]:

@@ -527,7 +527,7 @@ def build_table(
     text_rows = rows_of(words)
     space = word_space(text_rows, max(4.0, 0.8 * em))
     joins = max(0.35 * em, 1.3 * space) if space else 0.35 * em  # a word space, not a cell's padding
-    merged = _merged_bands(text_rows, [region[1], *bands, region[3]], cuts, vsegs, em)
+    merged = _merged_bands(text_rows, [region[1], *bands, region[3]], cuts, vsegs, em, hsegs)
     row_box: list[list[float]] = []  # each row's top and bottom
     row_band: list[int] = []  # the band (between row rules) each row starts in
     row_merged: list[bool] = []  # the row's band is merged cells (_merged_bands)
@@ -706,15 +706,23 @@ def _frame_wide(row: list[str]) -> bool:
 
 
 def _merged_bands(
-    text_rows: list[list], edges: list[float], cuts: list[float], vsegs: list[BBox], em: float
+    text_rows: list[list], edges: list[float], cuts: list[float], vsegs: list[BBox], em: float,
+    hsegs: list[BBox] = (),
 ) -> dict[int, list[int]]:
     """Bands (between horizontal rules) whose words cross a column cut where no vertical rule
     is drawn: for each, the merged cell (group index) of every column, from the rules drawn
     across that band. Bands whose words keep to their columns are left out (a table with rules
-    in its header only still has columns below)."""
+    in its header only still has columns below). A cut where the band's top rule is drawn in
+    pieces that meet (each cell's top border drawn on its own, as word processors do) and
+    words stand clear on both sides of it borders the band's cells even where the cell edges
+    are shading only: a header row of group labels over unshaded sub-column cells keeps
+    "States" and "Revenue" apart (a section label alone in its row still spans the row)."""
     if not vsegs or not cuts:
         return {}
     drawn: dict[int, set[int]] = {}
+    joints: dict[int, set[int]] = {}  # cuts where the band's top rule is drawn in pieces that meet
+    apart: dict[int, set[int]] = {}
+    whole: dict[int, bool] = {}
     crossed: dict[int, set[int]] = {}
     used: dict[int, set[int]] = {}  # columns holding the band's words
     bands = edges[1:-1]
@@ -725,13 +733,31 @@ def _merged_bands(
             ym = (edges[band] + edges[band + 1]) / 2
             drawn[band] = {i for i, x in enumerate(cuts)
                            if any(abs((v[0] + v[2]) / 2 - x) <= 3 and v[1] - 1 <= ym <= v[3] + 1 for v in vsegs)}
+            top = [h for h in hsegs if abs((h[1] + h[3]) / 2 - edges[band]) <= 1.5]
+            joints[band] = {i for i, x in enumerate(cuts)
+                            if any(abs(h[2] - x) <= 2 for h in top) and any(abs(h[0] - x) <= 2 for h in top)}
+            bottom = [h for h in hsegs if abs((h[1] + h[3]) / 2 - edges[band + 1]) <= 1.5]
+            # top and bottom rules each drawn in one piece over every cut, none crossing the band:
+            # a band like a title bar inside the frame, one cell (`_frame_wide` then keeps it as text)
+            whole[band] = not drawn[band] and all(
+                any(h[0] <= cuts[0] - 3 and h[2] >= cuts[-1] + 3 for h in rules) for rules in (top, bottom))
+        # words on both sides of a cut, clear of it: two labels that the cut may part
+        xs = sorted((w[0], w[2]) for w in trow)
+        apart.setdefault(band, set()).update(
+            i for i, x in enumerate(cuts)
+            if any(b <= x - 0.3 * em for _, b in xs) and any(a >= x + 0.3 * em for a, _ in xs)
+            and not any(a < x < b for a, b in xs))
         crossed.setdefault(band, set()).update(
             i for i, x in enumerate(cuts) for w in trow if w[0] < x - 0.1 * em and w[2] > x + 0.1 * em)
         used.setdefault(band, set()).update(bisect.bisect_left(cuts, (w[0] + w[2]) / 2) for w in trow)
     ruled = {i for i, x in enumerate(cuts) if any(abs((v[0] + v[2]) / 2 - x) <= 3 for v in vsegs)}
     out: dict[int, list[int]] = {}
     for band, cross in crossed.items():
+        if whole[band] and cross:
+            out[band] = [0] * (len(cuts) + 1)
+            continue
         drawn[band] |= set(range(len(cuts))) - ruled - cross  # a border only the row rules give
+        drawn[band] |= joints[band] & apart[band] - cross
         # words across an undrawn rule, or rules drawn across some columns of the band and not
         # others (a group label's cell over its sub-columns)
         # others (a group label's cell over its sub-columns), or no column rule drawn across a
