@@ -19,6 +19,7 @@ from ..common.pagetext import page_images
 from ..layout.paints import IMAGE_PAINTS, paint_log
 
 _THIN = 2.5
+_FRAME_MIN = 10.0  # pt: a stroked rectangle at least this wide and tall can frame a row of text
 
 
 @dataclass
@@ -45,12 +46,19 @@ def read_graphics(
     page_area = W * H
     items: list[tuple[str, tuple]] = []
     seams: dict[tuple, set[int]] = {}
+    frames: set[tuple] = set()
     has_images = bool(page_images(page))
     if textdict is not None and vectors_in_textdict():
         for b in textdict.get("blocks", ()):
             if b.get("type") == 3:
                 items.append(("stroke-path" if b.get("stroked") else "fill-path", b["bbox"]))
         seams = seam_edges(textdict)
+        # a rectangle drawn as a stroked outline around at least a line of text (a table's outer
+        # frame) borders cells as a fill's edges do; other stroked paths stay shapes (their box
+        # is no line; short thick strokes report boxes a few points wide)
+        frames = {tuple(b["bbox"]) for b in textdict.get("blocks", ())
+                  if b.get("type") == 3 and b.get("stroked") and b.get("isrect")
+                  and min(b["bbox"][2] - b["bbox"][0], b["bbox"][3] - b["bbox"][1]) >= _FRAME_MIN}
         if has_images:
             items += [("fill-image", box) for k, box in paint_log(page) if k in IMAGE_PAINTS]
     else:
@@ -81,7 +89,8 @@ def read_graphics(
             g.vrules.append(t)
         elif w > _THIN and h > _THIN and w * h < 0.5 * page_area:
             g.shapes.append(t)
-            if kind == "fill-path" and w >= 6 and h >= 6:  # shaded cells and boxes: their edges act as rules
+            # shaded cells and boxes, framed tables: their edges act as rules
+            if (kind == "fill-path" or tuple(orig) in frames) and w >= 6 and h >= 6:
                 gone = seams.get(tuple(orig), ())
                 g.hrules += [e for i, e in ((0, (x0, y0, x1, y0)), (1, (x0, y1, x1, y1))) if i not in gone]
                 g.vrules += [e for i, e in ((2, (x0, y0, x0, y1)), (3, (x1, y0, x1, y1))) if i not in gone]

@@ -39,6 +39,7 @@ from ..config.textlayer import TextLayerConfig
 from ..common.geometry import BBox
 from ..common.pagetext import words_in
 from ..render.table_markdown import cells_to_html, cells_to_markdown, header_spans
+from .hyphen import join_lines
 from .lines import Line
 from .tables_text import _UNIT, build_text_table, bullet_list, column_cuts, phrases, rows_of, word_space
 
@@ -64,7 +65,7 @@ class Table:
         cols = header_spans(self.cells, self.header_rows)
         covered = {(r + i, c + j) for r, c, rs, cs in self.row_spans for i in range(rs) for j in range(cs)}
         cols = [s for s in cols if not any((s[0], s[1] + j) in covered for j in range(s[3]))]
-        return sorted({*cols, *self.row_spans}) or None
+        return sorted(_block_spans({*cols, *self.row_spans})) or None
 
     def markdown(self) -> str:
         if self.header_rows > 1 and self.html_header:
@@ -580,10 +581,11 @@ def build_table(
         if span_here and not continues:
             spanned.append(len(rows))
         if continues:
+            # a cell's lines join as a paragraph's do: "Preva-" over "lence" is one word
             if groups is not None:  # a merged cell's lines join once, not once per column
-                rows[-1] = [a if b and a.endswith(b) else f"{a} {b}".strip() for a, b in zip(rows[-1], cells)]
+                rows[-1] = [a if b and a.endswith(b) else join_lines([a, b]) for a, b in zip(rows[-1], cells)]
             else:
-                rows[-1] = [f"{a} {b}".strip() for a, b in zip(rows[-1], cells)]
+                rows[-1] = [join_lines([a, b]) for a, b in zip(rows[-1], cells)]
             row_box[-1][1] = max(w[3] for w in trow)
         else:
             rows.append(cells)
@@ -697,6 +699,26 @@ def _row_spans(
         for i in rs:
             rows[i][c] = text
         out.append((r, c, len(rs)))
+    return out
+
+
+def _block_spans(spans: set[tuple[int, int, int, int]]) -> set[tuple[int, int, int, int]]:
+    """One cell over several rows and columns ("All the available individuals" across three
+    rows and five columns) comes out of the rule reading as a span across the columns in each
+    row and a span down the rows in each column; as such it would be read as 5 + 3 overlapping
+    cells. Where the column spans of n rows and the row spans of w columns cover the same
+    block exactly, they are one (row, col, n, w) span."""
+    down = {(r, c): n for r, c, n, w in spans if w == 1 and n > 1}
+    out = set(spans)
+    for r, c, n, w in sorted(spans):
+        if n != 1 or w < 2 or (r, c, 1, w) not in out:
+            continue
+        depth = down.get((r, c))
+        if not depth or any(down.get((r, c + j)) != depth for j in range(w)) or any(
+                (r + i, c, 1, w) not in out for i in range(depth)):
+            continue
+        out -= {(r + i, c, 1, w) for i in range(depth)} | {(r, c + j, depth, 1) for j in range(w)}
+        out.add((r, c, depth, w))
     return out
 
 

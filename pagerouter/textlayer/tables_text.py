@@ -35,6 +35,7 @@ from collections import Counter
 import numpy as np
 
 from ..config.textlayer import TextLayerConfig
+from .hyphen import join_lines
 
 Word = tuple  # (x0, y0, x1, y1, text) in displayed-page coordinates
 
@@ -409,7 +410,7 @@ def _body(rows: list[list[Word]], cuts: list[float], ncols: int, join: float = 0
                 prev = row
                 continue
             if not cells[0] and not any(is_value(c) for c in cells if c):
-                out[-1] = [f"{a} {b}".strip() for a, b in zip(last, cells)]  # wrapped text cells
+                out[-1] = [join_lines([a, b]) for a, b in zip(last, cells)]  # wrapped text cells (a hyphen-broken word joins)
                 prev = row
                 continue
         out.append(cells)
