@@ -155,6 +155,21 @@ def _wait_for(cond, proc: subprocess.Popen, timeout: float, what: str) -> None:
         time.sleep(0.2)
 
 
+def _seen_when(cmd: list[str], env: dict, ready, seen, what: str) -> tuple[bool, int, str]:
+    """Run `cmd` (`env` added); whether `seen()` held when `ready()` first did, then, at the run's
+    end, its exit status and stderr."""
+    proc = subprocess.Popen(cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO), **env},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _wait_for(ready, proc, 300, what)
+        got = seen()
+        _, err = proc.communicate(timeout=400)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return got, proc.returncode, err
+
+
 def _pool_actor(cmd: str) -> bool:
     """A process of the one CPU pool's actors (Ray titles it `ray::MapWorker(MapBatches(CpuPool))`)."""
     return cmd.startswith("ray::") and ("MapWorker" in cmd or "Stage" in cmd or "CpuPool" in cmd)
@@ -222,19 +237,47 @@ def test_a_document_is_written_when_its_last_page_is_done_not_at_the_end(cluster
     cfg.write_text((corpus / "cfg.yaml").read_text().replace("pages_per_range: 3", "pages_per_range: 20")
                    .replace("files_per_open_task: 2", "files_per_open_task: 1") + "ocr: {enabled: false}\n")
     out = tmp_path / "out"
-    proc = subprocess.Popen(batch_cmd(cluster, [str(src)], str(out), cfg), cwd=REPO,
-                            env={**os.environ, "PYTHONPATH": str(REPO), FAULT_ENV: "sleep0.5@page"},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        _wait_for(lambda: out.exists() and any(out.glob("short*.md")), proc, 240, "a short file's output was written")
-        long_done_early = (out / "long.md").exists()
-        _, err = proc.communicate(timeout=400)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0, err[-3000:]
+    long_done_early, rc, err = _seen_when(batch_cmd(cluster, [str(src)], str(out), cfg), {FAULT_ENV: "sleep0.5@page"},
+                                          lambda: out.exists() and any(out.glob("short*.md")), lambda: (out / "long.md").exists(),
+                                          "a short file's output was written")
+    assert rc == 0, err[-3000:]
     assert not long_done_early, "the short file's output must come before the long file's"
     assert sorted(p.name for p in out.glob("*.md")) == ["long.md", "short0.md", "short1.md", "short2.md"]
+
+
+def test_finished_pages_are_written_before_the_ocr_pages_ahead_of_them_in_the_pool(cluster, corpus, tmp_path):
+    """Finished pages do not wait for the pools (batch/early_pages.py): an 11-page scan and a
+    born-digital file opened by one task leave it as one block, the scan's OCR rows ahead of
+    the born-digital file's pages, and with the pool's batch of 4 the latter are a pool call
+    of their own after every OCR page. Through the dataset alone the born-digital output was
+    written after the scan's; posted early, it is written while the scan is still read. The
+    page is taken once (it arrives twice): one record per file, every page once, same bytes."""
+    src = tmp_path / "in"
+    src.mkdir()
+    d = pymupdf.open()
+    for i in range(11):
+        add_scanned_page(d, [f"Ledger sheet {i + 1}", *SCAN_LINES[1:]])
+    d.save(src / "a_scan.pdf")
+    _doc(src / "b_text.pdf", 2, "Text")
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("batch:\n  pages_per_range: 20\n  files_per_open_task: 2\n"
+                   "  cpu_pool: {min_size: 1, max_size: 1, num_cpus: 0.25, batch_size: 4}\n")
+    out = tmp_path / "out"
+    scan_done_first, rc, err = _seen_when(batch_cmd(cluster, [str(src)], str(out), cfg), {},
+                                          lambda: (out / "b_text.md").exists(), lambda: (out / "a_scan.md").exists(),
+                                          "the born-digital file's output")
+    assert rc == 0, err[-3000:]
+    assert not scan_done_first, "the born-digital file waited for the scan's OCR pages ahead of it"
+    recs = read_records(out)
+    assert sorted(Path(r["input"]).name for r in recs) == ["a_scan.pdf", "b_text.pdf"]
+    assert all(r["status"] == "done" for r in recs)
+    rows = manifest(out)
+    assert sorted((Path(r["path"]).name, r["page"]) for r in rows) == (
+        [("a_scan.pdf", n) for n in range(1, 12)] + [("b_text.pdf", 1), ("b_text.pdf", 2)])
+    summary = json.loads((out / "pagerouter-batch.summary.json").read_text())
+    assert summary["pages_converted_by_pipeline"] == 13, "a page that came twice was counted once"
+    md, _ = converted(src / "b_text.pdf", tmp_path / "conv", cfg)
+    assert (out / "b_text.md").read_text() == md
 
 
 def test_worker_node_killed_mid_run_loses_no_page(cluster, corpus, tmp_path):

@@ -582,3 +582,62 @@ def test_a_process_closes_its_cached_isolation_pools_at_exit(monkeypatch):
     monkeypatch.setattr(work, "close", lambda: closed.append(work))
     registered[0]()
     assert closed == [work] and ray_stages._CACHE == {("cfg", run.cfg_json): ray_stages._cfg(run)}
+
+
+class FakeMailbox:
+    """Test double of the handle of the driver's mailbox actor (`early_pages.Mailbox`):
+    `post.remote(rows)` keeps the rows here."""
+
+    def __init__(self):
+        from types import SimpleNamespace
+
+        self.rows: list[tuple] = []
+        self.post = SimpleNamespace(remote=self.rows.extend)
+
+
+def test_finished_pages_are_posted_early_and_taken_once_whichever_copy_comes_first(tmp_path):
+    """The open and triage tasks post the pages they finish to the driver's mailbox
+    (batch/early_pages.py): a short file's from its open task, a long file's per range from its
+    triage tasks; a scan's OCR page is not posted (it goes on to the pools). The assembler then
+    gets every page twice or three times (the posted copy, the dataset's, a retried task's
+    second post) and takes each once: one done record per file, every page once in it, the
+    Markdown `convert` writes."""
+    d = pymupdf.open()
+    for i in range(5):
+        add_text_page(d, [LOREM, f"Part {i + 1} of five."], title=f"Part {i + 1}", header="Running head", footer=str(i + 1))
+    d.save(tmp_path / "five.pdf")
+    d = pymupdf.open()
+    add_text_page(d, [LOREM], title="One page")
+    d.save(tmp_path / "one.pdf")
+    cfg = PagerouterConfig.model_validate({"isolation": {"enabled": False}})
+    run = RunSpec(cfg.model_dump_json(), None, None, "auto", (), False, 900.0, "bulk wait", False, 2)
+    srcs = [tmp_path / "five.pdf", tmp_path / "one.pdf", _doubted_scan(tmp_path)]
+    box = FakeMailbox()
+    files = table_of([Row(i, "file", dump(FileJob("", str(p), p.name, {}))) for i, p in enumerate(srcs)])
+    opened = rows_of(open_files(files, run, mailbox=box))
+    assert [(doc, kind) for doc, kind, _ in box.rows] == [(1, "pages")], "the open task posts its finished file"
+    triaged = [r for row in opened for r in rows_of(triage_ranges(table_of([row]), run, mailbox=box))]
+    posted = [Row(*t) for t in box.rows]
+    assert [(r.doc, r.kind) for r in posted] == [(1, "pages")] + [(0, "pages")] * 3, "one post per range of five.pdf"
+    assert sorted(p.number for r in posted if r.doc == 0 for p, _ in r.obj.pages) == [1, 2, 3, 4, 5]
+    assert {r.kind for r in triaged if r.doc == 2} == {"pages", "ocr"}  # the scan's: an empty `pages` row, its OCR row
+
+    out = tmp_path / "out"
+    items = sorted(plan_items([str(p) for p in srcs[:2]]), key=lambda i: i.path.endswith("one.pdf"))
+    journal = Journal(tmp_path, (0, 1))
+    asm = Assembler(items, Output(str(out)), journal, tmp_path, lambda doc: (to_markdown(doc, cfg.output), to_json(doc)),
+                    config_hash(cfg, {}), None, {}, "r1", (0, 1), 3)
+    asm.take(posted[:2])  # one.pdf done, five.pdf's first range staged
+    asm.take([r for r in triaged if r.doc in (0, 1)])  # the dataset's copies
+    asm.take(posted)  # a retried task posts again
+    asm.close(complete=True)
+    journal.close()
+    recs = read_records(tmp_path)
+    assert sorted(Path(r["input"]).name for r in recs) == ["five.pdf", "one.pdf"]
+    assert all(r["status"] == "done" for r in recs)
+    assert sorted((Path(r["input"]).name, len(r["page_rows"])) for r in recs) == [("five.pdf", 5), ("one.pdf", 1)]
+    assert asm.pages_in == 6
+    with Converter(cfg) as conv:
+        for p in srcs[:2]:
+            want = conv.convert(str(p), name=p.name, wait="bulk")
+            assert (out / f"{p.stem}.md").read_text() == to_markdown(want, cfg.output), p.name

@@ -17,6 +17,7 @@ its failures the same way:
     ray_stages.py    the Ray Data UDFs: open, triage per page range, layout/reader/escalation actor pools
     ray_assembly.py  the driver's side: documents in page order, staged pages, journal, manifest rows
     ray_driver.py    connect, build the dataset, stream it into the assembler, summary and manifest
+    early_pages.py   finished pages to the driver through a mailbox actor, ahead of the pools' queues
 
 The invariant the journal keeps: a file counts as done only once its outputs are renamed into
 place AND its record is fsynced, so a kill at any moment leaves either both or neither; a re-run

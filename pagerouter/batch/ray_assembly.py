@@ -101,10 +101,16 @@ class Assembler:
                 for res in row.obj:
                     self._result(res)
             elif row.kind == "pages":
+                # A page comes twice when its stage posted it early (early_pages.py) and the dataset
+                # brings it too, or a retried task posted it again: the first copy counts, once.
+                if row.doc in self.outcomes:
+                    continue
                 out: PagesOut = row.obj
                 doc = self._doc(row.doc, out.header)
-                doc.cpu_s, doc.gpu_s = doc.cpu_s + out.cpu_s, doc.gpu_s + out.gpu_s
-                for page, labels in out.pages:
+                new = [(page, labels) for page, labels in out.pages if page.number not in doc.pages]
+                share = len(new) / max(1, len(out.pages))
+                doc.cpu_s, doc.gpu_s = doc.cpu_s + out.cpu_s * share, doc.gpu_s + out.gpu_s * share
+                for page, labels in new:
                     self._add(doc, page, labels, self.run_id, out.cpu_s / max(1, len(out.pages)), out.gpu_s / max(1, len(out.pages)))
                     self.pages_in += 1
                 touched.add(row.doc)

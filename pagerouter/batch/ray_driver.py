@@ -2,7 +2,8 @@
 
 Connects to a Ray cluster (ADDRESS, or `ray.init()`'s own choice: RAY_ADDRESS, a cluster
 started on this machine, else a new local one), builds the dataset of `ray_stages.py` over
-the planned files, and feeds what comes back to `ray_assembly.Assembler`. Ray is imported only
+the planned files, and feeds what comes back to `ray_assembly.Assembler` (and, sooner, the finished
+pages the stages post to the driver's mailbox: `early_pages.py`). Ray is imported only
 inside these functions: the core package imports without it.
 
 Fault tolerance is Ray's: a task whose process or node dies is retried (`batch.max_retries`),
@@ -115,9 +116,11 @@ def _keep_added_actors(ctx) -> None:
 
 
 def build_dataset(ray, items: list[BatchItem], skips: list[dict], staged: list, run: RunSpec, cfg,
-                  ray_progress: bool = False):
+                  ray_progress: bool = False, mailbox=None):
     """The pipeline over `items`. `ray_progress`: Ray Data's own per-stage progress on stderr (a
-    block every 10 s when stderr is no terminal); off, the run shows only pagerouter's one bar."""
+    block every 10 s when stderr is no terminal); off, the run shows only pagerouter's one bar.
+    `mailbox`: `early_pages.EarlyPages.actor`, where the open and triage tasks also post the
+    pages they finish (None: the dataset alone brings them)."""
     import logging
 
     from ray.data import ActorPoolStrategy, DataContext
@@ -139,11 +142,11 @@ def build_dataset(ray, items: list[BatchItem], skips: list[dict], staged: list, 
     with warnings.catch_warnings():  # max_retries & co. as plain remote args: deprecated after 2.60, not gone
         warnings.simplefilter("ignore")
         ds = ray.data.from_items(jobs, override_num_blocks=max(1, math.ceil(len(jobs) / b.files_per_open_task)))
-        ds = ds.map_batches(open_files, fn_kwargs={"run": run}, batch_size=None, batch_format="pyarrow",
+        ds = ds.map_batches(open_files, fn_kwargs={"run": run, "mailbox": mailbox}, batch_size=None, batch_format="pyarrow",
                             num_cpus=b.open_num_cpus, max_retries=b.max_retries)
         ds = ds.repartition(target_num_rows_per_block=1)  # every range its own block, so its own task
         _small_repartition_tasks(ds, b)
-        ds = ds.map_batches(triage_ranges, fn_kwargs={"run": run}, batch_size=1, batch_format="pyarrow",
+        ds = ds.map_batches(triage_ranges, fn_kwargs={"run": run, "mailbox": mailbox}, batch_size=1, batch_format="pyarrow",
                             num_cpus=b.triage_num_cpus, max_retries=b.max_retries, ray_remote_args_fn=_spread)
         for _name, stages, pool in model_pools(cfg):
             if len(stages) == 1:  # a stage alone in its pool needs no chain

@@ -13,6 +13,8 @@ and classes pyarrow tables, and they return pyarrow tables).
                  one actor pool (`CpuPool`) unless a stage asks a GPU: that one has a pool
                  of its own
               ─► the driver (ray_driver.py) assembles each document in page order
+    (the open and triage tasks also post their finished pages straight to the driver's mailbox,
+    `early_pages.py`: the dataset's copy reaches it only after the pools' queues)
 
 Every row is {doc, kind, payload}: `doc` the input's index, `payload` a pickled object of this
 module. A stage works on the kinds it owns and passes every other row through untouched, so
@@ -323,11 +325,14 @@ def packed(jobs: list[RangeJob], size: int) -> list[list[RangeJob]]:
     return units
 
 
-def open_files(batch, run: RunSpec):
+def open_files(batch, run: RunSpec, mailbox=None):
     """Open task: per file, a `docs` result (skip, failed, filtered, staged), its pages (a file
     that fits one range is triaged here: a `pages` row and its `ocr` rows), or its page ranges,
     packed into `range` rows of up to `pages_per_range` pages. All but the ranges leave as one
-    `bundle` row. A file's bytes are read here to hash and open it, and never put into a row."""
+    `bundle` row. A file's bytes are read here to hash and open it, and never put into a row.
+    `mailbox`: the driver's (`early_pages`), where the finished pages are also posted."""
+    from .early_pages import post
+
     jobs: list[RangeJob] = []
     results: list[DocResult] = []
     out: list[Row] = []
@@ -338,7 +343,9 @@ def open_files(batch, run: RunSpec):
             got.cpu_s = m.cpu
             results.append(got)
         elif isinstance(got, Triaged):
-            out += _range_rows(row.doc, got.header, got.finished, got.ocr, m.cpu)
+            rows = _range_rows(row.doc, got.header, got.finished, got.ocr, m.cpu)
+            post(mailbox, rows[:1] if got.finished else [])  # as each file is done, not when the task is
+            out += rows
         else:
             got[0].header.open_cpu_s = m.cpu
             jobs += got
@@ -461,13 +468,16 @@ async def _pages_of(walk, header: DocHeader, name: str, run: RunSpec) -> tuple[l
     return finished, ocr
 
 
-def triage_ranges(batch, run: RunSpec):
+def triage_ranges(batch, run: RunSpec, mailbox=None):
     """Triage task: one work unit of page ranges; per range its finished pages as one `pages`
     row, each OCR page as an `ocr` row. A `bundle` (what an open task finished: its files'
     pages and OCR pages, its skipped and failed files) is unpacked into its rows here: the
     repartition before this stage makes every row its own block and so its own task, which
     only a range needs (to spread a long file over the nodes); a row per finished file cost a
-    Ray task each for nothing."""
+    Ray task each for nothing. `mailbox`: as `open_files` (a bundle's pages were posted by
+    its open task)."""
+    from .early_pages import post
+
     out: list[Row] = []
     for row in rows_of(batch):
         if row.kind == "bundle":
@@ -486,7 +496,9 @@ def triage_ranges(batch, run: RunSpec):
 
                     numbers = parse_pages(run.pages, job.header.page_count, job.name)[job.start:job.stop]
                     finished, ocr = [failed_page(job.name, n, "triage", exc) for n in numbers], []
-            out += _range_rows(job.doc, job.header, finished, ocr, m.cpu)
+            rows = _range_rows(job.doc, job.header, finished, ocr, m.cpu)
+            post(mailbox, rows[:1] if finished else [])
+            out += rows
     return table_of(out)
 
 

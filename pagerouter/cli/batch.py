@@ -12,6 +12,7 @@ import hashlib
 import json
 import re
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -223,6 +224,7 @@ def _run_ray(args, cfg, opts: dict, items: list, output, journal_dir: Path, conf
     from pagerouter.bench.metrics import cost_per_million
     from pagerouter.convert.converter import Converter
 
+    from ..batch.early_pages import EarlyPages
     from ..batch.failures import one_line
     from ..batch.journal import Journal, JournalBusy, latest, read_records, skip_statuses
     from ..batch.ray_assembly import Assembler, read_staged, staging_path
@@ -276,15 +278,24 @@ def _run_ray(args, cfg, opts: dict, items: list, output, journal_dir: Path, conf
                     cfg.batch.max_retries, on_done=progress)
     t0 = time.perf_counter()
     complete = False
+    early = None
     try:
         if items:
-            ds = build_dataset(ray, items, skips, staged, run, cfg, args.ray_progress and not args.quiet)
+            lock = threading.Lock()  # the assembler takes rows from the dataset and from the mailbox's thread
+            early = EarlyPages(ray, asm.take, lock)
+            ds = build_dataset(ray, items, skips, staged, run, cfg, args.ray_progress and not args.quiet,
+                               mailbox=early.actor)
             for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
-                asm.take(rows_of(batch))
+                early.check()
+                with lock:
+                    asm.take(rows_of(batch))
+            early.check()
         complete = True
     except Exception as exc:  # noqa: BLE001 - the pipeline itself failed: what is done stays done, the rest reruns
         problem = f"the Ray Data pipeline stopped: {one_line(exc)}"
     finally:
+        if early is not None:
+            early.close()
         asm.close(complete)
         journal.close()
         progress.close()
