@@ -165,7 +165,8 @@ def hidden_case(rng: random.Random, v: int) -> Case:
             truth = [t for t in truth if t != target]
         elif kind == "partial_box":
             ws = target.split()
-            k = rng.randint(2, min(4, len(ws) - 1))
+            hi = min(4, len(ws) - 1)  # a line of two words hides its last one (randint(2, 1) raised)
+            k = rng.randint(min(2, hi), hi)
             hidden = " ".join(ws[-k:])
             hp = page.search_for(hidden)
             hp = [r for r in hp if abs(r.y0 - tp.y0) < 2][0]
@@ -198,6 +199,8 @@ def hidden_case(rng: random.Random, v: int) -> Case:
         # one more line the page shows but the layer lacks: a small picture of text (an address set
         # as an image), or a line drawn as vector outlines (text converted to paths)
         extra = words.sentence()
+        while len(extra.split()) > 1 and pymupdf.get_text_length(extra, fontname=font, fontsize=size) > 474:
+            extra = " ".join(extra.split()[:-1])  # the line must fit its 480 pt picture, or the truth holds words it cuts
         tmp = pymupdf.open()
         tp = tmp.new_page(width=480, height=22)
         tp.insert_text((2, 15), extra, fontname=font, fontsize=size)

@@ -94,5 +94,7 @@ def judge(page: PageTruth, markdown: str) -> Verdict:
     out = " ".join(out.split())
     truth = norm_text(page.truth)
     lost, invented = word_diff(truth, out)
-    forbidden = [f for f in page.forbidden if norm_text(f) and norm_text(f) in out]
+    # hidden text is out when it occurs more often than the page shows it: a hidden word may also
+    # be shown elsewhere on the page ("stone." under a box and in a visible line)
+    forbidden = [f for f in page.forbidden if norm_text(f) and out.count(norm_text(f)) > truth.count(norm_text(f))]
     return Verdict(cer(truth, out), lost, invented, forbidden)
