@@ -425,3 +425,17 @@ def test_hyphen_broken_word_in_a_wrapped_cell_joins():
     assert f1 >= 0.98
     cells = [c for b in blocks if b.role == "table" for r in b.cells for c in r]
     assert any(c.endswith("as a result of a fuel system failure, assembly") for c in cells)
+
+
+def test_booktabs_table_wider_than_its_text_column_keeps_its_last_column_and_caption():
+    """RNA journal page (failing_pdf_pg9 p3): a booktabs table in a shaded box reaches past the
+    left column into the gutter. The right column's prose on the rules' rows was taken for an
+    unruled label column beside "rules over the value columns only", so the rules were dropped
+    and the text path lost the last column (RNAMotifScan); the caption, as wide as the box, was
+    read as two pieces in the wrong order (F1 0.81, the caption lost)."""
+    blocks, body, f1 = _read_scored("failing_pdf_pg9_p3")
+    assert f1 >= 0.9
+    (table,) = [b for b in blocks if b.role == "table"]
+    assert [r[-1] for r in table.cells[-5:]] == ["0.431", "0.859", "NA", "0.833", "0.001"]
+    caps = [b.text for b in blocks if b.role == "caption"]
+    assert "TABLE 1. AP values of five computational methods on searching five types of RNA structural motifs" in caps

@@ -248,6 +248,29 @@ def assign_roles(
             p.level = heading_level(size, ladder, cfg)
 
 
+def _caption_tails(items: list, em: float) -> list:
+    """A caption set wider than the text column (over a table that crosses the gutter) has its
+    first line read as spanning the page and its last words ("structural motifs") as a short
+    paragraph of the column below: a paragraph of one or two lines starting right under the
+    caption's last line (within half a line), at its left edge, inside its width and in its
+    size, is the caption's tail and joins it."""
+    out = list(items)
+    for cap in [it for it in out if isinstance(it, Para) and it.role == "caption"]:
+        last = max(cap.lines, key=lambda ln: ln.y1)
+        cx0, _, cx1, _ = cap.bbox
+        for it in out:
+            if it is cap or not isinstance(it, Para) or it.role != "paragraph" or len(it.lines) > 2:
+                continue
+            first = min(it.lines, key=lambda ln: ln.y0)
+            if (0 <= first.y0 - last.y1 <= 0.5 * em and abs(first.x0 - cx0) <= 2 and it.bbox[2] <= cx1 + 2
+                    and abs(first.size - last.size) <= 0.6):
+                cap.lines += it.lines
+                cap.text = join_lines([cap.text, it.text])
+                out.remove(it)
+                break
+    return out
+
+
 def attach_captions(items: list, em: float, cfg: TextLayerConfig) -> list:
     """`items` (paragraphs and figure/table atoms in reading order) with every caption moved
     next to the figure or table it labels.
@@ -259,6 +282,7 @@ def attach_captions(items: list, em: float, cfg: TextLayerConfig) -> list:
     atom that already has a caption next to it on that side keeps it; nothing else moves."""
     if not cfg.attach_captions:
         return items
+    items = _caption_tails(items, em)
     atoms = [it for it in items if getattr(it, "kind", None) in ("figure", "table")]
     caps = [it for it in items if isinstance(it, Para) and it.role == "caption"]
     if not atoms or not caps:

@@ -137,7 +137,9 @@ def rules_short_of_rows(region: BBox, col_xs: list[float], lines: list[Line], cf
         return False
     x0, y0, x1, y1 = region
     inside = [ln for ln in lines if ln.x0 >= x0 - 2 and ln.x1 <= x1 + 2 and y0 - 2 <= (ln.y0 + ln.y1) / 2 <= y1 + 2]
-    beside = [ln for ln in lines if (ln.x1 <= x0 + 2 or ln.x0 >= x1 - 2) and y0 - 2 <= (ln.y0 + ln.y1) / 2 <= y1 + 2
+    # on the left only: the label column stands left of the values; lines to the right are
+    # the next text column of a two-column page beside a booktabs table in the first
+    beside = [ln for ln in lines if ln.x1 <= x0 + 2 and y0 - 2 <= (ln.y0 + ln.y1) / 2 <= y1 + 2
               and ln.words() <= 2 * cfg.table_max_cell_words]
     if len(inside) < 2:
         return False
