@@ -439,3 +439,14 @@ def test_booktabs_table_wider_than_its_text_column_keeps_its_last_column_and_cap
     assert [r[-1] for r in table.cells[-5:]] == ["0.431", "0.859", "NA", "0.833", "0.001"]
     caps = [b.text for b in blocks if b.role == "caption"]
     assert "TABLE 1. AP values of five computational methods on searching five types of RNA structural motifs" in caps
+
+
+def test_running_foot_with_a_letter_spaced_page_label_is_footer():
+    """One-page report (camelot health.pdf): the foot "Health Sector Financing ... (Revised)" and
+    "P a g e |23" share a baseline; the letter-spaced label counted as four lower-case words, so
+    the line read as a sentence, its folio cue was halved and it stayed in the body."""
+    tr = _truth("health_p1")
+    _blocks, body, _tables = _read(tr)
+    score = score_page(tr, body, [])
+    assert score.f_out == score.f_total == 2
+    assert "Public Health Outlay 2012-13" in body  # the title bar at the top stays

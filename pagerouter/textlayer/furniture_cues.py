@@ -147,8 +147,14 @@ def content_cues(text: str) -> dict[str, float]:
     return cues
 
 
+_SPACED = re.compile(r"(?<!\S)(?:\w ){2,}\w(?!\S)")
+"""A letter-spaced word ("P a g e", "j o u r n a l"): single letters with single spaces."""
+
+
 def _reads_as_prose(text: str) -> bool:
-    """Many words, most of them lower-case: a sentence, not a banner or a name."""
+    """Many words, most of them lower-case: a sentence, not a banner or a name. A letter-spaced
+    word counts once ("... (Revised)   P a g e |23" is a running foot, not four more words)."""
+    text = _SPACED.sub(lambda m: m.group(0).replace(" ", ""), text)
     words = [w for w in text.split() if w[:1].isalpha()]
     return len(words) >= 8 and sum(w[0].islower() for w in words) >= 0.5 * len(words)
 
