@@ -216,3 +216,44 @@ def test_an_unfilled_clip_stays_out(conv, v):
     c = case("clip_text", v)
     page, md, verdict = read(conv, c)
     assert c.clean and not verdict.forbidden_out and verdict.cer == 0.0, verdict
+
+
+# --- class 1 again: a line of text set as a picture too small for triage's picture test -------------
+def _page_with_strip(strip_text: str | None) -> tuple[bytes, str]:
+    """A letter's text layer and, under it, one strip picture 26 pt high: a contact line set as an
+    image (`strip_text`), or a plain grey gradient bar (None). Made here, not from lost_cases."""
+    body = ["Dear Ms Okafor,", "Thank you for the drawings of the north wing, which arrived on Tuesday.",
+            "We will return the marked copies before the site meeting next month.", "Yours sincerely,"]
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    for i, line in enumerate(body):
+        page.insert_text((72, 120 + 22 * i), line, fontname="tiro", fontsize=11)
+    strip = pymupdf.open()
+    sp = strip.new_page(width=360, height=26)
+    if strip_text:
+        sp.insert_text((3, 17), strip_text, fontname="helv", fontsize=10)
+    else:
+        for x in range(0, 360, 4):
+            sp.draw_rect(pymupdf.Rect(x, 8, x + 4, 18), color=None, fill=(0.5 + x / 1000, 0.6, 0.7))
+    page.insert_image(pymupdf.Rect(72, 230, 432, 256), stream=sp.get_pixmap(dpi=200).tobytes("png"))
+    return doc.tobytes(), "\n".join(body + ([strip_text] if strip_text else []))
+
+
+def test_a_line_set_as_a_small_picture_is_read(conv):
+    """A 360 x 26 pt picture holds 1.9% of the page and is 26 pt high: triage's picture test
+    (2% of the page, 40 pt a side) skips it, and its figure box, over 2.5 rows high, accounted for
+    its words as a chart's label (before: text_layer, ok, the contact line lost)."""
+    pdf, truth = _page_with_strip("Office: 14 Harbour Street, Leith, tel. 0131 496 0723")
+    (page,) = conv.convert(pdf, name="strip.pdf").pages
+    md = page_markdown(page, OutputConfig(page_markers=False))
+    verdict = lj.judge(lj.PageTruth(truth=truth), md)
+    assert page.route == "mixed", page.triage.reasons
+    assert not verdict.wrong and verdict.cer < 0.03, verdict
+
+
+def test_a_small_picture_without_text_leaves_the_page_alone(conv):
+    pdf, truth = _page_with_strip(None)
+    (page,) = conv.convert(pdf, name="bar.pdf").pages
+    md = page_markdown(page, OutputConfig(page_markers=False))
+    assert page.route == "text_layer" and page.status == "ok", page.triage.reasons
+    assert lj.judge(lj.PageTruth(truth=truth), md).cer == 0.0

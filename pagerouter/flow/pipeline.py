@@ -193,18 +193,16 @@ class DocumentTriage:
                          timings: dict[str, float]) -> TriageDecision:
         """Rows of letters the text-layer reading left out (`ocr.ink_accounting`): read by OCR
         (the page turns `mixed`, a region per row) or, with OCR off, the page is flagged with them."""
-        from ..ocr.ink_accounting import account_for_ink, may_hold_unread_ink
+        from ..ocr.ink_accounting import account_for_ink, may_hold_unread_ink, net_pictures
 
         decision = out.triage
         if not may_hold_unread_ink(page, textdict):
             return decision
         t = time.perf_counter()
-        from ..layout.paints import pictures
-
         tcfg = self.cfg.triage
-        pics = [p.bbox for p in pictures(page, tcfg.min_image_area_share, tcfg.min_image_side_pt)[0]]
         check = account_for_ink(page, blocks, self.cfg.ocr.checks, tcfg.image_dpi, tcfg.max_render_pixels,
-                                self.cfg.text_layer.furniture_band, ocr=self.cfg.ocr, pictures=pics)
+                                self.cfg.text_layer.furniture_band, ocr=self.cfg.ocr,
+                                pictures=net_pictures(page, tcfg.min_image_area_share, tcfg.min_image_side_pt))
         timings["ink_accounting"] = time.perf_counter() - t
         out.checks.append(check)
         if check.passed:

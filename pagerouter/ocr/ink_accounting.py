@@ -9,15 +9,16 @@ covers are the page's unread text: the pipeline reads them by OCR (the page beco
 one region per row) or, where OCR is off, flags the page with their boxes.
 
 Pictures get a second, learned witness (`ocr.text_net`): the OCR engine's own text detector
-runs over each sizeable picture, and every line it finds that no text block covers is unread
-text too, whatever picture holds it. A figure box never accounts for the text inside it: white
+runs over each sizeable picture and each picture shaped as one line of text (`net_pictures`),
+and every line it finds that no text block covers is unread text too, whatever picture holds
+it. A figure box never accounts for the text inside it: white
 words on a dark banner, a screenshot of a paragraph with its own grey background are rows the
 blob test cannot see, and a screenshot is content, not an empty placeholder.
 
 Cost: only pages that can hold ink the layer does not explain are rendered: pages that place a
 raster image, or that draw many filled non-rectangular shapes (outlined glyphs). A page of text,
 rules and table shading has no such ink and is not rendered (the cheap path stays cheap); the
-detector runs only on pages with sizeable pictures, over the pictures alone.
+detector runs only on pages with such pictures, over the pictures alone.
 """
 
 from __future__ import annotations
@@ -49,6 +50,13 @@ _LOGO_MAX_SHARE = 0.05  # a picture this small (share of the page) in a page ban
 
 
 _NET_DPI = 110.0  # the detector's render of a picture: body text 10-15 px high, as it was trained on
+# Besides triage's sizeable pictures (`triage.min_image_area_share`, `min_image_side_pt`), the
+# detector looks into a horizontal strip that can hold one line: a sentence or an address set as
+# a picture is 15-40 pt high and many times as wide, and its figure box accounted for its words.
+# Narrow pictures of other shapes (a binder's rings down a slide's edge, icons) stay out: the
+# detector finds "lines" in such patterns, and the OCR that follows reads nothing there.
+_STRIP_MIN_HEIGHT_PT = 8.0  # a line of text, with its picture's margin
+_STRIP_MIN_ASPECT = 4.0  # width over height: a few words at least
 _NET_MAX_COVER = 0.1  # a detected line this much inside text blocks is read, or a watermark over them
 _NET_MIN_LINE_PT = 4.0  # a detected "line" lower than this is a speck or a rule
 
@@ -60,7 +68,7 @@ def account_for_ink(page: pymupdf.Page, blocks: list[Block], cfg: ChecksConfig, 
     a small picture inside the top/bottom `band_share` of the page (a logo, a letterhead's
     emblem) are branding, like the running heads beside them: not asked to be read.
 
-    With `ocr` (its reader's detector) and the page's sizeable `pictures` (displayed page boxes),
+    With `ocr` (its reader's detector) and the page's `pictures` (`net_pictures`, displayed page boxes),
     the detector's lines in those pictures that no text block covers are added (see the module
     doc); a detector that cannot load is said in the reason, and the blob rows decide alone."""
     from .checks import unread_ink
@@ -98,6 +106,19 @@ def account_for_ink(page: pymupdf.Page, blocks: list[Block], cfg: ChecksConfig, 
                    f"the text detector found {len(missed)} line(s) of text inside {len(pictures)} picture(s) that no "
                    "text block covers (a picture does not account for the text it shows)"),
     })
+
+
+def net_pictures(page: pymupdf.Page, min_area_share: float, min_side_pt: float) -> list:
+    """The pictures the text detector reads for `account_for_ink`, displayed page boxes: the
+    sizeable ones (triage's thresholds) and horizontal strips of one line (see `_STRIP_MIN_*`)."""
+    from ..layout.paints import pictures
+
+    out = []
+    for p in pictures(page, 0.0, _STRIP_MIN_HEIGHT_PT)[0]:
+        w, h = p.bbox[2] - p.bbox[0], p.bbox[3] - p.bbox[1]
+        if (p.area_share >= min_area_share and min(w, h) >= min_side_pt) or w >= _STRIP_MIN_ASPECT * h:
+            out.append(p.bbox)
+    return out
 
 
 def _logos(page: pymupdf.Page, band_share: float) -> list:
