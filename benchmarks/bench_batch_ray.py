@@ -21,7 +21,8 @@ CPU less what the stages measured inside themselves). `ray1` runs only the one-w
 cores, not a scaling measurement.
 `noop` (with ray or ray1) runs, on the one-worker cluster, the pipeline's shape with stages that do
 nothing (`noop_pipeline`: the same tasks, repartition, actor pools and rows as `--ray` makes of the
-corpus, payloads of a like size): its CPU per page is Ray's framework cost measured directly,
+corpus, payloads of a like size; not the posts of finished pages to the driver's mailbox,
+batch/early_pages.py, one actor call per finished file or range): its CPU per page is Ray's framework cost measured directly,
 beside the estimate (mode CPU less the stages' own).
 
 fuzz: `--n` inputs mutated from real PDFs (the first two pages of each file of the shared
