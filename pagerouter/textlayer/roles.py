@@ -203,6 +203,31 @@ def group_paragraphs(ordered: list[tuple[Line, tuple]], em: float, cfg: TextLaye
     return paras
 
 
+# characters that are rare in prose and common in program text and markup
+_CODE_CHARS = frozenset("{}[]<>=;#\\|~`^_$@*&")
+_CODE_MIN_SHARE = 0.02  # of a paragraph's non-space characters
+_MONO_BODY_SHARE = 0.5  # of the page's characters: a typewritten page, its body set in a monospaced face
+
+
+def _mono_body(paras: list[Para]) -> bool:
+    """Whether the page's body is set in a monospaced face (a typewritten letter, a filing, an
+    old report): then a monospaced paragraph is the body's own text, not a code listing."""
+    chars = [(len(ln.text.strip()), ln.mono) for p in paras for ln in p.lines]
+    total = sum(n for n, _ in chars)
+    return bool(total) and sum(n for n, mono in chars if mono) >= _MONO_BODY_SHARE * total
+
+
+def _code_like(lines: list[Line]) -> bool:
+    """Program text or markup: braces, brackets, operators and sigils, or lines after the first
+    indented past the paragraph's left edge (a block's body; a typed paragraph indents only its
+    first line)."""
+    body = [c for ln in lines for c in ln.text if not c.isspace()]
+    if body and sum(c in _CODE_CHARS for c in body) >= _CODE_MIN_SHARE * len(body):
+        return True
+    left = min(ln.x0 for ln in lines)
+    return any(ln.x0 - left >= 1.2 * ln.size for ln in lines[1:])
+
+
 def assign_roles(
     paras: list[Para],
     body: float,
@@ -212,10 +237,11 @@ def assign_roles(
     cfg: TextLayerConfig,
 ) -> None:
     """Set role, level and text of every paragraph."""
+    mono_body = _mono_body(paras)
     for p in paras:
         texts = [ln.text for ln in p.lines]
         size = float(statistics.median([ln.size for ln in p.lines]))
-        if all(ln.mono for ln in p.lines) and len(p.lines) >= 2:
+        if all(ln.mono for ln in p.lines) and len(p.lines) >= 2 and (not mono_body or _code_like(p.lines)):
             p.role = "code"
             left = min(ln.x0 for ln in p.lines)
             cw = 0.6 * size
