@@ -281,6 +281,7 @@ def _header(
     groups: list[list[str]] = []
     extra: list[list[Word]] = []
     seen_values = False  # a line above held text over the value columns
+    ext: dict[int, tuple[float, float]] = {}  # x extent of each value column's header cell so far
     for p, row in reversed(list(zip(phr, rows))):
         cols = [_col(cuts, (a + b) / 2) for a, b, _ in p]
         if all(c == 0 for c in cols):
@@ -298,6 +299,14 @@ def _header(
             for (a, b, t), c in zip(p, cols):
                 leaf[c] = f"{t}{leaf[c]}" if c > 0 else f"{t} {leaf[c]}".strip()
             continue
+        if seen_values and value_p and all(_stacks_on(a, b, c, ext) for (a, b, _), c in zip(p, cols) if c > 0):
+            # each piece sits on the header cell under it, flush with its left or right edge
+            # ("Apostolico" over "et al. (2009)"): the upper line of a stacked cell, not a group
+            # label (a label over a group is centred on the group)
+            for (a, b, t), c in zip(p, cols):
+                leaf[c] = f"{t} {leaf[c]}".strip()
+                ext[c] = (min(a, ext.get(c, (a, b))[0]), max(b, ext.get(c, (a, b))[1]))
+            continue
         if seen_values and len(value_p) < len(headed):
             # a group label: each headed column takes the nearest label above it
             centers = [(a + b) / 2 for a, b, _ in value_p]
@@ -311,6 +320,7 @@ def _header(
             for (a, b, t), c in zip(p, cols):
                 if c > 0:
                     leaf[c] = f"{t} {leaf[c]}".strip()
+                    ext[c] = (min(a, ext.get(c, (a, b))[0]), max(b, ext.get(c, (a, b))[1]))
         for (a, b, t), c in zip(p, cols):
             if c == 0:
                 leaf[0] = f"{t} {leaf[0]}".strip()
@@ -318,6 +328,18 @@ def _header(
     if not seen_values:
         return [leaf], extra
     return [*groups, leaf], extra
+
+
+def _stacks_on(a: float, b: float, c: int, ext: dict[int, tuple[float, float]]) -> bool:
+    """A header piece [a, b] over column c is flush with the left or right edge of the header
+    cell below it (within half a point: the lines of one cell share an edge exactly in a text
+    layer; an OCR'd group label centred over an odd group came within 0.9 pt of its middle
+    column's edge) and no wider than it. Centred is no evidence: a group label is centred on
+    its group, and so on the middle column of an odd group."""
+    if c not in ext:
+        return False
+    x0, x1 = ext[c]
+    return b - a <= x1 - x0 + 1 and (abs(a - x0) <= 0.5 or abs(b - x1) <= 0.5)
 
 
 def _col_centers(cuts: list[float], ncols: int, rows: list[list[Word]]) -> list[float]:
