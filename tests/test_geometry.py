@@ -24,3 +24,13 @@ def test_union_grow_center():
     assert center_inside((0, 0, 4, 2), (2, 1, 5, 5))  # edges included
     assert not center_inside((0, 0, 4, 2), (2.5, 1, 5, 5))
     assert center_inside((0, 0, 4, 2), (2.5, 1, 5, 5), tol=0.5)
+
+
+def test_overlapping_boxes_merge_into_their_union_and_touching_ones_stay_apart():
+    from pagerouter.common.geometry import merge_overlapping
+
+    # a chain: the first two overlap, their union then overlaps the fourth; the third stands apart
+    assert merge_overlapping([(0, 0, 10, 10), (5, 5, 20, 20), (30, 0, 40, 10), (19, 19, 25, 25)]) == \
+        [(0, 0, 25, 25), (30, 0, 40, 10)]
+    assert merge_overlapping([(0, 0, 10, 10), (10, 0, 20, 10)]) == [(0, 0, 10, 10), (10, 0, 20, 10)]
+    assert merge_overlapping([]) == []

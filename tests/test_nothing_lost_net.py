@@ -257,3 +257,26 @@ def test_a_small_picture_without_text_leaves_the_page_alone(conv):
     md = page_markdown(page, OutputConfig(page_markers=False))
     assert page.route == "text_layer" and page.status == "ok", page.triage.reasons
     assert lj.judge(lj.PageTruth(truth=truth), md).cer == 0.0
+
+
+def test_lines_of_one_small_picture_are_read_once(conv):
+    """A status bar set as a picture, two rows of short words close together: the detector's
+    lines overlap once padded for OCR, and each region read apart gave their words twice (a
+    calculator screenshot in the real corpus, ti89_guidebook_programming p39)."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    body = ["The program editor opens with the name you typed on the home screen.",
+            "Press ENTER to accept it, or ESC to go back and choose another name."]
+    for i, line in enumerate(body):
+        page.insert_text((72, 120 + 20 * i), line, fontname="helv", fontsize=11)
+    bar = pymupdf.open()
+    sp = bar.new_page(width=240, height=24)
+    sp.insert_text((3, 10), "payroll()", fontname="cour", fontsize=8)
+    sp.insert_text((3, 20), "MAIN     RAD AUTO     FUNC     2/30", fontname="cour", fontsize=8)
+    page.insert_image(pymupdf.Rect(72, 200, 312, 224), stream=sp.get_pixmap(dpi=300).tobytes("png"))
+    (out,) = conv.convert(doc.tobytes(), name="bar.pdf").pages
+    md = page_markdown(out, OutputConfig(page_markers=False))
+    truth = "\n".join(body + ["payroll()", "MAIN RAD AUTO FUNC 2/30"])
+    verdict = lj.judge(lj.PageTruth(truth=truth), md)
+    assert out.route == "mixed", out.triage.reasons
+    assert not verdict.invented and not verdict.lost, (verdict, md)

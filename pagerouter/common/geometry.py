@@ -41,6 +41,27 @@ def union(boxes: Iterable[Sequence[float]]) -> BBox:
     return (min(b[0] for b in bs), min(b[1] for b in bs), max(b[2] for b in bs), max(b[3] for b in bs))
 
 
+def merge_overlapping(boxes: Iterable[Sequence[float]]) -> list[BBox]:
+    """`boxes` with every two that overlap replaced by their union, until none overlap (boxes
+    that only touch stay apart); the first box of each group keeps its place."""
+    out = [tuple(b) for b in boxes]
+    joined = True
+    while joined:
+        joined = False
+        for i in range(len(out)):
+            a = out[i]
+            for j in range(i + 1, len(out)):
+                b = out[j]
+                if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]:
+                    out[i] = union((a, b))
+                    del out[j]
+                    joined = True
+                    break
+            if joined:
+                break
+    return out
+
+
 def grow(b: Sequence[float], margin: float) -> BBox:
     """The box widened by `margin` on every side (a negative margin shrinks it)."""
     return (b[0] - margin, b[1] - margin, b[2] + margin, b[3] + margin)

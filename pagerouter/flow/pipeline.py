@@ -23,6 +23,7 @@ import pymupdf
 
 from ..config import PagerouterConfig
 from ..intake.inputs import SourceDocument
+from ..common.geometry import merge_overlapping
 from ..common.memory import release_free_memory
 from ..model import Block, CheckResult, Document, Page, TriageDecision
 from ..ocr.task import make_ocr_task
@@ -211,8 +212,10 @@ class DocumentTriage:
             pad = 4.0
             regions = [(max(0.0, x0 - pad), max(0.0, y0 - pad), min(out.width, x1 + pad), min(out.height, y1 + pad))
                        for x0, y0, x1, y1 in check.regions]
+            # regions that overlap are read as one: the detector's lines of one screenshot often
+            # overlap once padded, and each region read apart gave their words twice
             decision = decision.model_copy(update={
-                "route": "mixed", "ocr_regions": [*decision.ocr_regions, *regions],
+                "route": "mixed", "ocr_regions": merge_overlapping([*decision.ocr_regions, *regions]),
                 "reasons": [*decision.reasons, f"after reading the layer: {check.reason}; those rows are OCR'd"],
             })
             out.route, out.triage = "mixed", decision
