@@ -16,7 +16,7 @@ copy, and a retried task's second post, change nothing; what is staged, journale
 written is what it was.
 
 No Ray import here: the driver makes the actor (`EarlyPages`, given its `ray`), and the
-stages post through the handle they are given.
+stages post through the handle they are given (`ray_stages.post_early`).
 """
 
 from __future__ import annotations
@@ -49,17 +49,6 @@ class Mailbox:
         self.posted.clear()
         rows, self.rows = self.rows, []
         return rows
-
-
-def post(mailbox, rows: list[Row]) -> None:
-    """Stage side: post `rows` (finished pages) to the driver's mailbox, without waiting. Never
-    fails the task: the same rows travel on in the dataset."""
-    if mailbox is None or not rows:
-        return
-    try:
-        mailbox.post.remote([(r.doc, r.kind, r.payload) for r in rows])
-    except Exception:  # noqa: BLE001, S110 - a shortcut only: the dataset delivers these rows too
-        pass
 
 
 class EarlyPages:

@@ -325,14 +325,23 @@ def packed(jobs: list[RangeJob], size: int) -> list[list[RangeJob]]:
     return units
 
 
+def post_early(mailbox, rows: list[Row]) -> None:
+    """Post `rows` (finished pages) to the driver's mailbox (`early_pages.Mailbox`), without
+    waiting. Never fails the task: the same rows travel on in the dataset."""
+    if mailbox is None or not rows:
+        return
+    try:
+        mailbox.post.remote([(r.doc, r.kind, r.payload) for r in rows])
+    except Exception:  # noqa: BLE001, S110 - a shortcut only: the dataset delivers these rows too
+        pass
+
+
 def open_files(batch, run: RunSpec, mailbox=None):
     """Open task: per file, a `docs` result (skip, failed, filtered, staged), its pages (a file
     that fits one range is triaged here: a `pages` row and its `ocr` rows), or its page ranges,
     packed into `range` rows of up to `pages_per_range` pages. All but the ranges leave as one
     `bundle` row. A file's bytes are read here to hash and open it, and never put into a row.
     `mailbox`: the driver's (`early_pages`), where the finished pages are also posted."""
-    from .early_pages import post
-
     jobs: list[RangeJob] = []
     results: list[DocResult] = []
     out: list[Row] = []
@@ -344,7 +353,7 @@ def open_files(batch, run: RunSpec, mailbox=None):
             results.append(got)
         elif isinstance(got, Triaged):
             rows = _range_rows(row.doc, got.header, got.finished, got.ocr, m.cpu)
-            post(mailbox, rows[:1] if got.finished else [])  # as each file is done, not when the task is
+            post_early(mailbox, rows[:1] if got.finished else [])  # as each file is done, not when the task is
             out += rows
         else:
             got[0].header.open_cpu_s = m.cpu
@@ -476,8 +485,6 @@ def triage_ranges(batch, run: RunSpec, mailbox=None):
     only a range needs (to spread a long file over the nodes); a row per finished file cost a
     Ray task each for nothing. `mailbox`: as `open_files` (a bundle's pages were posted by
     its open task)."""
-    from .early_pages import post
-
     out: list[Row] = []
     for row in rows_of(batch):
         if row.kind == "bundle":
@@ -497,7 +504,7 @@ def triage_ranges(batch, run: RunSpec, mailbox=None):
                     numbers = parse_pages(run.pages, job.header.page_count, job.name)[job.start:job.stop]
                     finished, ocr = [failed_page(job.name, n, "triage", exc) for n in numbers], []
             rows = _range_rows(job.doc, job.header, finished, ocr, m.cpu)
-            post(mailbox, rows[:1] if finished else [])
+            post_early(mailbox, rows[:1] if finished else [])
             out += rows
     return table_of(out)
 
