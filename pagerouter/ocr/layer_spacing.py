@@ -26,8 +26,10 @@ from difflib import SequenceMatcher
 
 import pymupdf
 
+from ..common.geometry import center_inside
 from ..common.stages import OcrTask, Reading
-from ..model import Block, CheckResult
+from ..model import CheckResult
+from .lines import OcrLine, sort_lines
 
 _MIN_RUN = 3  # characters (whitespace aside) two texts must share in a row to be the same stretch
 _PAD_PT = 2.0  # a layer word belongs to a block when its centre is this close to the block's box
@@ -57,16 +59,8 @@ def layer_words(task: OcrTask, hidden_share: float) -> list[tuple[tuple[float, f
 
 
 def _in_rows(words: list[tuple[tuple[float, float, float, float], str]]) -> str:
-    """The words as a reader would copy them: rows top to bottom (a word joins a row when its
-    centre is within half a word's height of the row's), each left to right."""
-    rows: list[list] = []
-    for box, text in sorted(words, key=lambda w: (w[0][1] + w[0][3]) / 2):
-        yc, h = (box[1] + box[3]) / 2, box[3] - box[1]
-        if rows and abs(yc - rows[-1][0]) <= 0.5 * max(h, rows[-1][1]):
-            rows[-1][2].append((box, text))
-        else:
-            rows.append([yc, h, [(box, text)]])
-    return " ".join(t for _, _, row in rows for _, t in sorted(row, key=lambda w: w[0][0]))
+    """The words as a reader would copy them: rows top to bottom, each left to right."""
+    return " ".join(ln.text for ln in sort_lines([OcrLine(box, text, 1.0) for box, text in words]))
 
 
 def _chars(text: str) -> tuple[str, list[int]]:
@@ -104,12 +98,6 @@ def respace(reading: str, layer: str) -> tuple[str, int]:
     return "".join(out), len(gaps)
 
 
-def _near(box: tuple[float, float, float, float], block: Block) -> bool:
-    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-    x0, y0, x1, y1 = block.bbox
-    return x0 - _PAD_PT <= cx <= x1 + _PAD_PT and y0 - _PAD_PT <= cy <= y1 + _PAD_PT
-
-
 def apply_layer_spacing(task: OcrTask, reading: Reading, hidden_share: float) -> CheckResult | None:
     """Respace the reading's OCR blocks in place after the page's hidden text layer (module doc;
     `hidden_share`: `triage.max_invisible_text_share`); a passed check that says how many gaps
@@ -121,7 +109,7 @@ def apply_layer_spacing(task: OcrTask, reading: Reading, hidden_share: float) ->
     for block in reading.blocks:
         if block.route != "ocr" or block.role in _SKIP_ROLES or not block.text.strip():
             continue
-        near = [w for w in words if _near(w[0], block)]
+        near = [w for w in words if center_inside(w[0], block.bbox, _PAD_PT)]
         if not near:
             continue
         block.text, n = respace(block.text, _in_rows(near))
