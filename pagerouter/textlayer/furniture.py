@@ -539,25 +539,32 @@ def band_stack(horiz: list[Line], band: float, page_height: float, body_size: fl
     for _ in range(depth):
         nxt = []
         for ln in horiz:
-            if ln in inside or ln in out or ln in nxt or ln.size >= 0.95 * body_size:
+            # the cheap tests first: the membership tests compare Line dataclasses field by field,
+            # and the row count walks every line of the page
+            if ln.size >= 0.95 * body_size or (ln.yc >= page_height / 2) == top:
                 continue
-            if (ln.yc >= page_height / 2) == top:
+            if not any(_stacks_under(m, ln, top) for m in edge):
+                continue
+            if ln in inside or ln in out or ln in nxt:
                 continue
             if sum(1 for m in horiz if abs(m.yc - ln.yc) < 0.5 * max(m.height, ln.height)) > 3:
                 continue  # a table row running into the band: its cells are no block of small lines
-            for m in edge:
-                if abs(m.size - ln.size) > 0.5:
-                    continue
-                gap = ln.y0 - m.y1 if top else m.y0 - ln.y1
-                aligned = abs(m.x0 - ln.x0) < 2 or min(m.x1, ln.x1) - max(m.x0, ln.x0) > 0
-                if -0.25 * ln.height <= gap <= 0.6 * max(m.height, ln.height) and aligned:
-                    nxt.append(ln)
-                    break
+            nxt.append(ln)
         if not nxt:
             break
         out += nxt
         edge = nxt
     return out
+
+
+def _stacks_under(m: Line, ln: Line, top: bool) -> bool:
+    """`ln` is set tight against band-side line `m` (`band_stack`): same size, at most 0.6 line
+    heights apart, overlapping it or on its left edge."""
+    if abs(m.size - ln.size) > 0.5:
+        return False
+    gap = ln.y0 - m.y1 if top else m.y0 - ln.y1
+    aligned = abs(m.x0 - ln.x0) < 2 or min(m.x1, ln.x1) - max(m.x0, ln.x0) > 0
+    return -0.25 * ln.height <= gap <= 0.6 * max(m.height, ln.height) and aligned
 
 
 def _page_body(lines: list[Line]) -> float:
