@@ -132,9 +132,12 @@ def main() -> int:
     ap.add_argument("--part", default="all", choices=["dev", "held", "all"])
     ap.add_argument("--json", type=Path)
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--pages", help="only these pages, comma-separated truth names (e.g. edge_tol_p1)")
     args = ap.parse_args()
     logging.disable(logging.WARNING)
     truths = [t for t in load_truth() if args.part == "all" or t["held"] == (args.part == "held")]
+    if args.pages:
+        truths = [t for t in truths if t["name"] in set(args.pages.split(","))]
     results: dict = {}
     per_page: dict = defaultdict(dict)
     notes: list[str] = []
