@@ -453,3 +453,34 @@ def test_running_foot_with_a_letter_spaced_page_label_is_footer():
     score = score_page(tr, body, [])
     assert score.f_out == score.f_total == 2
     assert "Public Health Outlay 2012-13" in body  # the title bar at the top stays
+
+
+def test_statement_groups_set_apart_by_blank_rows_stay_one_table():
+    """A fund's key figures (camelot edge_tol.pdf): label/amount rows in groups ("Class A",
+    "Class B", "Total for the Fund") with blank rows between; each gap was read as the table's
+    end, so the first two groups came out as headings over loose labels and a column of numbers."""
+    tr = _truth("edge_tol_p1")
+    _blocks, _body, tables = _read(tr)
+    want = [cells_from_truth(t["rows"]) for t in tr["tables"]]
+    tp, fp, _fn = table_counts(want, tables)
+    assert len(tables) == 1 and fp == 0 and tp >= 37, (tp, fp)
+
+
+def test_caption_between_rules_of_one_extent_opens_the_next_table():
+    """Two ruled tables down an EU report page (eu-012 p5), their row rules of one extent: a
+    caption ("Table 5:") between them made one region of both and the prose around; a group
+    label row (Finland / EU-15 / EU-25) boxed by its own column rules above the sub-column
+    headers, and a last rule drawn cell by cell, were left out of the first."""
+    tr = _truth("eu-012_p5")
+    _blocks, _body, tables = _read(tr)
+    want = [cells_from_truth(t["rows"]) for t in tr["tables"]]
+    assert len(tables) == 2 and table_counts(want, tables) == (127, 0, 0)
+
+
+def test_stacked_ruled_tables_each_keep_their_last_row():
+    """Two fully ruled tables stacked under their captions (eu-004 p2): the "EU15 Total" rows
+    were lost with the last rules."""
+    tr = _truth("eu-004_p2")
+    _blocks, _body, tables = _read(tr)
+    want = [cells_from_truth(t["rows"]) for t in tr["tables"]]
+    assert len(tables) == 2 and table_counts(want, tables) == (365, 0, 0)

@@ -83,7 +83,7 @@ def rule_candidates(
     groups: list[list[BBox]] = []
     # top down, so that a rule whose ends differ by a rounding step from the next one's
     # (305.6 against 305.1) still joins its group above the others
-    for r in sorted(hrules, key=lambda r: (r[1], r[0])):
+    for r in sorted(_joined_segments(hrules), key=lambda r: (r[1], r[0])):
         for g in groups:
             last = g[-1]
             if abs(r[0] - last[0]) <= 3 and abs(r[2] - last[2]) <= 3 and 0 <= r[1] - last[3] <= 0.4 * page_h:
@@ -117,9 +117,13 @@ def rule_candidates(
         xs = _cluster([*xs, *_rule_joints(hrules, (x0, y0, x1, y1), len(ys))], 2.0)
         # a header row boxed by the column rules above the first row rule (its own top edge a
         # fill, or no rule at all) belongs to the table
-        tops = [v[1] for v in vrules if any(abs((v[0] + v[2]) / 2 - x) <= 3 for x in xs)
-                and v[1] < y0 - 2 and v[3] >= y0 - 3 and y0 - v[1] <= 0.1 * page_h]
-        if tops and any(ln.y0 >= min(tops) - 2 and ln.y1 <= y0 + 2 and ln.x0 >= x0 - 2 and ln.x1 <= x1 + 2 for ln in lines):
+        # (band by band: a group label's row over the sub-column headers has rules of its own)
+        for _band in range(3):
+            tops = [v[1] for v in vrules if any(abs((v[0] + v[2]) / 2 - x) <= 3 for x in xs)
+                    and v[1] < y0 - 2 and v[3] >= y0 - 3 and y0 - v[1] <= 0.1 * page_h]
+            if not (tops and any(ln.y0 >= min(tops) - 2 and ln.y1 <= y0 + 2 and ln.x0 >= x0 - 2 and ln.x1 <= x1 + 2
+                                 for ln in lines)):
+                break
             y0 = min(tops)
             ys = [y0, *ys]
         out.append(((x0, y0, x1, y1), ys, xs))
@@ -150,11 +154,26 @@ def rules_short_of_rows(region: BBox, col_xs: list[float], lines: list[Line], cf
     return with_beside >= max(2, 0.5 * len(rows))
 
 
+def _joined_segments(hrules: list[BBox]) -> list[BBox]:
+    """A row rule drawn cell by cell (segments end to end on one y) as one rule, for grouping
+    rules by their extent: a table's last rule drawn so still closes its last row."""
+    out: list[list[float]] = []
+    for r in sorted(hrules, key=lambda r: (round((r[1] + r[3]) / 2), r[0])):
+        last = out[-1] if out else None
+        # overlapping or end to end on one y: one rule (the union of the pieces)
+        if last is not None and abs((r[1] + r[3]) / 2 - (last[1] + last[3]) / 2) <= 0.6 and r[0] <= last[2] + 1.5:
+            last[2] = max(last[2], r[2])
+            last[1], last[3] = min(last[1], r[1]), max(last[3], r[3])
+        else:
+            out.append(list(r))
+    return [tuple(r) for r in out]
+
+
 def _split_stacked(ys: list[float], lines: list[Line], x0: float, x1: float) -> list[list[float]]:
     """Rules of one extent stacked down the page may frame several tables ("Reference table",
     then the next under its own caption): between two rules far apart (over 2.5 x the
     smallest gap), text that stands clear of a rule by 1.5 line heights is not a row the rules frame
-    (a table's rows hug their rules): the stack splits there."""
+    (a table's rows hug their rules): the stack splits there; so does a caption between two rules."""
     if len(ys) < 3:
         return [ys]
     gaps = [b - a for a, b in zip(ys, ys[1:])]
@@ -166,6 +185,11 @@ def _split_stacked(ys: list[float], lines: list[Line], x0: float, x1: float) -> 
     out = [[ys[0]]]
     for a, b in zip(ys, ys[1:]):
         between = [ln for ln in inside if ln.y0 >= a - 1 and ln.y1 <= b + 1]
+        # a caption between two rules opens the next table ("Table 5:" under Table 4's last
+        # rule, over rules of the same extent): stacked tables, never one
+        if any(_CAPTION.match(ln.text.strip()) for ln in between):
+            out.append([b])
+            continue
         if b - a > 2.5 * usual and between:
             h = statistics.median([ln.height for ln in between])
             if min(ln.y0 for ln in between) - a >= 1.5 * h or b - max(ln.y1 for ln in between) >= 1.5 * h:

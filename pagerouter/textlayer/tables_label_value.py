@@ -108,7 +108,7 @@ def label_value_candidates(lines: list[Line], cfg: TextLayerConfig, em: float) -
         while j < len(rows):
             row = rows[j]
             last = (weak or members)[-1] if (weak or members) else None
-            if last is not None and row[0].y0 - last.y1 > 2.0 * em:
+            if last is not None and row[0].y0 - last.y1 > 2.0 * em and not _section_apart(rows, j, pairs, last, em, cfg):
                 break  # a paragraph's distance: the table ended
             got = _split(row)
             if got is not None:
@@ -131,6 +131,34 @@ def label_value_candidates(lines: list[Line], cfg: TextLayerConfig, em: float) -
         out.append((min(f.x0 for f in members), min(f.y0 for f in members),
                     max(f.x1 for f in members), max(f.y1 for f in members)))
     return out
+
+
+_SECTION_GAP_EM = 4.0
+"""Space (em) a statement may leave above a section label ("Class B", "Total for the Fund")
+inside one table: a blank row or two of its own pitch, never a page's worth."""
+
+
+def _section_apart(rows: list[list[Line]], j: int, pairs: list[tuple[Line, list[Line]]], last: Line, em: float,
+                   cfg: TextLayerConfig) -> bool:
+    """Row `j`, far below the run, is a section label of the same table: a statement sets its
+    groups apart with blank rows ("Class A" rows, space, "Class B" rows). It is one short
+    fragment at the labels' left edge, within `_SECTION_GAP_EM`, and right under it (a row's
+    usual distance) comes a label/amount row whose amount stands in the run's amount column.
+    Prose after a table fails it: a sentence is long, and no amount follows in that column."""
+    row = rows[j]
+    if not pairs or len(row) != 1 or j + 1 >= len(rows) or row[0].y0 - last.y1 > _SECTION_GAP_EM * em:
+        return False
+    lab = row[0]
+    left = min(p[0].x0 for p in pairs)
+    if abs(lab.x0 - left) > _ALIGN_PT or lab.words() > 2 * cfg.table_max_cell_words:
+        return False
+    if lab.x1 >= min(a[0].x0 for _, a in pairs):
+        return False
+    nxt = _split(rows[j + 1])
+    if nxt is None or rows[j + 1][0].y0 - lab.y1 > 2.0 * em:
+        return False
+    right = statistics.median([a[-1].x1 for _, a in pairs])
+    return abs(nxt[1][-1].x1 - right) <= _ALIGN_PT
 
 
 def _header(above: list[list[Line]], members: list[Line], pairs: list[tuple[Line, list[Line]]],
