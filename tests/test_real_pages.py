@@ -484,3 +484,14 @@ def test_stacked_ruled_tables_each_keep_their_last_row():
     _blocks, _body, tables = _read(tr)
     want = [cells_from_truth(t["rows"]) for t in tr["tables"]]
     assert len(tables) == 2 and table_counts(want, tables) == (365, 0, 0)
+
+
+def test_label_column_outside_a_grid_frame_is_the_first_column():
+    """A cost schedule (us-009): the amounts ruled cell by cell, the row labels unruled to the
+    left of the frame ("Salaries (a)", "Office Rent"). The labels came out as one paragraph
+    beside a table of numbers; with them inside, the rules beside each label part the rows
+    (no cell spanning the whole column)."""
+    tr = _truth("us-009_p1")
+    _blocks, _body, tables = _read(tr)
+    want = [cells_from_truth(t["rows"]) for t in tr["tables"]]
+    assert len(tables) == 1 and table_counts(want, tables) == (187, 0, 0)

@@ -126,8 +126,32 @@ def rule_candidates(
                 break
             y0 = min(tops)
             ys = [y0, *ys]
+        left = _labels_outside(lines, (x0, y0, x1, y1), ys, cfg)
+        if left is not None and xs:
+            xs = _cluster([x0, *xs], 2.0)
+            x0 = left
         out.append(((x0, y0, x1, y1), ys, xs))
     return out
+
+
+def _labels_outside(lines: list[Line], region: BBox, ys: list[float], cfg: TextLayerConfig) -> float | None:
+    """The left edge of a label column standing outside a grid's frame, or None. A cost
+    schedule rules its amounts cell by cell and sets the row labels ("Salaries (a)", "Office
+    Rent") unruled to the left, one in each row band: they are the table's first column. The
+    evidence: one short line left of the frame in at least 60% of the row bands (3 or more),
+    none in a band holding several (a prose column beside a grid has a line every 12 pt and
+    long lines)."""
+    x0, y0, x1, y1 = region
+    bands = [(a, b) for a, b in zip(ys, ys[1:]) if b - a > 2]
+    if len(bands) < cfg.table_min_rows:
+        return None
+    beside = [ln for ln in lines if ln.horizontal and ln.x1 <= x0 + 1 and y0 - 1 <= (ln.y0 + ln.y1) / 2 <= y1 + 1]
+    if not beside or any(ln.words() > cfg.table_max_cell_words for ln in beside):
+        return None
+    per_band = [sum(1 for ln in beside if a <= (ln.y0 + ln.y1) / 2 <= b) for a, b in bands]
+    if max(per_band) > 1 or sum(per_band) < max(cfg.table_min_rows, 0.6 * len(bands)):
+        return None
+    return min(ln.x0 for ln in beside)
 
 
 def rules_short_of_rows(region: BBox, col_xs: list[float], lines: list[Line], cfg: TextLayerConfig) -> bool:
@@ -696,6 +720,9 @@ def _row_spans(
         xm = (bounds[c] + bounds[c + 1]) / 2
         return any(abs((h[1] + h[3]) / 2 - y) <= 2 and h[0] - 2 <= xm <= h[2] + 2 for h in hsegs)
 
+    # a column row rules are drawn over once at most (labels set unruled beside a grid's frame,
+    # their header underlined) holds no cell spanning rows: the grid's rules beside it part them
+    ruled_col = [sum(1 for y in bands if drawn(y, c)) >= 2 for c in range(ncols)]
     owner = [[(r, c) for c in range(ncols)] for r in range(len(rows))]
     for r in range(len(rows) - 1):
         b0, b1 = row_band[r], row_band[r + 1]
@@ -707,7 +734,7 @@ def _row_spans(
                 continue
             for c in range(ncols):
                 # (two values are two records whatever the rules: a label is not set as numbers)
-                if not drawn(bands[b0], c) and not all(_NUMBER.fullmatch(x) for x in (rows[r][c], rows[r + 1][c])):
+                if ruled_col[c] and not drawn(bands[b0], c) and not all(_NUMBER.fullmatch(x) for x in (rows[r][c], rows[r + 1][c])):
                     owner[r + 1][c] = owner[r][c]
         elif b1 == b0:
             lead = next((c for c in range(ncols) if rows[r + 1][c]), ncols)
