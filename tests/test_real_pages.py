@@ -495,3 +495,13 @@ def test_label_column_outside_a_grid_frame_is_the_first_column():
     _blocks, _body, tables = _read(tr)
     want = [cells_from_truth(t["rows"]) for t in tr["tables"]]
     assert len(tables) == 1 and table_counts(want, tables) == (187, 0, 0)
+
+
+def test_value_columns_apart_by_whitespace_inside_a_ruled_column_and_total_under_double_rule():
+    """A LaTeX table ruled after its label column only (eu-026 p4, `l|cccc` with double rules):
+    the four value columns were one cell, and the total row under the double rule, boxed only
+    by the column rule running below it, was lost."""
+    tr = _truth("eu-026_p4")
+    _blocks, _body, tables = _read(tr)
+    want = [cells_from_truth(t["rows"]) for t in tr["tables"]]
+    assert len(tables) == 1 and table_counts(want, tables) == (38, 0, 0)

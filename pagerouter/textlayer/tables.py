@@ -126,6 +126,14 @@ def rule_candidates(
                 break
             y0 = min(tops)
             ys = [y0, *ys]
+        # and a row boxed by the column rules under the last row rule (a total row under a
+        # double rule, the table's foot left open)
+        bottoms = [v[3] for v in vrules if any(abs((v[0] + v[2]) / 2 - x) <= 3 for x in xs)
+                   and v[3] > y1 + 2 and v[1] <= y1 + 3 and v[3] - y1 <= 0.1 * page_h]
+        if bottoms and any(ln.y0 >= y1 - 2 and ln.y1 <= max(bottoms) + 2 and ln.x0 >= x0 - 2 and ln.x1 <= x1 + 2
+                           for ln in lines):
+            y1 = max(bottoms)
+            ys = [*ys, y1]
         left = _labels_outside(lines, (x0, y0, x1, y1), ys, cfg)
         if left is not None and xs:
             xs = _cluster([x0, *xs], 2.0)
@@ -552,6 +560,10 @@ def build_table(
     if len(col_xs) >= 1 and ruled:
         cuts = [x for x in col_xs if region[0] + 3 < x < region[2] - 3]
         reasons.append(f"{len(cuts) + 1} columns from vertical rules")
+        inner = _whitespace_inside(words, [region[0], *cuts, region[2]], em)
+        if inner:
+            cuts = sorted([*cuts, *inner])
+            reasons.append(f"{len(inner)} more from whitespace inside ruled columns")
     else:
         cuts = []
     if not cuts:
@@ -699,6 +711,25 @@ def build_table(
 
 _NUMBER = re.compile(r"[-–(+$€£¥]?\s*\d[\d,.\s]*%?\)?|[-–—]")
 """A cell that is an amount, a rate or a dash standing for none."""
+
+
+def _whitespace_inside(words: list, bounds: list[float], em: float) -> list[float]:
+    """Column gaps inside the columns vertical rules give: a table ruled only after its label
+    column (LaTeX's `l|cccc`) sets its value columns apart by whitespace. A gap counts when
+    it is clear on the rows (`column_cuts`) and nearly every row holding words in that ruled
+    column has words on both sides of it: whole sub-columns, not a note marker beside some
+    amounts ("10,000 (1)") or a justified header's word space."""
+    out: list[float] = []
+    for a, b in zip(bounds, bounds[1:]):
+        inside = [w for w in words if a < (w[0] + w[2]) / 2 < b]
+        rows = rows_of(inside)
+        if len(rows) < 3:
+            continue
+        for cut in column_cuts([(w[0], w[2]) for w in inside], len(rows), max(4.0, 0.8 * em)):
+            both = sum(1 for r in rows if any(w[2] <= cut for w in r) and any(w[0] >= cut for w in r))
+            if both >= 0.75 * len(rows):
+                out.append(cut)
+    return out
 
 
 def _row_spans(
