@@ -99,6 +99,39 @@ def test_aligned_columns_above_a_full_width_table(route):
 
 
 @both
+def test_a_wide_table_the_next_column_wraps_around_is_read_with_its_own_column(route):
+    """A journal table at the foot of the left column reaches into the gutter; the right
+    column's lines beside it are set narrower, clear of it (real: failing_pdf_pg9 p3). The
+    table is the left column's: left column, caption, table, then the whole right column.
+    Cut into bands around it, the right column's lines above its top came before it and the
+    lines beside it after it."""
+    left = _lines(50, 290, 100, 20)
+    right_top = _lines(310, 550, 100, 21)
+    caption = (50, 400, 380, 410)
+    table = (50, 416, 380, 520)
+    right_beside = _lines(400, 550, 400, 9)
+    boxes = right_beside + [table] + right_top + [caption] + left
+    words = [9] * len(right_beside) + [0] + [9] * len(right_top) + [12] + [9] * len(left)
+    order = _order(route, boxes, words=words)
+    assert [boxes[i] for i in order] == left + [caption, table] + right_top + right_beside
+
+
+@both
+def test_a_wide_box_with_scattered_labels_beside_it_still_cuts_the_columns_into_bands(route):
+    """The wrap rule wants prose beside the box, set to one edge: an equation's pieces or a
+    diagram's labels beside a box that crosses the gutter keep the band cut."""
+    left = _lines(50, 290, 100, 20)
+    right_top = _lines(310, 550, 100, 21)
+    wide = (50, 416, 380, 520)
+    labels = [(400, 420, 420, 430), (470, 450, 490, 460), (430, 480, 450, 490)]
+    boxes = labels + [wide] + right_top + left
+    words = [1] * len(labels) + [0] + [9] * len(right_top) + [9] * len(left)
+    order = [boxes[i] for i in _order(route, boxes, words=words)]
+    assert order.index(wide) > order.index(right_top[-1])  # the band cut: both columns' tops first
+    assert order.index(wide) < min(order.index(b) for b in labels)
+
+
+@both
 def test_full_width_block_between_two_column_sections(route):
     boxes = [(50, 50, 290, 100), (310, 50, 550, 100), (50, 120, 550, 200), (50, 220, 290, 260), (310, 220, 550, 260)]
     assert _order(route, boxes) == [0, 1, 2, 3, 4]

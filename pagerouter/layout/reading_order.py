@@ -54,6 +54,7 @@ Key = tuple[int, ...]
 LINE_BOX_EM = 1.25  # an OCR line box's height in font sizes (1.15-1.3 measured, RapidOCR 9-14 pt)
 HEAD_KINDS = ("header",)
 FOOT_KINDS = ("footer", "page_number")
+WRAP_MIN_WORDS = 4  # words per line of the text a column wraps around a wide box (median): prose, not labels
 
 
 @dataclass(frozen=True)
@@ -471,6 +472,9 @@ def _split_blocked(items: list[_It], p: OrderParams) -> list[list[_It]] | None:
     right = sum(1 for it in items if it.x0 >= g1 - 1)
     if left < 2 or right < 2:
         return None
+    wrapped = _wrapped_columns(items, blockers, (g0 + g1) / 2, p)
+    if wrapped is not None:
+        return wrapped
     # merge the blockers' vertical extents into bands and cut the region around them
     spans = sorted((b.y0, b.y1) for b in blockers)
     merged: list[list[float]] = [list(spans[0])]
@@ -494,3 +498,42 @@ def _split_blocked(items: list[_It], p: OrderParams) -> list[list[_It]] | None:
     if len(zones) <= 1:
         return None
     return zones
+
+
+def _wrapped_columns(items: list[_It], blockers: list[_It], mid: float, p: OrderParams) -> list[list[_It]] | None:
+    """The two columns, if every blocker is a wide box of one column that the other column's
+    text wraps around (a journal table reaching into the gutter, the next column's lines
+    set narrower beside it), else None.
+
+    A blocker spanning the columns (a title, a figure over both) has nothing beside it; one
+    that only pokes into the gutter has the other column's lines beside it, wholly beyond its
+    far edge. Cut into bands around it, the other column's lines above its top would be read
+    before it and those beside it after it, splitting that column's text around the box; it
+    belongs to the column its centre lies in, read with that column."""
+    crossing = {id(b) for b in blockers}
+    sides: list[list[_It]] = [[], []]
+    for it in items:
+        if id(it) not in crossing:
+            sides[0 if (it.x0 + it.x1) / 2 < mid else 1].append(it)
+    lines_beside = 0
+    wrap: list[_It] = []
+    for b in blockers:
+        side = 0 if (b.x0 + b.x1) / 2 < mid else 1
+        other = sides[1 - side]
+        beside = [it for it in other if min(_shrunk(it)[1], b.y1) > max(_shrunk(it)[0], b.y0)]
+        clear = all(it.x0 >= b.x1 + p.min_gap / 2 for it in beside) if side == 0 else all(
+            it.x1 <= b.x0 - p.min_gap / 2 for it in beside)
+        if not beside or not clear:
+            return None
+        lines_beside += sum(_weight(it, p) for it in beside)
+        wrap.extend(beside)
+    # the lines beside are a column's prose, set to one edge: not the fragments of an equation
+    # or of a diagram's labels scattered beside a wide box
+    edges = [it.x0 for it in wrap if (it.x0 + it.x1) / 2 >= mid] + [-it.x1 for it in wrap if (it.x0 + it.x1) / 2 < mid]
+    per_line = [it.n / _weight(it, p) for it in wrap]
+    if lines_beside < 2 or not all(per_line) or statistics.median(per_line) < WRAP_MIN_WORDS or (
+            max(edges) - min(edges) > 2 * p.min_gap):
+        return None
+    for b in blockers:
+        sides[0 if (b.x0 + b.x1) / 2 < mid else 1].append(b)
+    return sides
