@@ -505,3 +505,19 @@ def test_value_columns_apart_by_whitespace_inside_a_ruled_column_and_total_under
     _blocks, _body, tables = _read(tr)
     want = [cells_from_truth(t["rows"]) for t in tr["tables"]]
     assert len(tables) == 1 and table_counts(want, tables) == (38, 0, 0)
+
+
+def test_booktabs_text_cells_header_from_its_rule_and_list_cells_by_entry():
+    """A journal's booktabs table of text cells (pdftotext_two_column_issue p10): with no values
+    to tell the body by, the header row took the first body row; a criterion list in a cell
+    ran into one cell, and a hanging-indented wrapped line ("(2012)") made a row of its own."""
+    tr = _truth("pdftotext_two_column_issue_p10")
+    _blocks, _body, tables = _read(tr)
+    assert len(tables) == 1
+    rows = {tuple(c[4] for c in tables[0] if c[0] == r) for r in range(3)}
+    assert ("Consensus", "Recommendations", "Criteria") in rows
+    assert ("American Society for Reproductive Medicine (2012)", "Absolute contraindication",
+            "Any signiﬁcant cardiac abnormality and/or ASI >2 cm/m2") in rows
+    want = [cells_from_truth(t["rows"]) for t in tr["tables"]]
+    tp, fp, _fn = table_counts(want, tables)
+    assert tp >= 14 and fp <= 4, (tp, fp)

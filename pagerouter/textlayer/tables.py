@@ -568,8 +568,12 @@ def build_table(
         cuts = []
     if not cuts:
         # rules across the page only (booktabs): the columns are whitespace as in an unruled
-        # table, with its header levels (group labels spanning columns) and wrapped cells
-        got = build_text_table(words, cfg, em)
+        # table, with its header levels (group labels spanning columns) and wrapped cells; the
+        # first rule inside with text on both sides ends the header (a table of text cells has
+        # no values to tell its body by)
+        inner = [y for y in row_ys if region[1] + 2 < y < region[3] - 2
+                 and any(w[3] <= y + 1 for w in words) and any(w[1] >= y - 1 for w in words)]
+        got = build_text_table(words, cfg, em, header_until=min(inner) if inner else None)
         if got is not None:
             cells, header_rows, why = got
             return Table(region, cells, cfg.ruled_table_confidence, True, reasons + why, header_rows, cfg.table_html_header)

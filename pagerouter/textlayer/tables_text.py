@@ -219,9 +219,10 @@ def _tidy(cell: str) -> str:
 
 
 def build_text_table(
-    words: list[Word], cfg: TextLayerConfig, em: float
+    words: list[Word], cfg: TextLayerConfig, em: float, header_until: float | None = None
 ) -> tuple[list[list[str]], int, list[str]] | None:
-    """(cells with header rows first, number of header rows, reasons) or None."""
+    """(cells with header rows first, number of header rows, reasons) or None. `header_until`:
+    the y of a rule under the header (a booktabs table's), when the caller has one."""
     rows = rows_of(words)
     if len(rows) < 2:
         return None
@@ -231,6 +232,11 @@ def build_text_table(
     first = next((i for i, p in enumerate(phr) if _body_like(p)), 0)
     if first > cfg.table_header_max_lines:
         first = 1  # far down: the values start late, not a header that tall
+    if header_until is not None:
+        # the header rule: the rows above it are the header, whatever their words
+        above = sum(1 for r in rows if max(w[3] for w in r) <= header_until + 1)
+        if 1 <= above <= cfg.table_header_max_lines:
+            first = above
     body_rows = rows[first:]
     multi = [r for r, p in zip(body_rows, phr[first:]) if len(p) >= 2] or body_rows
     cuts = column_cuts([(w[0], w[2]) for r in multi for w in r], len(multi), gap)
@@ -358,7 +364,9 @@ def fold_wrapped(rows: list[list[Word]], cuts: list[float]) -> list[list[Word]]:
     A line continues the band when it sits tight under it (the leading inside a cell, clearly
     less than the gaps between the table's bands: with no such contrast, rows of one line
     each are never folded), fills only columns the band fills, and in each its first word
-    would not have fit on the line above within the column (the line above wrapped there)."""
+    would not have fit on the line above within the column (the line above wrapped there);
+    or, whatever the spacing, each of its cells starts right of its cell's first line (a
+    hanging indent)."""
     if len(rows) < 3:
         return rows
     tops = [min(w[1] for w in r) for r in rows]
@@ -367,8 +375,8 @@ def fold_wrapped(rows: list[list[Word]], cuts: list[float]) -> list[list[Word]]:
     h = hs[len(hs) // 2]
     gaps = [tops[i] - bots[i - 1] for i in range(1, len(rows))]
     small = min(gaps)
-    if max(gaps) < small + 0.35 * h:
-        return rows  # evenly spaced lines: every line is a row
+    # evenly spaced lines: only a hanging indent folds a line (below), never the fit of words
+    even = max(gaps) < small + 0.35 * h
     right: dict[int, float] = {}
     for r in rows:
         for w in r:
@@ -388,10 +396,25 @@ def fold_wrapped(rows: list[list[Word]], cuts: list[float]) -> list[list[Word]]:
         for w, c in zip(row, cols):
             first_words.setdefault(c, w)
         folds = (
-            gaps[i - 1] <= small + 0.2 * h
+            not even
+            and gaps[i - 1] <= small + 0.2 * h
             and filled <= set(last_x1)
             and all(last_x1[c] + 0.3 * h + (w[2] - w[0]) > right[c] - 1.0 for c, w in first_words.items())
             and not any(is_value(w[4]) for w in row)
+        )
+        # a hanging indent: every cell's line starts right of its cell's first line, as a
+        # wrapped entry does ("American Society for Reproductive Medicine" / "(2012)"), while
+        # a number set right-aligned under a value column's number is a record of its own
+        band = {}
+        for w in out[-1]:
+            band.setdefault(_col(cuts, (w[0] + w[2]) / 2), []).append(w)
+        folds = folds or (
+            gaps[i - 1] <= small + 0.2 * h
+            and filled <= set(last_x1)
+            and any(not is_value(w[4]) for w in row)
+            and all(w[0] >= min(v[0] for v in band[c]) + 0.3 * h
+                    and not (is_value(w[4]) and any(is_value(v[4]) for v in band[c]))
+                    for c, w in first_words.items())
         )
         if folds:
             out[-1] += row
@@ -406,9 +429,34 @@ def fold_wrapped(rows: list[list[Word]], cuts: list[float]) -> list[list[Word]]:
     return out
 
 
+def _starts_item(prev: list[Word], row: list[Word], cuts: list[float], right: dict[int, float], h: float) -> bool:
+    """A line that begins a new entry of a list cell, not the wrapped rest of the line above: in
+    a column the line above also fills, its first word would have fitted on that line ("Previous
+    aortic dissection" / "Aortic dilatation (...)": one criterion a line), or it stands out left
+    of the line above (a hanging indent's next item)."""
+    top = min(w[1] for w in row)
+    first: dict[int, Word] = {}
+    for w in sorted((w for w in row if w[1] <= top + 0.5 * h), key=lambda w: w[0]):
+        first.setdefault(_col(cuts, (w[0] + w[2]) / 2), w)
+    for c, w in first.items():
+        above = [v for v in prev if _col(cuts, (v[0] + v[2]) / 2) == c]
+        if not above:
+            continue
+        bottom = max(v[1] for v in above)
+        last = [v for v in above if v[1] >= bottom - 0.5 * h]
+        if max(v[2] for v in last) + 0.3 * h + (w[2] - w[0]) <= right[c] - 1.0:
+            return True
+    return False
+
+
 def _body(rows: list[list[Word]], cuts: list[float], ncols: int, join: float = 0.0) -> list[list[str]]:
     out: list[list[str]] = []
     prev: list[Word] | None = None
+    right: dict[int, float] = {}
+    for r in rows:
+        for w in r:
+            c = _col(cuts, (w[0] + w[2]) / 2)
+            right[c] = max(right.get(c, -1e9), w[2])
     for row in fold_wrapped(rows, cuts):
         cells = _assign(row, cuts, join)
         top = min(w[1] for w in row)
@@ -431,7 +479,7 @@ def _body(rows: list[list[Word]], cuts: list[float], ncols: int, join: float = 0
                 out[-1] = [f"{last[0]} {cells[0]}", *last[1:]]
                 prev = row
                 continue
-            if not cells[0] and not any(is_value(c) for c in cells if c):
+            if not cells[0] and not any(is_value(c) for c in cells if c) and not _starts_item(prev, row, cuts, right, h):
                 out[-1] = [join_lines([a, b]) for a, b in zip(last, cells)]  # wrapped text cells (a hyphen-broken word joins)
                 prev = row
                 continue
