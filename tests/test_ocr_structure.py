@@ -165,3 +165,22 @@ def test_raised_marks_on_a_scan_stay_superscripts(converter, tmp_path, v):
     marked = re.findall(r"(\S+?)<(sup|sub)>(.*?)</\2>", md)
     truth = {(c.base, c.mark) for c in case.checks}
     assert marked and all((base.split(">")[-1], mark) in truth for base, _k, mark in marked), marked
+
+
+@pytest.mark.slow
+def test_percentages_on_a_scanned_real_page_are_not_cut_into_superscripts(converter, tmp_path):
+    """A real IRS notice (camelot's us-007.pdf, benchmarks/real_pages), rendered at 200 dpi as
+    a scan. The page has no superscript, and its rates read as printed: the reader's character
+    positions are approximate, and a digit before "%" took the upper ring of the "%" as its
+    glyph (small, raised), so "1.45%" came out as "1.4<sup>5</sup>%" and "4.2%" as
+    "4.<sup>2</sup>%". Fraction digits of a decimal number and a digit before "%" are no marks."""
+    import re
+
+    src = pymupdf.open(Path(__file__).resolve().parent.parent / "benchmarks/real_pages/pdfs/us-007.pdf")[0]
+    img = pymupdf.open()
+    img.new_page(width=src.rect.width, height=src.rect.height).insert_image(src.rect, pixmap=src.get_pixmap(dpi=200))
+    md, _doc = _markdown(converter, img.tobytes(), tmp_path, "us-007-scan")
+    assert re.findall(r"<su[pb]>", md) == [], re.findall(r".{12}<su[pb]>.{8}", md)
+    printed = re.findall(r"\d+\.\d+%", src.get_text())  # the rates as the text layer holds them
+    read = re.findall(r"\d+\.\d+%", md)
+    assert sorted(printed) == sorted(read) and "1.45%" in read, (printed, read)

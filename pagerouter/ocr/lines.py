@@ -320,7 +320,7 @@ def mark_scripts(lines: list[OcrLine], image: np.ndarray, raise_min: float, drop
             starts.add(k)
             k += len(w)
         for i, (c, e) in enumerate(zip(chars, ext)):
-            if c not in _SCRIPT_CHARS or i in starts or e is None:
+            if c not in _SCRIPT_CHARS or i in starts or e is None or _inside_a_number(chars, i, starts):
                 continue
             # baseline and body from the nearest characters, not the whole line: a skewed scan's
             # baseline climbs along the line
@@ -347,6 +347,19 @@ def mark_scripts(lines: list[OcrLine], image: np.ndarray, raise_min: float, drop
             ln.text = _wrap_marks(ln.text, kinds)
             ln.extra.pop("word_x", None)  # the text no longer matches the positions
             ln.extra.pop("char_x", None)
+
+
+def _inside_a_number(chars: list[str], i: int, starts: set[int]) -> bool:
+    """The digit at `i` is one of a decimal number's fraction digits ("1.45", "4,2") or comes
+    right before a percent sign: no exponent or footnote mark sits there. The recogniser's
+    character positions are approximate, and a digit's band can take the upper ring of the
+    "%" beside it (small and raised): "1.45%" came out as "1.4<sup>5</sup>%"."""
+    if i + 1 < len(chars) and i + 1 not in starts and chars[i + 1] in "%\u2030":
+        return True
+    j = i - 1
+    while j >= 0 and j + 1 not in starts and chars[j].isdigit():
+        j -= 1
+    return j >= 1 and j + 1 not in starts and chars[j] in ".," and chars[j - 1].isdigit() and j not in starts
 
 
 def _wrap_marks(text: str, kinds: list[str | None]) -> str:
