@@ -55,7 +55,10 @@ class EarlyPages:
     """Driver side: the mailbox actor and a thread that hands what is posted to `take` (the
     assembler's, called under `lock`, which the dataset's loop holds for its own rows)."""
 
-    def __init__(self, ray, take, lock: threading.Lock, wait_s: float = 0.5):
+    # `wait_s` is how long one call waits for a post, not a delay: a post ends the wait at once.
+    # Longer calls are fewer calls (0.5 s cost both processes an actor call twice a second for the
+    # whole run); `close` still ends the thread within its 1 s steps.
+    def __init__(self, ray, take, lock: threading.Lock, wait_s: float = 10.0):
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         self.ray, self.take, self.lock, self.wait_s = ray, take, lock, wait_s
