@@ -406,6 +406,26 @@ def test_fill_seams_of_one_colour_are_no_rules():
     assert 0 not in seams[(10, 10, 20, 30)]  # the top edge faces nothing: a rule
 
 
+def test_fill_seams_in_a_long_column_of_tiles():
+    """seam_edges on a column of 40 shaded cells of one colour stacked edge to edge, beside a
+    run of 40 thin vertical rule pieces (more tiles on one edge than `_LONG_BUCKET`, the path
+    that tests overlap with arrays): every inner edge is a seam, the column's top and bottom
+    edges stay rules, and each tile's right edge under the rule pieces gives way to them."""
+    from pagerouter.textlayer.graphics import _LONG_BUCKET, seam_edges
+
+    def fill(box, color):
+        return {"type": 3, "bbox": box, "stroked": False, "isrect": True, "color": color, "alpha": 255}
+
+    n = 40
+    assert n > _LONG_BUCKET
+    tiles = [(10.0, 10.0 + 12 * i, 80.0, 22.0 + 12 * i) for i in range(n)]
+    rules = [(79.5, 10.0 + 12 * i, 80.5, 22.0 + 12 * i) for i in range(n)]
+    seams = seam_edges({"blocks": [fill(b, 1) for b in tiles] + [fill(r, 2) for r in rules]})
+    for i, b in enumerate(tiles):
+        assert (0 in seams.get(b, set())) == (i > 0) and (1 in seams.get(b, set())) == (i < n - 1)
+        assert 3 in seams[b] and 2 not in seams[b]
+
+
 def test_stroked_frame_closes_a_grid_and_block_spans_are_one_cell():
     """Survey grid (camelot column_span_2.pdf): its outer border is one stroked rectangle, which
     gave no rules, so the last two rows fell out of the table; a cell over 3 rows and 5 columns

@@ -19,6 +19,7 @@ from ..common.pagetext import page_images
 from ..layout.paints import IMAGE_PAINTS, paint_log
 
 _THIN = 2.5
+_LONG_BUCKET = 24  # tiles on one edge coordinate past which `seam_edges` tests overlap with arrays
 _FRAME_MIN = 10.0  # pt: a stroked rectangle at least this wide and tall can frame a row of text
 
 
@@ -29,6 +30,24 @@ class Graphics:
     images: list[BBox] = field(default_factory=list)
     shapes: list[BBox] = field(default_factory=list)  # non-thin paths (candidates for vector figures)
     skipped_reason: str = ""
+    # which fill's edge each rule is ((fill bbox, edge) or None), for `drop_seams`
+    hkeys: list[tuple | None] = field(default_factory=list)
+    vkeys: list[tuple | None] = field(default_factory=list)
+    fills: int = 0  # filled rectangles among the edges (seams need two)
+
+    def drop_seams(self, textdict: dict) -> None:
+        """Leave out the fill edges that are seams (`seam_edges`)."""
+        if self.fills < 2:
+            return
+        seams = seam_edges(textdict)
+        if not seams:
+            return
+        keep_h = [k is None or k[1] not in seams.get(k[0], ()) for k in self.hkeys]
+        keep_v = [k is None or k[1] not in seams.get(k[0], ()) for k in self.vkeys]
+        self.hrules = [r for r, ok in zip(self.hrules, keep_h) if ok]
+        self.hkeys = [k for k, ok in zip(self.hkeys, keep_h) if ok]
+        self.vrules = [r for r, ok in zip(self.vrules, keep_v) if ok]
+        self.vkeys = [k for k, ok in zip(self.vkeys, keep_v) if ok]
 
 
 def vectors_in_textdict() -> bool:
@@ -45,14 +64,14 @@ def read_graphics(
     W, H = size if size is not None else (page.rect.width, page.rect.height)
     page_area = W * H
     items: list[tuple[str, tuple]] = []
-    seams: dict[tuple, set[int]] = {}
     frames: set[tuple] = set()
     has_images = bool(page_images(page))
     if textdict is not None and vectors_in_textdict():
         for b in textdict.get("blocks", ()):
             if b.get("type") == 3:
                 items.append(("stroke-path" if b.get("stroked") else "fill-path", b["bbox"]))
-        seams = seam_edges(textdict)
+        g.fills = sum(1 for b in textdict.get("blocks", ())
+                      if b.get("type") == 3 and not b.get("stroked") and b.get("isrect"))
         # a rectangle drawn as a stroked outline around at least a line of text (a table's outer
         # frame) borders cells as a fill's edges do; other stroked paths stay shapes (their box
         # is no line; short thick strokes report boxes a few points wide)
@@ -85,15 +104,22 @@ def read_graphics(
             g.images.append(t)
         elif h <= _THIN and w >= 6:
             g.hrules.append(t)
+            g.hkeys.append(None)
         elif w <= _THIN and h >= 6:
             g.vrules.append(t)
+            g.vkeys.append(None)
         elif w > _THIN and h > _THIN and w * h < 0.5 * page_area:
             g.shapes.append(t)
-            # shaded cells and boxes, framed tables: their edges act as rules
+            # shaded cells and boxes, framed tables: their edges act as rules (the seams among
+            # them are dropped later, where a table candidate is: Graphics.drop_seams)
             if (kind == "fill-path" or tuple(orig) in frames) and w >= 6 and h >= 6:
-                gone = seams.get(tuple(orig), ())
-                g.hrules += [e for i, e in ((0, (x0, y0, x1, y0)), (1, (x0, y1, x1, y1))) if i not in gone]
-                g.vrules += [e for i, e in ((2, (x0, y0, x0, y1)), (3, (x1, y0, x1, y1))) if i not in gone]
+                o = tuple(orig)
+                g.hrules += [(x0, y0, x1, y0), (x0, y1, x1, y1)]
+                g.hkeys += [(o, 0), (o, 1)]
+                g.vrules += [(x0, y0, x0, y1), (x1, y0, x1, y1)]
+                g.vkeys += [(o, 2), (o, 3)]
+    if textdict is not None and not many:  # (no fill edge is read on a page of too many drawings)
+        g.drop_seams(textdict)
     return g
 
 
@@ -111,17 +137,31 @@ def seam_edges(textdict: dict) -> dict[tuple, set[int]]:
              if b.get("type") == 3 and not b.get("stroked") and b.get("isrect")]
     if len(fills) < 2:
         return {}
-    # index the tiles by colour and by each edge's coordinate (rounded; neighbours are looked up too)
+    # index the tiles by colour and by each edge's coordinate (rounded; neighbours are looked
+    # up too). A page of a thousand shaded cells has columns of cells sharing one x, and trying
+    # every cell of the column against every other was quadratic (350 ms on one page).
     by_edge: dict[tuple, list[tuple]] = {}
     thin: dict[tuple, list[tuple]] = {}  # thin rules by axis and rounded centre line
-    for box, col in fills:
+    for n, (box, col) in enumerate(fills):
         for i, v in enumerate(box):  # 0 x0, 1 y0, 2 x1, 3 y1
-            by_edge.setdefault((col, i, round(v)), []).append(box)
+            along = (box[0], box[2]) if i in (1, 3) else (box[1], box[3])
+            by_edge.setdefault((col, i, round(v)), []).append((along[0], along[1], n, box))
         w, h = box[2] - box[0], box[3] - box[1]
         if h <= _THIN and w >= 6:
             thin.setdefault((0, round((box[1] + box[3]) / 2)), []).append(box)
         elif w <= _THIN and h >= 6:
             thin.setdefault((1, round((box[0] + box[2]) / 2)), []).append(box)
+    # a long bucket gets arrays of its tiles' extents: the tiles that overlap an edge are
+    # found in one vectorised test, in paint order
+    arrays = {key: (np.array([t[0] for t in tiles]), np.array([t[1] for t in tiles]))
+              for key, tiles in by_edge.items() if len(tiles) > _LONG_BUCKET}
+    # the same for long runs of thin rules on one line: (across-axis ends, along-axis ends)
+    thin_arrays = {}
+    for (axis, k), rules in thin.items():
+        if len(rules) > _LONG_BUCKET:
+            c = (1, 3) if axis == 0 else (0, 2)
+            b = (0, 2) if axis == 0 else (1, 3)
+            thin_arrays[(axis, k)] = tuple(np.array([o[i] for o in rules]) for i in (*c, *b))
     out: dict[tuple, set[int]] = {}
     # edge -> (coordinate index on this box, the facing coordinate index of the tile across, along-axis)
     spec = {0: (1, 3, 0), 1: (3, 1, 0), 2: (0, 2, 1), 3: (2, 0, 1)}
@@ -133,12 +173,20 @@ def seam_edges(textdict: dict) -> dict[tuple, set[int]]:
                 continue
             covered = 0.0
             for k in (round(v) - 1, round(v), round(v) + 1):
-                for o in by_edge.get((col, theirs, k), ()):
+                tiles = by_edge.get((col, theirs, k), ())
+                arr = arrays.get((col, theirs, k))
+                if arr is not None:  # (a tile that does not overlap the edge adds nothing)
+                    tiles = [tiles[j] for j in np.nonzero((arr[0] < a1) & (arr[1] > a0))[0]]
+                for b0, b1, _n, o in tiles:
                     if o is box or abs(o[theirs] - v) > 0.6:
                         continue
-                    b0, b1 = (o[0], o[2]) if axis == 0 else (o[1], o[3])
                     covered += max(0.0, min(a1, b1) - max(a0, b0))
-                for o in thin.get((axis, k), ()):
+                rules = thin.get((axis, k), ())
+                tarr = thin_arrays.get((axis, k))
+                if tarr is not None:
+                    c0s, c1s, b0s, b1s = tarr
+                    rules = [rules[j] for j in np.nonzero((c0s - 0.6 <= v) & (v <= c1s + 0.6) & (b0s < a1) & (b1s > a0))[0]]
+                for o in rules:
                     c0, c1 = (o[1], o[3]) if axis == 0 else (o[0], o[2])
                     if o is box or not c0 - 0.6 <= v <= c1 + 0.6:
                         continue
