@@ -541,3 +541,17 @@ def test_booktabs_text_cells_header_from_its_rule_and_list_cells_by_entry():
     want = [cells_from_truth(t["rows"]) for t in tr["tables"]]
     tp, fp, _fn = table_counts(want, tables)
     assert tp >= 14 and fp <= 4, (tp, fp)
+
+
+def test_cell_tile_nested_in_a_cell_of_its_colour_draws_no_rules():
+    """A grid of white cells over a black ground (camelot twotables_2.pdf, Table 6): each cell
+    holds a white text-area tile; the tiles' edges read as rules split the header into 13
+    columns. A tile inside a fill of its colour, nothing else painted between, has no visible
+    edge. (This reading of the page alone holds Table 6 only; Table 7 comes back through the
+    converter's checks.)"""
+    tr = _truth("twotables_2_p1")
+    _blocks, _body, tables = _read(tr)
+    want = [c for c in cells_from_truth(tr["tables"][0]["rows"]) if c[0] <= 1]  # the two header rows
+    got = [c for c in tables[0] if c[0] <= 1]
+    assert len({c[1] for c in tables[0]}) == 8
+    assert sorted(got) == sorted(want)

@@ -131,7 +131,8 @@ def seam_edges(textdict: dict) -> dict[tuple, set[int]]:
     and rows (a table whose every cell was split in three). An edge counts as a seam when
     tiles of its colour cover at least 90% of it from the other side, or thin rules (of any
     colour) drawn along it do: the rule is read as a rule already, and the tile's own edge,
-    ending a few points short of or past the rule's ends, adds false column joints.
+    ending a few points short of or past the rule's ends, adds false column joints. Every edge
+    of a tile nested in a tile of its colour is one too (`_nested`).
     Returns {bbox: {edge}}, edges 0 top, 1 bottom, 2 left, 3 right."""
     fills = [(tuple(b["bbox"]), (b.get("color"), b.get("alpha"))) for b in textdict.get("blocks", ())
              if b.get("type") == 3 and not b.get("stroked") and b.get("isrect")]
@@ -194,6 +195,39 @@ def seam_edges(textdict: dict) -> dict[tuple, set[int]]:
                     covered += max(0.0, min(a1, b1) - max(a0, b0))
             if covered >= 0.9 * (a1 - a0):
                 out.setdefault(box, set()).add(edge)
+    for box in _nested(fills):
+        out.setdefault(box, set()).update(range(4))
+    return out
+
+
+def _nested(fills: list[tuple[tuple, tuple]]) -> list[tuple]:
+    """Fills painted inside a fill of their colour, nothing of another colour painted between
+    the two over them: a cell's text-area tile inside the cell (Word paints both white). None
+    of its edges shows; read as rules, they split each header cell into three columns. A white
+    cell over a black grid on a white page box keeps its edges: the black lies between."""
+    if len(fills) < 2:
+        return []
+    boxes = np.array([b for b, _ in fills], dtype=float)
+    keys = {c: i for i, c in enumerate(dict.fromkeys(c for _, c in fills))}
+    cols = np.array([keys[c] for _, c in fills])
+    order = np.arange(len(fills))
+    out = []
+    for j, (box, col) in enumerate(fills):
+        if col[1] == 0:
+            continue  # an invisible fill (alpha 0): what its edges draw is left as it was read
+        same = (cols == keys[col]) & (order < j)
+        if not same[:j].any():
+            continue
+        x0, y0, x1, y1 = box
+        inside = same & (boxes[:, 0] <= x0 - 0.5) & (boxes[:, 1] <= y0 - 0.5) & (boxes[:, 2] >= x1 + 0.5) & (boxes[:, 3] >= y1 + 0.5)
+        hit = np.nonzero(inside)[0]
+        if not len(hit):
+            continue
+        o = hit[-1]  # the latest fill of its colour around it
+        between = (order > o) & (order < j) & (cols != keys[col]) & (boxes[:, 0] < x1 + 0.5) & (
+            boxes[:, 2] > x0 - 0.5) & (boxes[:, 1] < y1 + 0.5) & (boxes[:, 3] > y0 - 0.5)
+        if not between.any():
+            out.append(box)
     return out
 
 
