@@ -149,6 +149,22 @@ def _text_blocks_for(kind: str, box, lines: list[OcrLine], cfg: OcrConfig) -> li
     return out
 
 
+PROSE_TITLE_MIN_ROWS = 3  # rows of a "title" region that make it a paragraph, with the two below
+PROSE_TITLE_MIN_WORDS = 20
+PROSE_TITLE_MAX_SIZE = 1.1  # its line height over the page's median line height
+
+
+def _prose_title(rlines: list[OcrLine], lines: list[OcrLine]) -> bool:
+    """A "title" region that is a paragraph: three rows or more, twenty words or more, set no
+    larger than the page's text. The layout model boxes body paragraphs as titles on some
+    inputs (a clip of a page, where nothing larger sets them apart), and a heading of forty
+    words is then written as one, which a reader never would."""
+    rows = merge_rows(sort_lines(rlines))
+    if len(rows) < PROSE_TITLE_MIN_ROWS or sum(len(l.text.split()) for l in rlines) < PROSE_TITLE_MIN_WORDS:
+        return False
+    return median_height([l.bbox for l in rows]) <= PROSE_TITLE_MAX_SIZE * median_height([l.bbox for l in lines])
+
+
 def _read_lines(reader: LineReader, image: np.ndarray, script: str | None, task: OcrTask) -> list[OcrLine]:
     """The reader's lines; a reader that takes language packs (Tesseract) gets the request's."""
     if task.languages and hasattr(reader, "languages_for"):
@@ -231,7 +247,8 @@ def read_task_with_lines(
         lines = split_at_gutters(lines, sr.gutter_min_rows, sr.gutter_min_width)
         mark_scripts(lines, image, sr.script_raise_min, sr.script_drop_min, sr.script_max_height)
         # borderless tables from the lines' own column alignment, whatever the layout model says
-        found = find_line_tables(lines, scale, image.shape[1], cfg.tables) if tables is not None else []
+        found = find_line_tables(lines, scale, image.shape[1], cfg.tables,
+                                 [r.bbox for r in layout.regions if r.kind == "table"]) if tables is not None else []
         regions = _regions_beside(layout.regions, found)
         for t in found:
             line_tables[len(pieces)] = t
@@ -260,6 +277,8 @@ def read_task_with_lines(
                     pieces.append(("figure", region.bbox, []))
                     figure_lines.append(rlines)
                     continue
+            if kind == "title" and _prose_title(rlines, lines):
+                kind = "text"  # body text the layout model boxed as a title (seen on clips of a page)
             if kind in ("text", "reference") and grids and looks_like_grid(rlines, cfg.tables):
                 kind = "table"  # an unruled table the layout model called text: keep its grid
             elif kind == "table" and (looks_like_prose(rlines, cfg.tables) or (

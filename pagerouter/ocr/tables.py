@@ -2,8 +2,8 @@
 and borderless tables found from the OCR lines themselves.
 
 Borderless (whitespace-aligned) tables are found and cut into cells by the text-layer route's
-own code (`textlayer.tables.text_candidates` / `column_candidates`, then
-`textlayer.tables_text.build_text_table`), fed with the OCR lines and their word positions in
+own code (`textlayer.tables.text_candidates` / `column_candidates`, two-column label/amount
+tables with `textlayer.tables_label_value`, then `textlayer.tables_text.build_text_table`), fed with the OCR lines and their word positions in
 PDF points (`find_line_tables`): rows of short phrases whose columns line up, the header lines
 over the value columns (a label spanning a group of columns, stacked dates), currency signs
 joined to their numbers, wrapped labels. The layout model misses such tables (it calls them
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
@@ -27,7 +28,7 @@ import numpy as np
 
 from ..config.ocr import TablesConfig
 from ..config.textlayer import TextLayerConfig
-from ..common.geometry import union
+from ..common.geometry import overlap_share, union
 from ..render.table_markdown import cells_to_markdown, header_spans
 from .lines import OcrLine, sort_lines
 
@@ -248,11 +249,15 @@ def prose_columns(lines: list[OcrLine], scale: float, cfg: TablesConfig) -> bool
     return bool(cuts) and prose_columns(layer, cuts)
 
 
-def find_line_tables(lines: list[OcrLine], scale: float, page_width: float, cfg: TablesConfig) -> list[LineTable]:
+def find_line_tables(lines: list[OcrLine], scale: float, page_width: float, cfg: TablesConfig,
+                     layout_tables: Sequence[Sequence[float]] = ()) -> list[LineTable]:
     """Borderless tables among a page's OCR lines (pixels; `scale` pixels per point): the
     text-layer route's candidates and cells on the lines in points. A line belongs to the
-    table whose region holds its centre."""
-    from ..textlayer.tables import column_candidates, text_candidates
+    table whose region holds its centre. `layout_tables`: the layout model's table boxes
+    (pixels); a label/amount table mostly inside one is left to that box's reading, which
+    takes in its header and section rows (the two-column search finds only its body)."""
+    from ..textlayer.tables import column_candidates, text_candidates, text_columns
+    from ..textlayer.tables_label_value import label_value_candidates
     from ..textlayer.tables_text import build_text_table
 
     usable = [ln for ln in lines if ln.text.split()]
@@ -261,6 +266,10 @@ def find_line_tables(lines: list[OcrLine], scale: float, page_width: float, cfg:
     layer = _layer_lines(usable, scale, cfg)
     em = statistics.median(f.size for f in layer)
     regions = text_candidates(layer, _LAYER_CFG, em) + column_candidates(layer, _LAYER_CFG, em, page_width / scale)
+    # two-column tables of labels and amounts, in each text column, as the text layer looks for them
+    columns = text_columns(layer, _LAYER_CFG, em, page_width / scale)
+    regions += [r for col in (columns or [layer]) for r in label_value_candidates(col, _LAYER_CFG, em)
+                if not any(overlap_share(tuple(v * scale for v in r), t) > 0.5 for t in layout_tables)]
     out: list[LineTable] = []
     taken: set[int] = set()
     for rx0, ry0, rx1, ry1 in regions:
