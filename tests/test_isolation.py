@@ -120,6 +120,51 @@ def test_workers_are_recycled_and_a_fresh_worker_gets_the_bytes_again(reference,
         assert c.pages.started >= 2
 
 
+@pytest.mark.slow
+def test_a_file_larger_than_the_memory_bound_does_not_retire_its_worker_every_task(monkeypatch):
+    """`recycle_rss_mb` bounds what a worker holds beyond the documents it keeps open. A scan
+    whose file is near the bound (a 1 GB, 270-page scan against the default 1,024 MB) counted
+    in retired the worker after every task, and each successor took the whole file's bytes
+    again: 271 workers for 270 pages. Here a 400 MB file against a bound 300 MB above what a
+    worker holds after a small file: at most one replacement, every page comes out (before:
+one worker per task)."""
+    import numpy as np
+
+    monkeypatch.delenv(FAULT_ENV, raising=False)
+    import pagerouter.isolation.pool as pool_mod
+
+    seen: list[float] = []
+    release = pool_mod.IsolatedPages._release
+
+    def spy(self, w, healthy):
+        seen.append(w.rss_mb)
+        return release(self, w, healthy)
+
+    monkeypatch.setattr(pool_mod.IsolatedPages, "_release", spy)
+    rng = np.random.default_rng(5)
+
+    def scan(pages: int) -> bytes:  # incompressible pictures: 4 MB of file a page
+        d = pymupdf.open()
+        for _ in range(pages):
+            pix = pymupdf.Pixmap(pymupdf.csRGB, 1000, 1400, rng.integers(0, 256, 4_200_000, dtype=np.uint8).tobytes(), False)
+            d.new_page(width=500, height=700).insert_image(pymupdf.Rect(0, 0, 500, 700), pixmap=pix)
+        return d.tobytes()
+
+    # the small file first: the workers' fork server starts with this process still small
+    # (a forked worker's resident memory counts the pages it shares with its parent)
+    with Converter(_cfg(workers=1, page_timeout_s=30)) as c:
+        c.convert(scan(3), name="small.pdf")
+    bound = int(max(seen) + 300)  # room for MuPDF's store of decoded pictures (256 MB at most)
+    data = scan(100)
+    assert len(data) > 390 * 2**20
+    with Converter(_cfg(workers=1, page_timeout_s=30, recycle_rss_mb=bound)) as c:
+        doc = c.convert(data, name="big.pdf")
+        assert [p.number for p in doc.pages] == list(range(1, 101))
+        # the first task may end above the bound (what opening the file left in use is only
+        # given back later): one replacement, which then reads on to the end
+        assert c.pages.started <= 2, (c.pages.started, bound, seen)
+
+
 def test_stream_closed_early_frees_the_worker(pdf_bytes, monkeypatch):
     monkeypatch.delenv(FAULT_ENV, raising=False)
     with Converter(_cfg(workers=1, pages_per_task=64)) as c:

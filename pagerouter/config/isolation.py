@@ -46,7 +46,8 @@ class IsolationConfig(StrictModel):
         default=5000, ge=1, description="A worker is replaced after it has read this many pages (bounds slow leaks)."
     )
     recycle_rss_mb: int = Field(
-        default=1024, ge=64, description="A worker is replaced after a task that leaves its resident memory above this."
+        default=1024, ge=64, description="A worker is replaced after a task that leaves its resident memory above this, not counting "
+        "what the documents it keeps open took when they were opened (a file's own bytes are no leak)."
     )
     trim_after_growth_mb: float = Field(
         default=64, ge=0,

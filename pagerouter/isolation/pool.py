@@ -3,7 +3,7 @@
 Workers are forked from a fork server that has the page code imported (cheap to start, and no
 threads of the caller are forked), started on demand up to `isolation.workers`, and replaced
 when one dies, stops answering within `isolation.page_timeout_s`, has read
-`recycle_after_pages` pages or holds more than `recycle_rss_mb`. A document's pages go to a
+`recycle_after_pages` pages or holds more than `recycle_rss_mb` beyond its open documents. A document's pages go to a
 worker `pages_per_task` at a time; outcomes stream back page by page, so a crash costs one
 page: the page being read is reported `failed` with the reason, and the walk goes on at the
 next page in a fresh worker (which re-opens the document from the bytes kept here). How a
