@@ -30,24 +30,6 @@ class Graphics:
     images: list[BBox] = field(default_factory=list)
     shapes: list[BBox] = field(default_factory=list)  # non-thin paths (candidates for vector figures)
     skipped_reason: str = ""
-    # which fill's edge each rule is ((fill bbox, edge) or None), for `drop_seams`
-    hkeys: list[tuple | None] = field(default_factory=list)
-    vkeys: list[tuple | None] = field(default_factory=list)
-    fills: int = 0  # filled rectangles among the edges (seams need two)
-
-    def drop_seams(self, textdict: dict) -> None:
-        """Leave out the fill edges that are seams (`seam_edges`)."""
-        if self.fills < 2:
-            return
-        seams = seam_edges(textdict)
-        if not seams:
-            return
-        keep_h = [k is None or k[1] not in seams.get(k[0], ()) for k in self.hkeys]
-        keep_v = [k is None or k[1] not in seams.get(k[0], ()) for k in self.vkeys]
-        self.hrules = [r for r, ok in zip(self.hrules, keep_h) if ok]
-        self.hkeys = [k for k, ok in zip(self.hkeys, keep_h) if ok]
-        self.vrules = [r for r, ok in zip(self.vrules, keep_v) if ok]
-        self.vkeys = [k for k, ok in zip(self.vkeys, keep_v) if ok]
 
 
 def vectors_in_textdict() -> bool:
@@ -70,8 +52,6 @@ def read_graphics(
         for b in textdict.get("blocks", ()):
             if b.get("type") == 3:
                 items.append(("stroke-path" if b.get("stroked") else "fill-path", b["bbox"]))
-        g.fills = sum(1 for b in textdict.get("blocks", ())
-                      if b.get("type") == 3 and not b.get("stroked") and b.get("isrect"))
         # a rectangle drawn as a stroked outline around at least a line of text (a table's outer
         # frame) borders cells as a fill's edges do; other stroked paths stay shapes (their box
         # is no line; short thick strokes report boxes a few points wide)
@@ -86,6 +66,8 @@ def read_graphics(
     many = len(items) > cfg.max_graphics_items
     if many:
         g.skipped_reason = f"{len(items)} drawing operations (> {cfg.max_graphics_items}): rules and vector figures not analysed"
+    # fill edges that are seams, not rules (no fill edge is read on a page of too many drawings)
+    seams = seam_edges(textdict) if textdict is not None and vectors_in_textdict() and not many else {}
     for kind, box in items:
         orig = box
         if kind == "fill-image":
@@ -104,22 +86,15 @@ def read_graphics(
             g.images.append(t)
         elif h <= _THIN and w >= 6:
             g.hrules.append(t)
-            g.hkeys.append(None)
         elif w <= _THIN and h >= 6:
             g.vrules.append(t)
-            g.vkeys.append(None)
         elif w > _THIN and h > _THIN and w * h < 0.5 * page_area:
             g.shapes.append(t)
-            # shaded cells and boxes, framed tables: their edges act as rules (the seams among
-            # them are dropped later, where a table candidate is: Graphics.drop_seams)
+            # shaded cells and boxes, framed tables: their edges act as rules
             if (kind == "fill-path" or tuple(orig) in frames) and w >= 6 and h >= 6:
-                o = tuple(orig)
-                g.hrules += [(x0, y0, x1, y0), (x0, y1, x1, y1)]
-                g.hkeys += [(o, 0), (o, 1)]
-                g.vrules += [(x0, y0, x0, y1), (x1, y0, x1, y1)]
-                g.vkeys += [(o, 2), (o, 3)]
-    if textdict is not None and not many:  # (no fill edge is read on a page of too many drawings)
-        g.drop_seams(textdict)
+                gone = seams.get(tuple(orig), ())
+                g.hrules += [e for i, e in ((0, (x0, y0, x1, y0)), (1, (x0, y1, x1, y1))) if i not in gone]
+                g.vrules += [e for i, e in ((2, (x0, y0, x0, y1)), (3, (x1, y0, x1, y1))) if i not in gone]
     return g
 
 
@@ -143,17 +118,17 @@ def seam_edges(textdict: dict) -> dict[tuple, set[int]]:
     # every cell of the column against every other was quadratic (350 ms on one page).
     by_edge: dict[tuple, list[tuple]] = {}
     thin: dict[tuple, list[tuple]] = {}  # thin rules by axis and rounded centre line
-    for n, (box, col) in enumerate(fills):
+    for box, col in fills:
         for i, v in enumerate(box):  # 0 x0, 1 y0, 2 x1, 3 y1
             along = (box[0], box[2]) if i in (1, 3) else (box[1], box[3])
-            by_edge.setdefault((col, i, round(v)), []).append((along[0], along[1], n, box))
+            by_edge.setdefault((col, i, round(v)), []).append((along[0], along[1], box))
         w, h = box[2] - box[0], box[3] - box[1]
         if h <= _THIN and w >= 6:
             thin.setdefault((0, round((box[1] + box[3]) / 2)), []).append(box)
         elif w <= _THIN and h >= 6:
             thin.setdefault((1, round((box[0] + box[2]) / 2)), []).append(box)
     # a long bucket gets arrays of its tiles' extents: the tiles that overlap an edge are
-    # found in one vectorised test, in paint order
+    # found in one vectorised test
     arrays = {key: (np.array([t[0] for t in tiles]), np.array([t[1] for t in tiles]))
               for key, tiles in by_edge.items() if len(tiles) > _LONG_BUCKET}
     # the same for long runs of thin rules on one line: (across-axis ends, along-axis ends)
@@ -178,7 +153,7 @@ def seam_edges(textdict: dict) -> dict[tuple, set[int]]:
                 arr = arrays.get((col, theirs, k))
                 if arr is not None:  # (a tile that does not overlap the edge adds nothing)
                     tiles = [tiles[j] for j in np.nonzero((arr[0] < a1) & (arr[1] > a0))[0]]
-                for b0, b1, _n, o in tiles:
+                for b0, b1, o in tiles:
                     if o is box or abs(o[theirs] - v) > 0.6:
                         continue
                     covered += max(0.0, min(a1, b1) - max(a0, b0))
