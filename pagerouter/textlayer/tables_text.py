@@ -377,11 +377,7 @@ def fold_wrapped(rows: list[list[Word]], cuts: list[float]) -> list[list[Word]]:
     small = min(gaps)
     # evenly spaced lines: only a hanging indent folds a line (below), never the fit of words
     even = max(gaps) < small + 0.35 * h
-    right: dict[int, float] = {}
-    for r in rows:
-        for w in r:
-            c = _col(cuts, (w[0] + w[2]) / 2)
-            right[c] = max(right.get(c, -1e9), w[2])
+    right = _column_right_edges(rows, cuts)
     out: list[list[Word]] = [list(rows[0])]
     head = [_col(cuts, (w[0] + w[2]) / 2) for w in rows[0]]
     last_x1: dict[int, float] = {}
@@ -399,7 +395,7 @@ def fold_wrapped(rows: list[list[Word]], cuts: list[float]) -> list[list[Word]]:
             not even
             and gaps[i - 1] <= small + 0.2 * h
             and filled <= set(last_x1)
-            and all(last_x1[c] + 0.3 * h + (w[2] - w[0]) > right[c] - 1.0 for c, w in first_words.items())
+            and not any(_would_fit(last_x1[c], w, right[c], h) for c, w in first_words.items())
             and not any(is_value(w[4]) for w in row)
         )
         # a hanging indent: every cell's line starts right of its cell's first line, as a
@@ -444,19 +440,31 @@ def _starts_item(prev: list[Word], row: list[Word], cuts: list[float], right: di
             continue
         bottom = max(v[1] for v in above)
         last = [v for v in above if v[1] >= bottom - 0.5 * h]
-        if max(v[2] for v in last) + 0.3 * h + (w[2] - w[0]) <= right[c] - 1.0:
+        if _would_fit(max(v[2] for v in last), w, right[c], h):
             return True
     return False
 
 
-def _body(rows: list[list[Word]], cuts: list[float], ncols: int, join: float = 0.0) -> list[list[str]]:
-    out: list[list[str]] = []
-    prev: list[Word] | None = None
+def _would_fit(line_end: float, w: Word, col_right: float, h: float) -> bool:
+    """Word `w` would have fitted after a line ending at `line_end` in a column whose text
+    reaches `col_right` (a word space of 0.3 line heights between): the line did not wrap there."""
+    return line_end + 0.3 * h + (w[2] - w[0]) <= col_right - 1.0
+
+
+def _column_right_edges(rows: list[list[Word]], cuts: list[float]) -> dict[int, float]:
+    """Where each column's text reaches on the right, over all rows."""
     right: dict[int, float] = {}
     for r in rows:
         for w in r:
             c = _col(cuts, (w[0] + w[2]) / 2)
             right[c] = max(right.get(c, -1e9), w[2])
+    return right
+
+
+def _body(rows: list[list[Word]], cuts: list[float], ncols: int, join: float = 0.0) -> list[list[str]]:
+    out: list[list[str]] = []
+    prev: list[Word] | None = None
+    right = _column_right_edges(rows, cuts)
     for row in fold_wrapped(rows, cuts):
         cells = _assign(row, cuts, join)
         top = min(w[1] for w in row)
