@@ -2,7 +2,7 @@
 beside the extractors a user would otherwise pick, in the same run.
 
     python benchmarks/bench_real_pages.py [--systems pagerouter,pymupdf4llm,find_tables,pdfplumber,camelot]
-        [--part dev|held|all] [--json out.json] [--verbose]
+        [--part dev|held|all] [--json out.json] [--verbose] [--as-scan DPI]
 
 Truth: benchmarks/real_pages/truth/*.json, written by reading each page's render (see
 real_pages/scoring.py for the format and the measures). A third of the pages is held out by a
@@ -11,6 +11,8 @@ fixed rule (crc32 of "<file stem>:p<page>" % 3 == 0): tune on dev, report held.
 Printed per part (dev, held) and per document class: table cell-adjacency F1 (pooled pairs),
 header/footer precision/recall/F1, lines to keep that a system dropped (titles, signatures),
 reading order (share of block pairs in order), copy-text checks (quotes, markers).
+`--as-scan DPI` renders each page at DPI into an image-only PDF first and scores that: the
+OCR route against the same truth (systems without OCR have nothing to read there).
 Systems that give no text (find_tables, camelot) are scored on tables only; pdfplumber's text is
 `extract_text()` (it drops nothing: its furniture recall is the floor).
 """
@@ -23,6 +25,7 @@ import io
 import json
 import logging
 import sys
+import tempfile
 import time
 import warnings
 from collections import defaultdict
@@ -133,6 +136,7 @@ def main() -> int:
     ap.add_argument("--json", type=Path)
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--pages", help="only these pages, comma-separated truth names (e.g. edge_tol_p1)")
+    ap.add_argument("--as-scan", type=int, metavar="DPI", help="read each page as a scan rendered at DPI")
     args = ap.parse_args()
     logging.disable(logging.WARNING)
     truths = [t for t in load_truth() if args.part == "all" or t["held"] == (args.part == "held")]
@@ -141,6 +145,21 @@ def main() -> int:
     results: dict = {}
     per_page: dict = defaultdict(dict)
     notes: list[str] = []
+    scans = Path(tempfile.mkdtemp(prefix="realscan")) if args.as_scan else None
+
+    def source(tr: dict) -> tuple[Path, int]:
+        """The page to read: the PDF's own, or (`--as-scan`) a one-page image-only copy."""
+        if scans is None:
+            return pdf_path(tr), tr["page"]
+        out = scans / f"{tr['name']}.pdf"
+        if not out.exists():
+            page = pymupdf.open(pdf_path(tr))[tr["page"] - 1]
+            img = pymupdf.open()
+            img.new_page(width=page.rect.width, height=page.rect.height).insert_image(
+                page.rect, pixmap=page.get_pixmap(dpi=args.as_scan))
+            img.save(out)
+        return out, 1
+
     for name in args.systems.split(","):
         try:
             run = SYSTEMS[name]()
@@ -150,7 +169,7 @@ def main() -> int:
         t0 = time.perf_counter()
         for tr in truths:
             try:
-                md, tables = run(pdf_path(tr), tr["page"])
+                md, tables = run(*source(tr))
             except Exception as e:
                 print(f"{name} failed on {tr['name']}: {type(e).__name__}: {e}")
                 md, tables = (None if name in TABLES_ONLY else ""), []
