@@ -277,6 +277,16 @@ def test_running_heads_and_feet_leave_the_body_and_titles_stay(name):
     assert got.k_out == 0, got.lost
 
 
+def test_numbered_section_heading_is_a_heading_with_its_number():
+    """eu-012 p5: "1.4. Educational attainment", 16 pt bold over 12 pt body, was a list item;
+    the truth keeps "1.4." and the heading's words."""
+    tr = _truth("eu-012_p5")
+    blocks, body, tables = _read(tr)
+    assert [b.text for b in blocks if b.role == "heading"] == ["1.4. Educational attainment"]
+    got = score_page(tr, body, tables)
+    assert got.k_out == 0, got.lost
+
+
 def test_running_head_with_its_page_number_below_the_band_leaves_the_body():
     """OTSL paper (LNCS margins), one page: "Optimized Table Tokenization for Table Structure
     Recognition" and "9" share the first row at y 91-103, deeper than the 11% band; both stayed

@@ -75,6 +75,38 @@ def test_headings_and_lists(doc):
     assert all("#" not in b.text for b in blocks if b.role == "heading")
 
 
+def test_numbered_section_headings_are_headings_and_numbered_lists_stay_lists():
+    """A section number before a title set larger than the body, or in bold body type with two
+    levels ("2.3 Methods"), is a heading that keeps its number; a plain numbered list, in body
+    type or each item bold, stays a list (eu-012 p5's "1.4. Educational attainment" in 16 pt
+    bold was a list item "- 1.4. ...")."""
+    d = pymupdf.open()
+    page = d.new_page(width=595, height=842)
+    body = "Body text of the report runs on for a whole line of ordinary words here. " * 2
+    y = 80
+    def put(text, size=11, font="helv", gap=1.8):
+        nonlocal y
+        page.insert_text((72, y), text, fontsize=size, fontname=font)
+        y += size * gap
+    put("1.4. Educational attainment", 16, "hebo", 2.2)
+    for _ in range(3):
+        put(body[:80])
+    put("2.3 Methods of the survey", 11, "hebo", 2.2)
+    for _ in range(3):
+        put(body[:80])
+    put("1. First step of the work", gap=1.6)
+    put("2. Second step of the work", gap=1.6)
+    put("1. Bold term", 11, "hebo", 1.6)
+    put("2. Another term", 11, "hebo", 2.2)
+    for _ in range(3):
+        put(body[:80])
+    blocks = read(page)
+    heads = [b.text for b in blocks if b.role == "heading"]
+    items = [b.text for b in blocks if b.role == "list_item"]
+    assert heads == ["1.4. Educational attainment", "2.3 Methods of the survey"]
+    assert items == ["1. First step of the work", "2. Second step of the work", "1. Bold term", "2. Another term"]
+
+
 def test_ruled_table(doc):
     d, _ = doc
     blocks = read(d[3])

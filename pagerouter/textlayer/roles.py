@@ -238,6 +238,9 @@ def assign_roles(
 ) -> None:
     """Set role, level and text of every paragraph."""
     mono_body = _mono_body(paras)
+    # a numbered line is a heading only against the text around it: on a slide whose text is
+    # its numbered points in 32 pt, the points are the page's body, whatever the document's is
+    numbered_body = max(body, _commonest_size(paras))
     for p in paras:
         texts = [ln.text for ln in p.lines]
         size = float(statistics.median([ln.size for ln in p.lines]))
@@ -248,6 +251,11 @@ def assign_roles(
             p.text = "\n".join(" " * max(0, round((ln.x0 - left) / cw)) + ln.text.strip() for ln in p.lines)
             continue
         text = join_lines(texts, vocab)
+        if p.marker is not None and _numbered_heading(p, text, size, numbered_body, cfg):
+            p.text = text
+            p.role = "heading"
+            p.level = heading_level(size, ladder, cfg)
+            continue
         if p.marker is not None:
             m = list_marker(text)
             p.role = "list_item"
@@ -272,6 +280,36 @@ def assign_roles(
         elif cfg.bold_heading and bold_all and size >= 0.95 * body and len(p.lines) <= 2 and not text.endswith("."):
             p.role = "heading"
             p.level = heading_level(size, ladder, cfg)
+
+
+def _commonest_size(paras: list[Para]) -> float:
+    """The type size that holds most of the page's characters (0 on an empty page)."""
+    chars: dict[float, int] = {}
+    for p in paras:
+        for ln in p.lines:
+            chars[round(ln.size, 1)] = chars.get(round(ln.size, 1), 0) + len(ln.text.strip())
+    return max(chars, key=chars.__getitem__) if chars else 0.0
+
+
+_SECTION_NUMBER = re.compile(r"^\d{1,3}(?:\.\d{1,3})+\.?$")
+
+
+def _numbered_heading(p: Para, text: str, size: float, body: float, cfg: TextLayerConfig) -> bool:
+    """A numbered line that is a section heading, not a list item ("1.4. Educational attainment"
+    in 16 pt bold over a 12 pt body): short, and set larger than the body, or in the body's
+    size all bold with a section number of two or more levels ("2.3 Methods"); a plain "1."
+    in bold body type may be a list of bold terms, so it stays a list item. Bullets never are."""
+    marker = (p.marker or "").strip()
+    if not marker[:1].isalnum() and not marker.startswith("("):
+        return False
+    short = len(p.lines) <= cfg.heading_max_lines and len(text) <= cfg.heading_max_chars
+    words = text[len(marker):] if text.lstrip().startswith(marker) else text
+    if not short or not any(ch.isalpha() for ch in words) or text.endswith((",", ";")):
+        return False
+    if size >= cfg.heading_size_ratio * body:
+        return True
+    return (cfg.bold_heading and all(ln.bold for ln in p.lines) and size >= 0.95 * body and len(p.lines) <= 2
+            and not text.endswith(".") and _SECTION_NUMBER.match(marker.rstrip(")")) is not None)
 
 
 def _caption_tails(items: list, em: float) -> list:
