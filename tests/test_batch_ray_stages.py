@@ -595,6 +595,43 @@ class FakeMailbox:
         self.post = SimpleNamespace(remote=self.rows.extend)
 
 
+def test_an_open_task_sends_its_scanned_files_on_in_bounded_bundles_as_it_goes(tmp_path, monkeypatch):
+    """An open task of 16 scanned files of 30 pages made one bundle of 5.5 GB (12 MB an OCR page):
+    more than Ray grants a task's arguments, so the run waited for ever, CPUs idle. A bundle now
+    holds at most BUNDLE_BYTES (a row over it alone), and the task yields the bundles as the
+    files are done, not all at its end."""
+    from pagerouter.batch import ray_stages
+    from pagerouter.bench.synth import add_scanned_page
+
+    jobs = []
+    for i in range(3):
+        d = pymupdf.open()
+        for j in range(2):
+            add_scanned_page(d, [f"Scanned file {i} page {j + 1}"])
+        d.save(tmp_path / f"s{i}.pdf")
+        d.close()
+        jobs.append(FileJob("", str(tmp_path / f"s{i}.pdf"), f"s{i}.pdf", {}))
+    run = _bulk_run(PagerouterConfig())  # two pages a range: each file is triaged in its open task
+    limit = 1 << 20  # under one OCR page's row
+    monkeypatch.setattr(ray_stages, "BUNDLE_BYTES", limit)
+    opened: list[str] = []
+    real = ray_stages._open_one
+    monkeypatch.setattr(ray_stages, "_open_one", lambda doc, job, run: (opened.append(job.shown), real(doc, job, run))[1])
+
+    blocks = open_files(table_of([Row(i, "file", dump(j)) for i, j in enumerate(jobs)]), run)
+    first = rows_of(next(iter(blocks)))
+    assert opened == ["s0.pdf"], "the first file's rows waited for the task's other files"
+    rows = first + rows_of(blocks)
+    assert rows and all(r.kind == "bundle" for r in rows)
+    unpacked = [r for b in rows for r in rows_of(triage_ranges(table_of([b]), run))]
+    for b in rows:
+        held = b.obj
+        assert len(held) == 1 or sum(len(p) for _, _, p in held) <= limit
+    ocr = sorted((r.doc, r.obj.outcome.task.number) for r in unpacked if r.kind == "ocr")
+    assert ocr == [(i, n) for i in range(3) for n in (1, 2)]  # every scanned page, once
+    assert {r.doc for r in unpacked if r.kind == "pages"} == {0, 1, 2}
+
+
 def test_finished_pages_are_posted_early_and_taken_once_whichever_copy_comes_first(tmp_path):
     """The open and triage tasks post the pages they finish to the driver's mailbox
     (batch/early_pages.py): a short file's from its open task, a long file's per range from its

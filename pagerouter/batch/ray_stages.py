@@ -7,7 +7,10 @@ and classes pyarrow tables, and they return pyarrow tables).
                  there on the same walk, a longer one cut into page ranges)
               ─► triage_ranges (CPU tasks: the file's walk over one range: triage, text
                  layers, render for OCR, in MuPDF isolation workers; an open task's other
-                 rows arrive as one `bundle` row and are unpacked here)
+                 rows arrive in `bundle` rows and are unpacked here)
+    Both CPU stages are generators: their rows leave in blocks of at most `BUNDLE_BYTES` as
+    each file or range is done, so a task holds one file's rows and no block outgrows what Ray
+    grants a task's arguments downstream.
               ─► LayoutStage ─► ReaderStage ─► EscalationStage (`EngineSet` engines;
                  batched engine calls as in the Serve deployments), one after another in
                  one actor pool (`CpuPool`) unless a stage asks a GPU: that one has a pool
@@ -164,6 +167,9 @@ def dump(obj) -> bytes:
 
 
 def rows_of(batch) -> list[Row]:
+    """The rows of a pyarrow table, or of the tables a stage yields (`open_files`, `triage_ranges`)."""
+    if not hasattr(batch, "column"):
+        return [r for table in batch for r in rows_of(table)]
     cols = [batch.column(c).to_pylist() for c in ("doc", "kind", "payload")]
     return [Row(d, k, p) for d, k, p in zip(*cols)]
 
@@ -379,15 +385,55 @@ def post_early(mailbox, rows: list[Row]) -> None:
         pass
 
 
+# A bundle row's payload at most (a row larger than this travels alone). A bundle is one Ray object
+# that one triage task takes whole, and an OCR page's row is ~12 MB (its render and its own PDF):
+# 16 scanned files of 30 pages in one bundle made a 5.5 GB object, more than Ray grants a task's
+# arguments (5.1 GB on a 24 GB node), so the run waited for ever with the CPUs idle, after the
+# memory monitor had killed the open task twice for holding it.
+BUNDLE_BYTES = 128 << 20
+
+
+def parts(rows: list[Row], limit: int | None = None) -> list[list[Row]]:
+    """`rows` cut, in order, into runs of at most `limit` (`BUNDLE_BYTES`) payload bytes each (a
+    row over it alone)."""
+    limit = BUNDLE_BYTES if limit is None else limit
+    out: list[list[Row]] = []
+    size = 0
+    for r in rows:
+        if not out or (out[-1] and size + len(r.payload) > limit):
+            out.append([])
+            size = 0
+        out[-1].append(r)
+        size += len(r.payload)
+    return out
+
+
+def bundles(rows: list[Row]) -> list[Row]:
+    """`rows` packed, in order, into `bundle` rows of at most `BUNDLE_BYTES` payload bytes each."""
+    return [Row(part[0].doc, "bundle", dump([(x.doc, x.kind, x.payload) for x in part])) for part in parts(rows)]
+
+
+def blocks(rows: list[Row]):
+    """`rows` as tables of at most `BUNDLE_BYTES` each: a stage's output blocks, each small enough
+    to be a task's argument downstream."""
+    for part in parts(rows):
+        yield table_of(part)
+
+
 def open_files(batch, run: RunSpec, mailbox=None):
     """Open task: per file, a `docs` result (skip, failed, filtered, staged), its pages (a file
     that fits one range is triaged here: a `pages` row and its `ocr` rows), or its page ranges,
-    packed into `range` rows of up to `pages_per_range` pages. All but the ranges leave as one
-    `bundle` row. A file's bytes are read here to hash and open it, and never put into a row.
-    `mailbox`: the driver's (`early_pages`), where the finished pages are also posted."""
+    packed into `range` rows of up to `pages_per_range` pages. All but the ranges leave in
+    `bundle` rows of at most `BUNDLE_BYTES`. A file's bytes are read here to hash and open it,
+    and never put into a row. `mailbox`: the driver's (`early_pages`), where the finished pages
+    are also posted.
+
+    A generator: the triaged files' rows leave as a block as soon as they pass `BUNDLE_BYTES`,
+    so the task holds about one file's rows (its OCR pages' renders), not all its files'."""
     jobs: list[RangeJob] = []
     results: list[DocResult] = []
     out: list[Row] = []
+    held = 0
     for row in rows_of(batch):
         with _Meter() as m:
             got = _open_one(row.doc, row.obj, run)
@@ -396,17 +442,22 @@ def open_files(batch, run: RunSpec, mailbox=None):
             results.append(got)
         elif isinstance(got, Triaged):
             rows = _range_rows(row.doc, got.header, got.finished, got.ocr, m.cpu)
-            post_early(mailbox, rows[:1] if got.finished else [])  # as each file is done, not when the task is
+            any_finished = bool(got.finished)
+            del got  # the pages live on in their rows' bytes only: the task holds one copy of the renders
+            post_early(mailbox, rows[:1] if any_finished else [])  # as each file is done, not when the task is
             out += rows
+            held += sum(len(r.payload) for r in rows)
+            if held >= BUNDLE_BYTES:
+                yield from blocks(bundles(out))
+                out, held = [], 0
         else:
             got[0].header.open_cpu_s = m.cpu
             jobs += got
     if results:  # one row for all of them: a resumed run's skipped files cost one row per task, not each
         out.append(Row(results[0].doc, "docs", dump(results)))
     ranged = [Row(unit[0].doc, "range", dump(unit)) for unit in packed(jobs, run.pages_per_range)]
-    if out:  # the rest travel as one row to the triage stage, which unpacks them (`triage_ranges`)
-        ranged.append(Row(out[0].doc, "bundle", dump([(r.doc, r.kind, r.payload) for r in out])))
-    return table_of(ranged)
+    # the rest travel to the triage stage in bundles, which it unpacks (`triage_ranges`)
+    yield from blocks(ranged + bundles(out))
 
 
 def _range_rows(doc: int, header: DocHeader, finished: list, ocr: list, cpu_s: float) -> list[Row]:
@@ -527,14 +578,13 @@ def triage_ranges(batch, run: RunSpec, mailbox=None):
     repartition before this stage makes every row its own block and so its own task, which
     only a range needs (to spread a long file over the nodes); a row per finished file cost a
     Ray task each for nothing. `mailbox`: as `open_files` (a bundle's pages were posted by
-    its open task)."""
-    out: list[Row] = []
+    its open task). A generator: each range's rows leave as their own block, as it is done."""
     for row in rows_of(batch):
         if row.kind == "bundle":
-            out += [Row(*t) for t in row.obj]
+            yield from blocks([Row(*t) for t in row.obj])
             continue
         if row.kind != "range":
-            out.append(row)
+            yield table_of([row])
             continue
         for job in row.obj:
             with _Meter() as m:
@@ -547,9 +597,10 @@ def triage_ranges(batch, run: RunSpec, mailbox=None):
                     numbers = parse_pages(run.pages, job.header.page_count, job.name)[job.start:job.stop]
                     finished, ocr = [failed_page(job.name, n, "triage", exc) for n in numbers], []
             rows = _range_rows(job.doc, job.header, finished, ocr, m.cpu)
-            post_early(mailbox, rows[:1] if finished else [])
-            out += rows
-    return table_of(out)
+            any_finished = bool(finished)
+            del finished, ocr  # as in open_files: one copy of the renders
+            post_early(mailbox, rows[:1] if any_finished else [])
+            yield from blocks(rows)
 
 
 # ---------------------------------------------------------------------------- actor pools
