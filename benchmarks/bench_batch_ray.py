@@ -1,11 +1,11 @@
 """`pagerouter batch --ray` on a real loopback Ray cluster (tests/ray_cluster.py): throughput
 against `--local` and `--endpoint`, and a fuzz run of broken files (a benchmark, not a test).
 
-    python benchmarks/bench_batch_ray.py throughput [--docs 10] [--pages 8] [--scans 4] [--modes local,endpoint,ray|ray1[,noop]] [--warm] [--pool-max N] [--files-per-open N]
+    python benchmarks/bench_batch_ray.py throughput [--docs 10] [--pages 8] [--scans 4] [--scans-per-file N] [--modes local,endpoint,ray|ray1[,noop]] [--warm] [--pool-max N] [--files-per-open N]
     python benchmarks/bench_batch_ray.py fuzz [--n 10000] [--seed 1] [--out DIR]
 
 throughput: one generated corpus (`--docs` born-digital files of `--pages` pages with running
-heads, plus one file of `--scans` scanned pages), the same machine, one mode after another:
+heads, plus one file of `--scans` scanned pages, or files of `--scans-per-file`), the same machine, one mode after another:
   local     `pagerouter batch --local --jobs 2` (a Converter per job, MuPDF isolation workers)
   endpoint  `pagerouter serve` (its own local Ray) + `pagerouter batch --endpoint --jobs 2`
   ray       a head node (1 logical CPU: the actor pools) + 1 worker node (2 CPUs), then + a
@@ -206,7 +206,7 @@ def timed_batch(cmd: list[str], out: Path, roots: list[int]) -> dict:
 
 
 # ---------------------------------------------------------------------------- throughput
-def build_corpus(d: Path, docs: int, pages: int, scans: int) -> int:
+def build_corpus(d: Path, docs: int, pages: int, scans: int, scans_per_file: int = 0) -> int:
     d.mkdir(parents=True, exist_ok=True)
     for i in range(docs):
         doc = pymupdf.open()
@@ -214,18 +214,21 @@ def build_corpus(d: Path, docs: int, pages: int, scans: int) -> int:
             add_text_page(doc, [LOREM, f"Document {i}, page {j + 1}."], title=f"Doc {i} part {j + 1}",
                           header=f"Doc {i}", footer=str(j + 1))
         doc.save(d / f"doc{i:03d}.pdf")
-    if scans:
+    per_file = scans_per_file or scans
+    for k, first in enumerate(range(0, scans, per_file or 1)):
+        # a scanned page is ~4 MB: a large run in one file would be a multi-GB PDF, a cost of
+        # that file's size rather than of the pages (so large runs split their scans)
         doc = pymupdf.open()
-        for j in range(scans):
+        for j in range(first, min(first + per_file, scans)):
             add_scanned_page(doc, [f"Scanned ledger page {j + 1}", "Invoices paid in March", "Total due 4,210 euros"])
-        doc.save(d / "scans.pdf")
+        doc.save(d / ("scans.pdf" if per_file >= scans else f"scans{k:03d}.pdf"))
     return docs * pages + scans
 
 
 def throughput(args) -> int:
     work = Path(tempfile.mkdtemp(prefix="prbr"))
     corpus = work / "in"
-    n = build_corpus(corpus, args.docs, args.pages, args.scans)
+    n = build_corpus(corpus, args.docs, args.pages, args.scans, args.scans_per_file)
     cfg = work / "cfg.yaml"
     pools = "" if args.pool_max is None else f", cpu_pool: {{max_size: {args.pool_max}}}"
     opens = "" if args.files_per_open is None else f", files_per_open_task: {args.files_per_open}"
@@ -499,6 +502,8 @@ def main() -> int:
     t.add_argument("--docs", type=int, default=10)
     t.add_argument("--pages", type=int, default=8)
     t.add_argument("--scans", type=int, default=4)
+    t.add_argument("--scans-per-file", type=int, default=0,
+                   help="split the scanned pages into files of this many pages (default: one file)")
     t.add_argument("--modes", default="local,endpoint,ray")
     t.add_argument("--pool-max", type=int, help="batch.cpu_pool.max_size for --ray (default: the config's)")
     t.add_argument("--files-per-open", type=int, help="batch.files_per_open_task for --ray (default: the config's)")
