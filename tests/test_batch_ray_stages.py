@@ -595,11 +595,12 @@ class FakeMailbox:
         self.post = SimpleNamespace(remote=self.rows.extend)
 
 
-def test_an_open_task_sends_its_scanned_files_on_in_bounded_bundles_as_it_goes(tmp_path, monkeypatch):
+def test_an_open_task_bounds_what_it_holds_and_sends_on(tmp_path, monkeypatch):
     """An open task of 16 scanned files of 30 pages made one bundle of 5.5 GB (12 MB an OCR page):
     more than Ray grants a task's arguments, so the run waited for ever, CPUs idle. A bundle now
-    holds at most BUNDLE_BYTES (a row over it alone), and the task yields the bundles as the
-    files are done, not all at its end."""
+    holds at most BUNDLE_BYTES (a row over it alone), and past OPEN_TASK_BYTES of rows the task's
+    files go out as ranges for the triage tasks instead of being triaged in place; every page
+    arrives once either way."""
     from pagerouter.batch import ray_stages
     from pagerouter.bench.synth import add_scanned_page
 
@@ -611,25 +612,21 @@ def test_an_open_task_sends_its_scanned_files_on_in_bounded_bundles_as_it_goes(t
         d.save(tmp_path / f"s{i}.pdf")
         d.close()
         jobs.append(FileJob("", str(tmp_path / f"s{i}.pdf"), f"s{i}.pdf", {}))
-    run = _bulk_run(PagerouterConfig())  # two pages a range: each file is triaged in its open task
-    limit = 1 << 20  # under one OCR page's row
-    monkeypatch.setattr(ray_stages, "BUNDLE_BYTES", limit)
-    opened: list[str] = []
-    real = ray_stages._open_one
-    monkeypatch.setattr(ray_stages, "_open_one", lambda doc, job, run: (opened.append(job.shown), real(doc, job, run))[1])
+    run = _bulk_run(PagerouterConfig())  # two pages a range: each file fits one
+    bundle_bytes = 1 << 20  # under one OCR page's row
+    monkeypatch.setattr(ray_stages, "BUNDLE_BYTES", bundle_bytes)
+    monkeypatch.setattr(ray_stages, "OPEN_TASK_BYTES", 1)  # the first file's rows pass it
 
-    blocks = open_files(table_of([Row(i, "file", dump(j)) for i, j in enumerate(jobs)]), run)
-    first = rows_of(next(iter(blocks)))
-    assert opened == ["s0.pdf"], "the first file's rows waited for the task's other files"
-    rows = first + rows_of(blocks)
-    assert rows and all(r.kind == "bundle" for r in rows)
-    unpacked = [r for b in rows for r in rows_of(triage_ranges(table_of([b]), run))]
-    for b in rows:
-        held = b.obj
-        assert len(held) == 1 or sum(len(p) for _, _, p in held) <= limit
-    ocr = sorted((r.doc, r.obj.outcome.task.number) for r in unpacked if r.kind == "ocr")
+    opened = rows_of(open_files(table_of([Row(i, "file", dump(j)) for i, j in enumerate(jobs)]), run))
+    assert sorted(r.kind for r in opened) == ["bundle"] * 3 + ["range"] * 2
+    for b in (r for r in opened if r.kind == "bundle"):  # s0's rows: its pages, its 2 OCR pages
+        assert len(b.obj) == 1 or sum(len(p) for _, _, p in b.obj) <= bundle_bytes
+    ranged = [(j.doc, j.start, j.stop) for r in opened if r.kind == "range" for j in r.obj]
+    assert ranged == [(1, 0, 2), (2, 0, 2)]  # s1, s2: past the bound, each a range
+    triaged = [r for row in opened for r in rows_of(triage_ranges(table_of([row]), run))]
+    ocr = sorted((r.doc, r.obj.outcome.task.number) for r in triaged if r.kind == "ocr")
     assert ocr == [(i, n) for i in range(3) for n in (1, 2)]  # every scanned page, once
-    assert {r.doc for r in unpacked if r.kind == "pages"} == {0, 1, 2}
+    assert sorted(r.doc for r in triaged if r.kind == "pages") == [0, 1, 2]
 
 
 def test_finished_pages_are_posted_early_and_taken_once_whichever_copy_comes_first(tmp_path):

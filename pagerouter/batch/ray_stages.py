@@ -8,9 +8,9 @@ and classes pyarrow tables, and they return pyarrow tables).
               ─► triage_ranges (CPU tasks: the file's walk over one range: triage, text
                  layers, render for OCR, in MuPDF isolation workers; an open task's other
                  rows arrive in `bundle` rows and are unpacked here)
-    Both CPU stages are generators: their rows leave in blocks of at most `BUNDLE_BYTES` as
-    each file or range is done, so a task holds one file's rows and no block outgrows what Ray
-    grants a task's arguments downstream.
+    An open task triages in place only up to `OPEN_TASK_BYTES` of rows (an OCR page's row is
+    ~12 MB); its files past that go out as ranges, and its bundles hold `BUNDLE_BYTES` at most,
+    so neither the task nor any one row outgrows what Ray grants a task.
               ─► LayoutStage ─► ReaderStage ─► EscalationStage (`EngineSet` engines;
                  batched engine calls as in the Serve deployments), one after another in
                  one actor pool (`CpuPool`) unless a stage asks a GPU: that one has a pool
@@ -167,9 +167,6 @@ def dump(obj) -> bytes:
 
 
 def rows_of(batch) -> list[Row]:
-    """The rows of a pyarrow table, or of the tables a stage yields (`open_files`, `triage_ranges`)."""
-    if not hasattr(batch, "column"):
-        return [r for table in batch for r in rows_of(table)]
     cols = [batch.column(c).to_pylist() for c in ("doc", "kind", "payload")]
     return [Row(d, k, p) for d, k, p in zip(*cols)]
 
@@ -268,7 +265,9 @@ def ranges(todo: list[int], size: int) -> list[tuple[int, int]]:
     return out
 
 
-def _open_one(doc: int, job: FileJob, run: RunSpec) -> DocResult | list[RangeJob] | Triaged:
+def _open_one(doc: int, job: FileJob, run: RunSpec, in_place: bool = True) -> DocResult | list[RangeJob] | Triaged:
+    """One file of an open task. `in_place`: a file that fits one range may be triaged here (else
+    it is cut into ranges like a long file)."""
     import pymupdf
 
     from pagerouter.intake.inputs import InputError
@@ -292,7 +291,7 @@ def _open_one(doc: int, job: FileJob, run: RunSpec) -> DocResult | list[RangeJob
         decision = judge_file(data, cfg.filter, isolate=cfg.isolation.enabled, password=run.password)
         if not decision.keep:
             return DocResult(doc, "filtered", sha, reasons=decision.reasons, scores=decision.scores)
-    return run_async(_open_walk(doc, data, sha, job, run, pymupdf.VersionBind))
+    return run_async(_open_walk(doc, data, sha, job, run, pymupdf.VersionBind, in_place))
 
 
 @dataclass
@@ -305,7 +304,7 @@ class Triaged:
     ocr: list
 
 
-async def _open_walk(doc: int, data: bytes, sha: str, job: FileJob, run: RunSpec, version: str):
+async def _open_walk(doc: int, data: bytes, sha: str, job: FileJob, run: RunSpec, version: str, in_place: bool):
     """The file's walk (`walk.walk_document`), opened once. A file whose pages all fit one range
     is triaged here, on the same open document: born-digital pages never become a row of their
     own, and the file is neither fetched nor opened a second time (each was: the open task read
@@ -322,12 +321,13 @@ async def _open_walk(doc: int, data: bytes, sha: str, job: FileJob, run: RunSpec
     except Exception as exc:  # noqa: BLE001 - InputError names the file; anything else is this file's failure
         return DocResult(doc, "failed", sha, error=file_error(job.shown, exc))
     try:
-        return await _walk_opened(doc, src, data, sha, job, run, version)
+        return await _walk_opened(doc, src, data, sha, job, run, version, in_place)
     finally:
         src.close()
 
 
-async def _walk_opened(doc: int, src, data: bytes, sha: str, job: FileJob, run: RunSpec, version: str):
+async def _walk_opened(doc: int, src, data: bytes, sha: str, job: FileJob, run: RunSpec, version: str,
+                       in_place: bool):
     from pagerouter.convert.walk import walk_document
     from pagerouter.flow.page_status import failed_page
 
@@ -346,7 +346,7 @@ async def _walk_opened(doc: int, src, data: bytes, sha: str, job: FileJob, run: 
         todo = [i for i, n in enumerate(numbers) if n not in done]
         if not todo:
             return DocResult(doc, "staged", sha, header=header)
-        if done or len(todo) > run.pages_per_range:
+        if done or len(todo) > run.pages_per_range or not in_place:
             keep_local_copy(sha, data)  # this node's range tasks read it, not the source again
             return [RangeJob(doc, header, job.scheme, job.path, job.shown, a, b)
                     for a, b in ranges(todo, run.pages_per_range)]
@@ -391,6 +391,12 @@ def post_early(mailbox, rows: list[Row]) -> None:
 # arguments (5.1 GB on a 24 GB node), so the run waited for ever with the CPUs idle, after the
 # memory monitor had killed the open task twice for holding it.
 BUNDLE_BYTES = 128 << 20
+# The rows an open task makes of the files it triages in place, at most (then one more file's):
+# its files past that are cut into ranges for the triage tasks, which read this node's copy. The
+# task returns its rows at its end (a generator would bound them too, but a task retried after
+# it had yielded some blocks must then cut the same blocks again, page for page, and a page that
+# timed out in one attempt and not in the other changes the cut).
+OPEN_TASK_BYTES = 4 * BUNDLE_BYTES
 
 
 def parts(rows: list[Row], limit: int | None = None) -> list[list[Row]]:
@@ -408,56 +414,52 @@ def parts(rows: list[Row], limit: int | None = None) -> list[list[Row]]:
     return out
 
 
-def bundles(rows: list[Row]) -> list[Row]:
-    """`rows` packed, in order, into `bundle` rows of at most `BUNDLE_BYTES` payload bytes each."""
-    return [Row(part[0].doc, "bundle", dump([(x.doc, x.kind, x.payload) for x in part])) for part in parts(rows)]
-
-
-def blocks(rows: list[Row]):
-    """`rows` as tables of at most `BUNDLE_BYTES` each: a stage's output blocks, each small enough
-    to be a task's argument downstream."""
-    for part in parts(rows):
-        yield table_of(part)
+def bundle(rows: list[Row]) -> Row:
+    return Row(rows[0].doc, "bundle", dump([(x.doc, x.kind, x.payload) for x in rows]))
 
 
 def open_files(batch, run: RunSpec, mailbox=None):
     """Open task: per file, a `docs` result (skip, failed, filtered, staged), its pages (a file
-    that fits one range is triaged here: a `pages` row and its `ocr` rows), or its page ranges,
-    packed into `range` rows of up to `pages_per_range` pages. All but the ranges leave in
-    `bundle` rows of at most `BUNDLE_BYTES`. A file's bytes are read here to hash and open it,
-    and never put into a row. `mailbox`: the driver's (`early_pages`), where the finished pages
-    are also posted.
-
-    A generator: the triaged files' rows leave as a block as soon as they pass `BUNDLE_BYTES`,
-    so the task holds about one file's rows (its OCR pages' renders), not all its files'."""
+    that fits one range is triaged here, while the task's rows stay under `OPEN_TASK_BYTES`: a
+    `pages` row and its `ocr` rows), or its page ranges, packed into `range` rows of up to
+    `pages_per_range` pages. All but the ranges leave in `bundle` rows of at most
+    `BUNDLE_BYTES`, packed as the files are done (the task holds each row's bytes once). A
+    file's bytes are read here to hash and open it, and never put into a row. `mailbox`: the
+    driver's (`early_pages`), where the finished pages are also posted."""
     jobs: list[RangeJob] = []
     results: list[DocResult] = []
-    out: list[Row] = []
-    held = 0
+    out: list[Row] = []  # bundles
+    part: list[Row] = []  # rows not bundled yet
+    part_size = held = 0
     for row in rows_of(batch):
         with _Meter() as m:
-            got = _open_one(row.doc, row.obj, run)
+            got = _open_one(row.doc, row.obj, run, in_place=held < OPEN_TASK_BYTES)
         if isinstance(got, DocResult):
             got.cpu_s = m.cpu
             results.append(got)
         elif isinstance(got, Triaged):
             rows = _range_rows(row.doc, got.header, got.finished, got.ocr, m.cpu)
             any_finished = bool(got.finished)
-            del got  # the pages live on in their rows' bytes only: the task holds one copy of the renders
+            del got  # the pages live on in their rows' bytes only
             post_early(mailbox, rows[:1] if any_finished else [])  # as each file is done, not when the task is
-            out += rows
-            held += sum(len(r.payload) for r in rows)
-            if held >= BUNDLE_BYTES:
-                yield from blocks(bundles(out))
-                out, held = [], 0
+            for r in rows:
+                if part and part_size + len(r.payload) > BUNDLE_BYTES:
+                    out.append(bundle(part))
+                    part, part_size = [], 0
+                part.append(r)
+                part_size += len(r.payload)
+                held += len(r.payload)
+            del rows
         else:
             got[0].header.open_cpu_s = m.cpu
             jobs += got
     if results:  # one row for all of them: a resumed run's skipped files cost one row per task, not each
-        out.append(Row(results[0].doc, "docs", dump(results)))
-    ranged = [Row(unit[0].doc, "range", dump(unit)) for unit in packed(jobs, run.pages_per_range)]
-    # the rest travel to the triage stage in bundles, which it unpacks (`triage_ranges`)
-    yield from blocks(ranged + bundles(out))
+        part.append(Row(results[0].doc, "docs", dump(results)))
+    if part:
+        out += [bundle(p) for p in parts(part)]
+    del part
+    # the bundles travel to the triage stage, which unpacks them (`triage_ranges`)
+    return table_of([Row(unit[0].doc, "range", dump(unit)) for unit in packed(jobs, run.pages_per_range)] + out)
 
 
 def _range_rows(doc: int, header: DocHeader, finished: list, ocr: list, cpu_s: float) -> list[Row]:
@@ -578,13 +580,14 @@ def triage_ranges(batch, run: RunSpec, mailbox=None):
     repartition before this stage makes every row its own block and so its own task, which
     only a range needs (to spread a long file over the nodes); a row per finished file cost a
     Ray task each for nothing. `mailbox`: as `open_files` (a bundle's pages were posted by
-    its open task). A generator: each range's rows leave as their own block, as it is done."""
+    its open task)."""
+    out: list[Row] = []
     for row in rows_of(batch):
         if row.kind == "bundle":
-            yield from blocks([Row(*t) for t in row.obj])
+            out += [Row(*t) for t in row.obj]
             continue
         if row.kind != "range":
-            yield table_of([row])
+            out.append(row)
             continue
         for job in row.obj:
             with _Meter() as m:
@@ -597,10 +600,9 @@ def triage_ranges(batch, run: RunSpec, mailbox=None):
                     numbers = parse_pages(run.pages, job.header.page_count, job.name)[job.start:job.stop]
                     finished, ocr = [failed_page(job.name, n, "triage", exc) for n in numbers], []
             rows = _range_rows(job.doc, job.header, finished, ocr, m.cpu)
-            any_finished = bool(finished)
-            del finished, ocr  # as in open_files: one copy of the renders
-            post_early(mailbox, rows[:1] if any_finished else [])
-            yield from blocks(rows)
+            post_early(mailbox, rows[:1] if finished else [])
+            out += rows
+    return table_of(out)
 
 
 # ---------------------------------------------------------------------------- actor pools
