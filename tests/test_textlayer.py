@@ -78,8 +78,9 @@ def test_headings_and_lists(doc):
 def test_numbered_section_headings_are_headings_and_numbered_lists_stay_lists():
     """A section number before a title set larger than the body, or in bold body type with two
     levels ("2.3 Methods"), is a heading that keeps its number; a plain numbered list, in body
-    type or each item bold, stays a list (eu-012 p5's "1.4. Educational attainment" in 16 pt
-    bold was a list item "- 1.4. ...")."""
+    type or each item bold, stays a list, and so do numbered lines set large one after another
+    with nothing between (key points) (eu-012 p5's "1.4. Educational attainment" in 16 pt bold
+    was a list item "- 1.4. ...")."""
     d = pymupdf.open()
     page = d.new_page(width=595, height=842)
     body = "Body text of the report runs on for a whole line of ordinary words here. " * 2
@@ -94,6 +95,8 @@ def test_numbered_section_headings_are_headings_and_numbered_lists_stay_lists():
     put("2.3 Methods of the survey", 11, "hebo", 2.2)
     for _ in range(3):
         put(body[:80])
+    put("1. Fast on a CPU", 16, "hebo", 1.5)  # key points set large, one after another: a list
+    put("2. Cheap per page", 16, "hebo", 2.2)
     put("1. First step of the work", gap=1.6)
     put("2. Second step of the work", gap=1.6)
     put("1. Bold term", 11, "hebo", 1.6)
@@ -104,7 +107,8 @@ def test_numbered_section_headings_are_headings_and_numbered_lists_stay_lists():
     heads = [b.text for b in blocks if b.role == "heading"]
     items = [b.text for b in blocks if b.role == "list_item"]
     assert heads == ["1.4. Educational attainment", "2.3 Methods of the survey"]
-    assert items == ["1. First step of the work", "2. Second step of the work", "1. Bold term", "2. Another term"]
+    assert items == ["1. Fast on a CPU", "2. Cheap per page", "1. First step of the work", "2. Second step of the work",
+                     "1. Bold term", "2. Another term"]
 
 
 def test_ruled_table(doc):

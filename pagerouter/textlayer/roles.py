@@ -241,6 +241,7 @@ def assign_roles(
     # a numbered line is a heading only against the text around it: on a slide whose text is
     # its numbered points in 32 pt, the points are the page's body, whatever the document's is
     numbered_body = max(body, _commonest_size(paras))
+    numbered = _numbered_headings(paras, numbered_body, vocab, cfg)
     for p in paras:
         texts = [ln.text for ln in p.lines]
         size = float(statistics.median([ln.size for ln in p.lines]))
@@ -251,7 +252,7 @@ def assign_roles(
             p.text = "\n".join(" " * max(0, round((ln.x0 - left) / cw)) + ln.text.strip() for ln in p.lines)
             continue
         text = join_lines(texts, vocab)
-        if p.marker is not None and _numbered_heading(p, text, size, numbered_body, cfg):
+        if id(p) in numbered:
             p.text = text
             p.role = "heading"
             p.level = heading_level(size, ladder, cfg)
@@ -292,6 +293,20 @@ def _commonest_size(paras: list[Para]) -> float:
 
 
 _SECTION_NUMBER = re.compile(r"^\d{1,3}(?:\.\d{1,3})+\.?$")
+
+
+def _numbered_headings(paras: list[Para], body: float, vocab: frozenset[str], cfg: TextLayerConfig) -> set[int]:
+    """The numbered paragraphs (ids) that are section headings (`_numbered_heading`), less those
+    next to another of the same size: two numbered lines in a row with nothing between them are
+    a list of points set large (a box of key points, an agenda), not two sections with no text."""
+    size = {id(p): float(statistics.median([ln.size for ln in p.lines])) for p in paras}
+    cand = {id(p) for p in paras if p.marker is not None and not (all(ln.mono for ln in p.lines) and len(p.lines) >= 2)
+            and _numbered_heading(p, join_lines([ln.text for ln in p.lines], vocab), size[id(p)], body, cfg)}
+    listed = set()
+    for a, b in zip(paras, paras[1:]):
+        if id(a) in cand and id(b) in cand and abs(size[id(a)] - size[id(b)]) <= 0.6:
+            listed |= {id(a), id(b)}
+    return cand - listed
 
 
 def _numbered_heading(p: Para, text: str, size: float, body: float, cfg: TextLayerConfig) -> bool:
