@@ -164,10 +164,10 @@ def table_counts(truth_tables: list[list[Cell]], found_tables: list[list[Cell]])
 
 
 # ------------------------------------------------------------------ text checks
-def _present(line: str, body: str, body_lines: set[str], cells: set[str], heads: set[str] = frozenset()) -> bool:
+def _present(line: str, body: str, body_lines: set[str], cells: set[str]) -> bool:
     n = norm(line)
     if len(n) <= 4:  # a page number or "xi": only as a line or a cell of its own
-        return n in body_lines or n in cells or n in heads
+        return n in body_lines or n in cells
     return tight(line) in tight(body)
 
 
@@ -181,20 +181,24 @@ def body_index(md: str, tables: list[list[Cell]]) -> tuple[str, set[str], set[st
     return md, lines, cells
 
 
-def line_heads(md: str) -> set[str]:
-    """Each line's first word, Markdown's marks stripped: a section number kept as the start of
-    its heading ("## 1.4. Educational attainment" holds the keep line "1.4.")."""
-    return {norm(x.lstrip(_MD_MARKS).split()[0]) for x in md.splitlines() if x.lstrip(_MD_MARKS).split()}
+def _leads_a_kept_line(short: str, md: str, keep: list[str]) -> bool:
+    """A short keep line (a section number) set at the start of a line whose rest is another keep
+    line of the page ("## 1.4. Educational attainment" holds "1.4." and "Educational
+    attainment"): kept, as the truth's two lines in one."""
+    n = norm(short)
+    others = [tight(k) for k in keep if k != short and tight(k)]
+    for x in md.splitlines():
+        words = x.lstrip(_MD_MARKS).split(maxsplit=1)
+        if len(words) == 2 and norm(words[0]) == n and any(o in tight(words[1]) for o in others):
+            return True
+    return False
 
 
 def furniture_counts(truth: dict, md: str, tables: list[list[Cell]]) -> dict:
     body, lines, cells = body_index(md, tables)
     f_out = sum(1 for x in truth.get("furniture", []) if not _present(x, body, lines, cells))
-    # a short keep line (a section number, a date's day) may lead the line it was set on; a
-    # short furniture line (a page number) counts as left in only on a line of its own, so a
-    # body line that happens to start with the page's number does not count against removal
-    heads = line_heads(md)
-    k_out = [x for x in truth.get("keep", []) if not _present(x, body, lines, cells, heads)]
+    keep = truth.get("keep", [])
+    k_out = [x for x in keep if not _present(x, body, lines, cells) and not _leads_a_kept_line(x, md, keep)]
     return {"f_total": len(truth.get("furniture", [])), "f_out": f_out, "k_out": len(k_out), "k_lost": k_out}
 
 
