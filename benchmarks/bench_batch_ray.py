@@ -1,7 +1,7 @@
 """`pagerouter batch --ray` on a real loopback Ray cluster (tests/ray_cluster.py): throughput
 against `--local` and `--endpoint`, and a fuzz run of broken files (a benchmark, not a test).
 
-    python benchmarks/bench_batch_ray.py throughput [--docs 10] [--pages 8] [--scans 4] [--scans-per-file N] [--modes local,endpoint,ray|ray1[,noop]] [--warm] [--pool-max N] [--files-per-open N]
+    python benchmarks/bench_batch_ray.py throughput [--docs 10] [--pages 8] [--scans 4] [--scans-per-file N] [--modes local,endpoint,ray|ray1[,noop][,idle]] [--warm] [--pool-max N] [--files-per-open N]
     python benchmarks/bench_batch_ray.py fuzz [--n 10000] [--seed 1] [--out DIR]
 
 throughput: one generated corpus (`--docs` born-digital files of `--pages` pages with running
@@ -24,6 +24,9 @@ nothing (`noop_pipeline`: the same tasks, repartition, actor pools and rows as `
 corpus, payloads of a like size; not the posts of finished pages to the driver's mailbox,
 batch/early_pages.py, one actor call per finished file or range): its CPU per page is Ray's framework cost measured directly,
 beside the estimate (mode CPU less the stages' own).
+`idle` (with ray or ray1) then samples the same cluster with no job for as long as the ray1 run
+took: its daemons' and Ray Data's actors' own ticking, which a long-lived cluster pays whether a
+batch runs or not; the ratio to `--local` is also shown with it taken out.
 
 fuzz: `--n` inputs mutated from real PDFs (the first two pages of each file of the shared
 corpus) and generated ones (tests/test_fuzz_intake.py's bases) with tests/pdf_mutations.py
@@ -175,6 +178,22 @@ def kind_of(cmd: str, parent_kind: str, is_batch: bool, forked: bool) -> str:
     return cmd[:40] or parent_kind
 
 
+def idle_cluster(roots: list[int], seconds: float) -> dict:
+    """The cluster's CPU over `seconds` with no job (its daemons and Ray Data's detached actors
+    tick whether a batch runs or not), counted as `timed_batch` counts a mode's."""
+    time.sleep(15)  # the run's end settles first: its workers exit, the node copies go
+    by_process = CpuByProcess(roots)
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        by_process.sample()
+        time.sleep(0.1)
+    by_process.tick = 0.0
+    by_process.sample()
+    total = by_process.total()
+    return {"wall_s": seconds, "cpu_s": total, "first_output_s": seconds, "exit": 0, "cpu_all_s": total,
+            "cpu_by_process": by_process.table(), "processes_started": dict(by_process.starts)}
+
+
 def timed_batch(cmd: list[str], out: Path, roots: list[int]) -> dict:
     """Run one `pagerouter batch`; wall, CPU of it and of `roots`' trees, time to the first .md,
     and the CPU by kind of process (`CpuByProcess`)."""
@@ -256,6 +275,9 @@ def throughput(args) -> int:
             rows["ray, 1 worker node"] = timed_batch([*base, "-o", str(work / "ray1"), "--ray", c.address],
                                                      work / "ray1", roots())
             print("ray1", rows["ray, 1 worker node"], flush=True)
+            if "idle" in modes:  # what the same cluster spends doing nothing, over as long a wall
+                rows["idle cluster, as long as ray1"] = idle_cluster(roots(), rows["ray, 1 worker node"]["wall_s"])
+                print("idle", rows["idle cluster, as long as ray1"], flush=True)
             if "noop" in modes:
                 rows["ray no-op stages, 1 worker node"] = timed_batch(
                     [sys.executable, str(Path(__file__).resolve()), "noop-pipeline", c.address, str(args.docs),
@@ -275,12 +297,18 @@ def _table(rows: dict[str, dict], n: int, work: Path) -> int:
     print(f"\n| mode | wall s | pages/s | CPU-s/page (reaped tree) | CPU-s/page (every process) | first output s |\n"
           "|---|---|---|---|---|---|")
     for name, r in rows.items():
+        if name.startswith("idle"):
+            print(f"| {name} | {r['wall_s']:.1f} | - | - | {r['cpu_all_s'] / n:.3f} | - |")
+            continue
         print(f"| {name} | {r['wall_s']:.1f} | {n / r['wall_s']:.2f} | {r['cpu_s'] / n:.3f} | {r['cpu_all_s'] / n:.3f} "
               f"| {r['first_output_s']:.1f} |")
     for name, r in rows.items():
         print(f"{name}: CPU-s by process {json.dumps(r['cpu_by_process'])}; started {json.dumps(r['processes_started'])}")
     local = rows.get("local (--jobs 2)")
+    idle = rows.get("idle cluster, as long as ray1")
     for name, r in rows.items():
+        if name.startswith("idle"):
+            continue
         if "no-op" in name:
             print(f"{name}: framework {r['cpu_s'] / n * 1000:.1f} CPU-ms/page measured (the driver and the "
                   f"cluster's processes, stages doing nothing; every process: {r['cpu_all_s'] / n * 1000:.1f})")
@@ -298,6 +326,11 @@ def _table(rows: dict[str, dict], n: int, work: Path) -> int:
             # the job's end, an isolation fork server whose parent exited): both ratios are shown
             line += (f"; vs --local: {r['cpu_all_s'] / local['cpu_all_s']:.2f}x the CPU-s/page (every process; "
                      f"reaped tree {r['cpu_s'] / local['cpu_s']:.2f}x), {local['wall_s'] / r['wall_s']:.2f}x the pages/s")
+            if idle is not None and "1 worker" in name:
+                # the cluster's own ticking over as long a wall is no cost of the batch: a cluster
+                # that stays up between runs pays it either way
+                line += (f"; less the idle cluster's {idle['cpu_all_s']:.1f} CPU-s over the same wall: "
+                         f"{(r['cpu_all_s'] - idle['cpu_all_s']) / local['cpu_all_s']:.2f}x")
         print(line)
     if "ray, 1 worker node" in rows and "ray, 2 worker nodes" in rows:
         ratio = rows["ray, 1 worker node"]["wall_s"] / rows["ray, 2 worker nodes"]["wall_s"]
