@@ -1,7 +1,7 @@
 """`pagerouter batch --ray` on a real loopback Ray cluster (tests/ray_cluster.py): throughput
 against `--local` and `--endpoint`, and a fuzz run of broken files (a benchmark, not a test).
 
-    python benchmarks/bench_batch_ray.py throughput [--docs 10] [--pages 8] [--scans 4] [--scans-per-file N] [--modes local,endpoint,ray|ray1[,noop][,idle]] [--warm] [--pool-max N] [--files-per-open N]
+    python benchmarks/bench_batch_ray.py throughput [--docs 10] [--pages 8] [--scans 4] [--scans-per-file N] [--modes local,endpoint,ray|ray1[,noop][,idle]] [--warm] [--pool-max N] [--files-per-open N] [--ray-env K=V,...]
     python benchmarks/bench_batch_ray.py fuzz [--n 10000] [--seed 1] [--out DIR]
 
 throughput: one generated corpus (`--docs` born-digital files of `--pages` pages with running
@@ -265,7 +265,8 @@ def throughput(args) -> int:
         rows["endpoint (--jobs 2)"] = _endpoint(work, base, cfg)
         print("endpoint", rows["endpoint (--jobs 2)"], flush=True)
     if "ray" in modes or "ray1" in modes:
-        with RayStartCluster(head_cpus=1, workers=[2]) as c:
+        ray_env = dict(kv.split("=", 1) for kv in args.ray_env.split(",") if kv)
+        with RayStartCluster(head_cpus=1, workers=[2], env=ray_env) as c:
             roots = lambda: [p.pid for p in [c.head, *c.workers] if p is not None]  # noqa: E731
             if args.warm:  # Ray Data's detached actors (stats, usage, autoscaling, actor locations) start once
                 # per cluster, not per run: a one-row no-op job starts them before the clock, as on a cluster
@@ -538,6 +539,9 @@ def main() -> int:
     t.add_argument("--scans-per-file", type=int, default=0,
                    help="split the scanned pages into files of this many pages (default: one file)")
     t.add_argument("--modes", default="local,endpoint,ray")
+    t.add_argument("--ray-env", default="",
+                   help="KEY=VALUE,... set for the cluster's `ray start` (e.g. RAY_num_workers_soft_limit=8: a raylet "
+                        "setting, not the driver's)")
     t.add_argument("--pool-max", type=int, help="batch.cpu_pool.max_size for --ray (default: the config's)")
     t.add_argument("--files-per-open", type=int, help="batch.files_per_open_task for --ray (default: the config's)")
     t.add_argument("--warm", action="store_true",
