@@ -399,23 +399,27 @@ BUNDLE_BYTES = 128 << 20
 OPEN_TASK_BYTES = 4 * BUNDLE_BYTES
 
 
-def parts(rows: list[Row], limit: int | None = None) -> list[list[Row]]:
-    """`rows` cut, in order, into runs of at most `limit` (`BUNDLE_BYTES`) payload bytes each (a
-    row over it alone)."""
-    limit = BUNDLE_BYTES if limit is None else limit
-    out: list[list[Row]] = []
-    size = 0
-    for r in rows:
-        if not out or (out[-1] and size + len(r.payload) > limit):
-            out.append([])
-            size = 0
-        out[-1].append(r)
-        size += len(r.payload)
-    return out
+class _Bundles:
+    """Rows packed, in the order they come, into `bundle` rows of at most `BUNDLE_BYTES` of
+    payload each (a row over it alone), each bundle made as soon as it is full."""
 
+    def __init__(self):
+        self.rows: list[Row] = []  # the bundles made
+        self._part: list[Row] = []
+        self._size = 0
 
-def bundle(rows: list[Row]) -> Row:
-    return Row(rows[0].doc, "bundle", dump([(x.doc, x.kind, x.payload) for x in rows]))
+    def add(self, r: Row) -> None:
+        if self._part and self._size + len(r.payload) > BUNDLE_BYTES:
+            self.close()
+        self._part.append(r)
+        self._size += len(r.payload)
+
+    def close(self) -> list[Row]:
+        """Bundle what is left; the bundles made."""
+        if self._part:
+            self.rows.append(Row(self._part[0].doc, "bundle", dump([(x.doc, x.kind, x.payload) for x in self._part])))
+            self._part, self._size = [], 0
+        return self.rows
 
 
 def open_files(batch, run: RunSpec, mailbox=None):
@@ -428,9 +432,8 @@ def open_files(batch, run: RunSpec, mailbox=None):
     driver's (`early_pages`), where the finished pages are also posted."""
     jobs: list[RangeJob] = []
     results: list[DocResult] = []
-    out: list[Row] = []  # bundles
-    part: list[Row] = []  # rows not bundled yet
-    part_size = held = 0
+    bundled = _Bundles()
+    held = 0
     for row in rows_of(batch):
         with _Meter() as m:
             got = _open_one(row.doc, row.obj, run, in_place=held < OPEN_TASK_BYTES)
@@ -443,23 +446,17 @@ def open_files(batch, run: RunSpec, mailbox=None):
             del got  # the pages live on in their rows' bytes only
             post_early(mailbox, rows[:1] if any_finished else [])  # as each file is done, not when the task is
             for r in rows:
-                if part and part_size + len(r.payload) > BUNDLE_BYTES:
-                    out.append(bundle(part))
-                    part, part_size = [], 0
-                part.append(r)
-                part_size += len(r.payload)
+                bundled.add(r)
                 held += len(r.payload)
             del rows
         else:
             got[0].header.open_cpu_s = m.cpu
             jobs += got
     if results:  # one row for all of them: a resumed run's skipped files cost one row per task, not each
-        part.append(Row(results[0].doc, "docs", dump(results)))
-    if part:
-        out += [bundle(p) for p in parts(part)]
-    del part
+        bundled.add(Row(results[0].doc, "docs", dump(results)))
     # the bundles travel to the triage stage, which unpacks them (`triage_ranges`)
-    return table_of([Row(unit[0].doc, "range", dump(unit)) for unit in packed(jobs, run.pages_per_range)] + out)
+    return table_of([Row(unit[0].doc, "range", dump(unit)) for unit in packed(jobs, run.pages_per_range)]
+                    + bundled.close())
 
 
 def _range_rows(doc: int, header: DocHeader, finished: list, ocr: list, cpu_s: float) -> list[Row]:
