@@ -299,7 +299,7 @@ def _numbered_headings(paras: list[Para], body: float, vocab: frozenset[str], cf
     """The numbered paragraphs (ids) that are section headings (`_numbered_heading`), less those
     next to another of the same size: two numbered lines in a row with nothing between them are
     a list of points set large (a box of key points, an agenda), not two sections with no text."""
-    size = {id(p): float(statistics.median([ln.size for ln in p.lines])) for p in paras}
+    size = {id(p): float(statistics.median([ln.size for ln in p.lines])) for p in paras if p.marker is not None}
     cand = {id(p) for p in paras if p.marker is not None and not (all(ln.mono for ln in p.lines) and len(p.lines) >= 2)
             and _numbered_heading(p, join_lines([ln.text for ln in p.lines], vocab), size[id(p)], body, cfg)}
     listed = set()
@@ -318,7 +318,7 @@ def _numbered_heading(p: Para, text: str, size: float, body: float, cfg: TextLay
     if not marker[:1].isalnum() and not marker.startswith("("):
         return False
     short = len(p.lines) <= cfg.heading_max_lines and len(text) <= cfg.heading_max_chars
-    words = text[len(marker):] if text.lstrip().startswith(marker) else text
+    words = text.lstrip()[len(marker):] if text.lstrip().startswith(marker) else text
     if not short or not any(ch.isalpha() for ch in words) or text.endswith((",", ";")):
         return False
     if size >= cfg.heading_size_ratio * body:
