@@ -185,3 +185,105 @@ def test_ocr_page_furniture(tmp_path):
     assert any(b.role == "footer" and "rights reserved" in t for t, b in furn.items())
     assert "Downloaded" not in md and "rights reserved" not in md
     assert "Widget coatings were first studied" in md
+
+
+def test_line_numbers_are_no_page_numbers_and_keep_their_lines_in_the_body(tmp_path):
+    """A transcript numbers its lines 1..25 down the margin: "1" beside the first line in the top
+    band is a line number, so that line ("IN THE SUPREME COURT ...") is not joined to a running
+    head as the page number's row mate; the folio at the foot is still the page number."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    page.insert_text((230, 45), "Official - Subject to Final Review", fontsize=10, fontname="tiro")
+    lines = ["IN THE SUPREME COURT OF THE UNITED STATES"] + [
+        f"{BODY[k % len(BODY)][:52]}" for k in range(1, 25)]
+    for k, text in enumerate(lines):
+        y = 76 + k * 24.5
+        page.insert_text((76, y), str(k + 1), fontsize=12, fontname="cour")
+        page.insert_text((110, y), text, fontsize=12, fontname="cour")
+    page.insert_text((302, 735), "1", fontsize=10, fontname="tiro")
+    out, md = _convert(doc, tmp_path)
+    court = [b for b in out.pages[0].blocks if "IN THE SUPREME COURT OF THE UNITED STATES" in b.text]
+    assert court and all(b.role not in FURN for b in court), [(b.text, b.role) for b in out.pages[0].blocks]
+    assert "IN THE SUPREME COURT OF THE UNITED STATES" in md
+    assert [b.role for b in out.pages[0].blocks if b.text.strip() == "1"] == ["page_number"]
+
+
+def test_a_tables_unit_line_repeated_under_its_title_stays_with_the_table(tmp_path):
+    """A statistical annex repeats "[In thousands]" under each page's table title, where a
+    running head stands: it says how to read the numbers and stays; the running foot repeated
+    at the same pages' feet leaves the body."""
+    doc = pymupdf.open()
+    for n in range(1, 5):
+        page = doc.new_page(width=612, height=792)
+        page.insert_text((43, 46), f"Table {n}. Enrollment in grades {n} to {n + 8}, by control of school", fontsize=9,
+                         fontname="hebo")
+        page.insert_text((281, 68), "[In thousands]", fontsize=9, fontname="helv")
+        for r in range(30):
+            y = 110 + r * 11
+            page.insert_text((43, y), str(1990 + r), fontsize=9, fontname="helv")
+            for c in range(4):
+                page.insert_text((140 + c * 90, y), f"{(r * 37 + c * 11 + n) % 90 + 10},{r:03d}", fontsize=9,
+                                 fontname="helv")
+        page.insert_text((366, 764), f"Projections of Education Statistics   {30 + n}", fontsize=9, fontname="helv")
+    out, md = _convert(doc, tmp_path)
+    for p in out.pages:
+        unit = [b for b in p.blocks if "[In thousands]" in b.text]
+        assert unit and all(b.role not in FURN for b in unit), [(b.text, b.role) for b in p.blocks]
+        foot = [b for b in p.blocks if b.text.startswith("Projections of Education")]
+        assert foot and foot[0].role == "footer"
+    assert md.count("[In thousands]") == 4 and "Projections of Education" not in md
+
+
+def test_a_caption_whose_last_line_is_a_year_in_the_top_band_stays_a_caption(tmp_path):
+    """A figure caption at the top of a column wraps its last word "2007" onto a line of its own:
+    that number ends the caption, it is no page number, and the caption's other lines are not
+    joined to the running head as its row and stack mates."""
+    doc = pymupdf.open()
+    for n in range(1, 4):
+        page = doc.new_page(width=612, height=792)
+        page.insert_text((276, 43), "Supplement", fontsize=10, fontname="helv")
+        if n == 2:
+            page.insert_text((36, 80), "FIGURE 2. Average health and inequality among adults", fontsize=9,
+                             fontname="hebo")
+            page.insert_text((36, 90), "aged 18-65 years - United States, 1997-", fontsize=9, fontname="hebo")
+            page.insert_text((36, 100), "2007", fontsize=9, fontname="hebo")
+        _body(page, 300, 10, "tiro", BODY * 3)
+        page.insert_text((132, 757), "MMWR / January 14, 2011 / Vol. 60", fontsize=8, fontname="helv")
+    out, md = _convert(doc, tmp_path)
+    blocks = out.pages[1].blocks
+    cap = [b for b in blocks if b.text.startswith("FIGURE 2.")]
+    assert cap and cap[0].role == "caption" and cap[0].text.rstrip().endswith("2007"), [(b.text, b.role) for b in blocks]
+    assert not any(b.role == "page_number" for b in blocks if "2007" in b.text)
+    assert "aged 18-65 years" in md
+
+
+def test_a_source_notes_url_in_the_bottom_band_ends_the_note_and_a_stamp_block_stays_out(tmp_path):
+    """The last line of a table's source note, a URL, reaches the bottom band set tight under the
+    note and the table: it ends that paragraph and stays. A repository's stamp at the foot, its
+    name over its URL, set apart from the text, still leaves the body."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=420, height=660)
+    y = 450.0
+    for r in range(24):
+        page.insert_text((36, y), f"Offense number {r} . . . . . . . . .", fontsize=6, fontname="helv")
+        page.insert_text((195, y), f"{(r * 7919) % 90000 + 1000:,}", fontsize=6, fontname="helv")
+        y += 6.5
+    page.insert_text((48, y + 2), "Source: U.S. Department of Justice, Federal Bureau of Investigation, see", fontsize=6,
+                     fontname="helv")
+    page.insert_text((36, y + 8.5), "<http://www.fbi.gov/ucr/cius2009/arrests/index.html>.", fontsize=6, fontname="helv")
+    page.insert_text((36, y + 17), "206  Law Enforcement, Courts, and Prisons", fontsize=8, fontname="hebo")
+    page.insert_text((192, y + 24), "U.S. Census Bureau, Statistical Abstract of the United States: 2012", fontsize=6,
+                     fontname="helv")
+    out, md = _convert(doc, tmp_path)
+    assert "www.fbi.gov/ucr/cius2009" in md, [(b.text, b.role) for b in out.pages[0].blocks]
+
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    _body(page, 100, 10, "tiro", BODY * 6)
+    page.insert_text((36, 756), "PLOS ONE | https://doi.org/10.1371/journal.pone.0194893   March 29, 2018", fontsize=8,
+                     fontname="helv")
+    page.insert_text((265, 772), "Konstanzer Online-Publikations-System (KOPS)", fontsize=9, fontname="helv")
+    page.insert_text((233, 782), "URL: http://nbn-resolving.de/urn:nbn:de:bsz:352-2-tc78tzvr67fo3", fontsize=9,
+                     fontname="helv")
+    out, md = _convert(doc, tmp_path)
+    assert "nbn-resolving" not in md, [(b.text, b.role) for b in out.pages[0].blocks]

@@ -268,7 +268,11 @@ def test_form_code_at_the_foot_of_a_single_page_is_furniture():
                                   # a manual's chapter-page number "1-1" under its running foot
                                   "instructions_and_schematics_p7",
                                   # a running head in 12 pt over a page of 10.5 pt table rows: no heading type
-                                  "lots_of_chem_tables_p4"])
+                                  "lots_of_chem_tables_p4",
+                                  # a table's "[In thousands]" repeated under each page's title where a head stands
+                                  "us-017_p2",
+                                  # a figure caption whose last line ("2007") stands in the top band
+                                  "us-023_p3"])
 def test_running_heads_and_feet_leave_the_body_and_titles_stay(name):
     tr = _truth(name)
     _blocks, body, tables = _read(tr)

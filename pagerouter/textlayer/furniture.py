@@ -76,6 +76,24 @@ def is_page_number(text: str) -> bool:
     return 0 < len(t) <= 24 and bool(_PAGE_NUMBER.match(t))
 
 
+# a table's unit statement: "(In millions, except per share data)", "[In thousands]", "(€ '000)",
+# "(Unaudited)": a financial statement repeats it under its title on every page, where a running
+# head stands, but it says how to read the numbers under it
+_UNIT_LINE = re.compile(
+    r"^[\[(][^\[\]()]{0,60}\b(?:thousands?|millions?|billions?|mn|bn|000s?|unaudited|except per share)\b"
+    r"[^\[\]()]{0,60}[\])]$|^[\[(]\s*[$€£¥]?\s*'?000s?\s*[\])]$",
+    re.IGNORECASE,
+)
+
+
+def belongs_to_a_table_or_figure(text: str) -> bool:
+    """A caption ("Table 3.", "FIGURE 2.") or a table's unit statement: it belongs to what stands
+    under it, however near the page edge or however often repeated (a continued table's caption),
+    so it is never a running head or foot."""
+    t = text.strip()
+    return bool(_CAPTION.match(t) or _UNIT_LINE.match(t))
+
+
 _LEAD_NUMBER = re.compile(r"^[-–—(\[|]?\s*(?:\d{1,4}|" + _PAGE_ROMAN + r")\s*[-–—)\]|]?(?=\s|$)")
 _TAIL_NUMBER = re.compile(r"(?<=\s)[-–—(\[|]?\s*(?:\d{1,4}|" + _PAGE_ROMAN + r")\s*[-–—)\]|]?$")
 _PAGE_WORD_NUMBER = re.compile(r"\b(page|pg\.?|p\.|seite|s\.|стр\.?|pagina|página)\s*(?:\d{1,4}|" + _PAGE_ROMAN + r")\b")
@@ -207,12 +225,15 @@ class FurnitureModel:
                 if ln not in top and ln.chars <= cfg.furniture_max_chars]
         bottom += [ln for ln in band_stack(horiz, band, page_height, body_size, False)
                    if ln not in bottom and ln.chars <= cfg.furniture_max_chars]
+        top = [ln for ln in top if not belongs_to_a_table_or_figure(ln.text)]
+        bottom = [ln for ln in bottom if not belongs_to_a_table_or_figure(ln.text)]
         for group, is_top in ((top, True), (bottom, False)):
             numbers = sum(1 for ln in group if _NUMBER_ONLY.match(ln.text.strip()) and
                           (ln.y1 <= band if is_top else ln.y0 >= page_height - band))
             pn_ok = numbers <= cfg.furniture_max_page_numbers
             for ln in group:
-                if pn_ok and is_page_number(ln.text) and _apart(ln, group, body_size):
+                if pn_ok and is_page_number(ln.text) and _apart(ln, group, body_size) \
+                        and not _counted(ln, horiz) and not _ends_a_paragraph(ln, horiz):
                     ln.role = "page_number"
                     out[id(ln)] = Decision(
                         scores={"furniture": 1.0, "page_number": 1.0},
@@ -232,11 +253,9 @@ class FurnitureModel:
                 elif self._running_slot(ln, is_top, page_height, body_size, cfg) and not _table_row(ln, horiz) \
                         and not gap_to_body(ln, horiz, is_top, band, page_height, cfg)[1] \
                         and not _LETTER_PHRASE.match(ln.text.strip()) and _alone(ln, horiz, cfg) \
-                        and (is_top or not FOOTNOTE_MARK.match(ln.text.strip())) \
-                        and not _CAPTION.match(ln.text.strip()):
+                        and (is_top or not FOOTNOTE_MARK.match(ln.text.strip())):
                     # (a running title is one line; footnotes in small type at the foot of several pages
-                    # share its place and type, but start with their mark or run on over lines; a table's
-                    # caption at the top of a column stands where captions stand on other pages too)
+                    # share its place and type, but start with their mark or run on over lines)
                     ln.role = "header" if is_top else "footer"
                     out[id(ln)] = Decision(
                         scores={"furniture": 1.0, "running_slot": 1.0},
@@ -258,8 +277,8 @@ class FurnitureModel:
             letter = _letter_block(group, body_size)
             free = [ln for ln in group if id(ln) not in letter]
             for ln in free:
-                if ln.role is not None or sum(ch.isalnum() for ch in ln.text) < 2 or _CAPTION.match(ln.text.strip()):
-                    continue  # ("Table 1. ..." in the band is the caption of what stands under it)
+                if ln.role is not None or sum(ch.isalnum() for ch in ln.text) < 2:
+                    continue
                 row = [m for m in group if m is not ln and abs(m.yc - ln.yc) < 0.5 * max(m.height, ln.height)]
                 beside = any(m.role == "page_number" for m in row)
                 mates = sum(1 for m in row if m.role is None and not content_cues(m.text))
@@ -273,6 +292,8 @@ class FurnitureModel:
                     if head is not None:
                         ln.role = "header"
                         out[id(ln)] = head
+            if not is_top:
+                _release_paragraph_ends(free, horiz, page_height - band, out)
             _join_rows(free, is_top, body_size, out)
             if is_top:  # (at the bottom, small type stacked on a footer line is as often a footnote)
                 _join_stacks(group, is_top, body_size, out)
@@ -413,6 +434,65 @@ def _table_row(ln: Line, horiz: list[Line]) -> bool:
     starts = [m.x0 for m in next_row]
     aligned = sum(1 for m in row if any(abs(m.x0 - x) <= 2.0 for x in starts))
     return aligned >= 2
+
+
+def _release_paragraph_ends(free: list[Line], horiz: list[Line], band_top: float,
+                            out: dict[int, Decision]) -> None:
+    """A bottom-band line judged furniture by its page alone (its URL, its date) that ends a
+    paragraph of the body is body text: the lines of its type set tight above it, one over the
+    next, reach out of the band (a source note's "<http://...>." under "Source: ..." under the
+    table's last rows) or start with a footnote mark. A stamp block of its own in the band (a
+    repository's name over its URL) stays furniture. (At the top, a stack under a cued line is a
+    letterhead: `_join_stacks` takes it the other way.)"""
+    for ln in free:
+        d = out.get(id(ln))
+        if d is None or "content" not in d.scores:
+            continue
+        chain, cur = [], ln
+        while True:
+            above = [m for m in horiz if m is not cur and m.role is None and abs(m.size - cur.size) <= 0.5
+                     and m.x0 < cur.x1 and m.x1 > cur.x0 and m not in chain
+                     and -0.25 * cur.height <= cur.y0 - m.y1 <= 0.5 * max(m.height, cur.height)]
+            if not above:
+                break
+            cur = max(above, key=lambda m: m.y1)
+            chain.append(cur)
+            if cur.y0 < band_top:
+                break
+        if chain and (cur.y0 < band_top or FOOTNOTE_MARK.match(cur.text.strip())):
+            ln.role = None
+            del out[id(ln)]
+
+
+def _counted(ln: Line, horiz: list[Line]) -> bool:
+    """A number one of a counted column: the nearest number-only line straight above or below it,
+    on its left or right edge, differs from it by one (a transcript's or a pleading's line
+    numbers, a table's row numbers). A page carries one page number, never a run of them."""
+    t = ln.text.strip()
+    if not t.isdigit():
+        return False
+    value = int(t)
+    for down in (True, False):
+        near = [m for m in horiz if m is not ln and m.text.strip().isdigit()
+                and (abs(m.x0 - ln.x0) <= 2 or abs(m.x1 - ln.x1) <= 2)
+                and ((m.y0 >= ln.y1 - 0.25 * ln.height) if down else (m.y1 <= ln.y0 + 0.25 * ln.height))]
+        if not near:
+            continue
+        m = min(near, key=lambda m: abs(m.yc - ln.yc))
+        if abs(m.yc - ln.yc) <= 4 * max(m.height, ln.height) and abs(int(m.text.strip()) - value) == 1:
+            return True
+    return False
+
+
+def _ends_a_paragraph(ln: Line, horiz: list[Line]) -> bool:
+    """A number set tight under a longer line of its type and left edge ("... United States, 1997–"
+    over "2007"): the paragraph's last line, not a page number."""
+    for m in horiz:
+        if m is ln or abs(m.size - ln.size) > 0.5 or abs(m.x0 - ln.x0) > 2 or m.chars < 3 * ln.chars:
+            continue
+        if -0.25 * ln.height <= ln.y0 - m.y1 <= 0.5 * max(m.height, ln.height):
+            return True
+    return False
 
 
 def _join_rows(group: list[Line], is_top: bool, body_size: float, out: dict[int, Decision]) -> None:
