@@ -569,3 +569,53 @@ def test_cell_tile_nested_in_a_cell_of_its_colour_draws_no_rules():
     got = [c for c in tables[0] if c[0] <= 1]
     assert len({c[1] for c in tables[0]}) == 8
     assert sorted(got) == sorted(want)
+
+
+def test_long_booktabs_table_with_group_rules_and_section_rows():
+    """Education statistics, table 1: a top rule under the caption and "[In thousands]", Total /
+    Public / Private each over PK–12 / PK–8 / 9–12 with a rule under each group only, a header
+    rule, "Actual" and "Projected" section rows and a bottom rule 320 pt under the header rule.
+    The rules are 0.5-0.75 pt strokes the text pass bounds 10-15 pt tall (a figure, and no
+    rules); the bottom rule stood further than a stack of rules was let reach; the group rules
+    counted as row rules ("Actual" joined to "1996"); a joint binned to 248 pt split "14,062",
+    which ends at 248.96 pt, over two columns. Now the header is two rows, every year its own
+    row under its section label, and the caption and "[In thousands]" read in the page's order."""
+    tr = _truth("us-017_p2")
+    blocks, body, tables = _read(tr)
+    got = score_page(tr, body, tables)
+    assert len(tables) == 1 and 2 * got.tp / (2 * got.tp + got.fp + got.fn) >= 0.99, got
+    assert not any(b.role == "figure" for b in blocks)
+    first_col = [c[4] for c in tables[0] if c[1] == 0]
+    assert "Actual" in first_col and "1996" in first_col and "Projected" in first_col
+    texts = [b.text for b in blocks if b.role not in ("header", "footer", "page_number")]
+    assert texts[0].startswith("Table 1.") and texts[1] == "[In thousands]"
+
+
+def test_stacked_ruled_tables_whose_captions_overrun_the_rules_stay_apart():
+    """MMWR: tables 3, 4 and 5 stacked down the page under their captions, each ruled at the
+    same extent; the captions run a few points past the rules' ends, and the three were read as
+    one table over all their rows."""
+    path = REPO / "tests" / "data" / "us-025_p3.pdf"
+    doc = pymupdf.open(path)
+    cfg = TextLayerConfig()
+    page = doc[0]
+    blocks = read_text_layer(page, extract_textdict(page), 1, cfg, FurnitureModel.from_document(doc, [1], cfg))
+    tables = [b for b in blocks if b.role == "table"]
+    # (the captions' text layer spells "tABLE 3.": small capitals drawn from a lower-case font)
+    caps = [b.text[:8].upper() for b in blocks if b.role != "table" and b.text.upper().startswith("TABLE")]
+    assert len(tables) == 3, [(b.role, b.text[:40]) for b in blocks]
+    assert caps == ["TABLE 3.", "TABLE 4.", "TABLE 5."]
+
+
+@pytest.mark.parametrize("name", ["badlines_p8", "eu-026_p4"])
+def test_vertical_rules_between_column_groups_and_after_a_label_column(name):
+    """A results table ruled only between its column groups ("Turns | Lane change | All
+    maneuvers", three columns each under a group label, heads wrapped over two lines) reads its
+    columns as a booktabs table does, once its rules are seen as rules (their 0.3 pt strokes
+    came out of the text pass 6 pt wide); a LaTeX table ruled after its label column keeps the
+    rules' columns, and its wrapped head "Fraction of / Wealth Lost" its words' order."""
+    tr = _truth(name)
+    _blocks, _body, tables = _read(tr)
+    want = [cells_from_truth(t["rows"]) for t in tr["tables"]]
+    tp, fp, fn = table_counts(want, tables)
+    assert 2 * tp / (2 * tp + fp + fn) >= 0.99, (tp, fp, fn)

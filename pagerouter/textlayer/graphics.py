@@ -21,6 +21,9 @@ from ..layout.paints import IMAGE_PAINTS, paint_log
 _THIN = 2.5
 _LONG_BUCKET = 24  # tiles on one edge coordinate past which `seam_edges` tests overlap with arrays
 _FRAME_MIN = 10.0  # pt: a stroked rectangle at least this wide and tall can frame a row of text
+# pt: the text pass bounds a stroke of width w with mitred joins up to 10 w around it: a box this
+# shallow may be a rule of up to 1.5 pt drawn so (and the bbox log tells)
+_MITRED_MAX = 30.0
 
 
 @dataclass
@@ -58,6 +61,10 @@ def read_graphics(
         frames = {tuple(b["bbox"]) for b in textdict.get("blocks", ())
                   if b.get("type") == 3 and b.get("stroked") and b.get("isrect")
                   and min(b["bbox"][2] - b["bbox"][0], b["bbox"][3] - b["bbox"][1]) >= _FRAME_MIN}
+        # a stroke bounded with room for mitred corners reads as a box a few points deep where
+        # a rule is drawn; only then does the page run again, for the bbox log's stroke boxes
+        if any(k == "stroke-path" and _THIN < min(b[2] - b[0], b[3] - b[1]) <= _MITRED_MAX for k, b in items):
+            items, frames = _tight_strokes(page, textdict, items, frames)
         if has_images:
             items += [("fill-image", box) for k, box in paint_log(page) if k in IMAGE_PAINTS]
     else:
@@ -96,6 +103,48 @@ def read_graphics(
                 g.hrules += [e for i, e in ((0, (x0, y0, x1, y0)), (1, (x0, y1, x1, y1))) if i not in gone]
                 g.vrules += [e for i, e in ((2, (x0, y0, x0, y1)), (3, (x1, y0, x1, y1))) if i not in gone]
     return g
+
+
+def _tight_strokes(page: pymupdf.Page, textdict: dict, items: list[tuple[str, tuple]], frames: set[tuple]
+                   ) -> tuple[list[tuple[str, tuple]], set[tuple]]:
+    """The text pass may bound a stroked path with room for a mitred corner (ten times the line
+    width around it): a 0.5 pt rule comes out 10 pt tall, no rule but a framed box whose two
+    edges cut the rows over and under it. The bbox log bounds each stroked path by its width.
+    Path by path (a text-pass block that `continues` is the same path's next piece), where the
+    two passes list the same paths, a path whose text-pass box stands further out than the
+    stroke's half width around the log's is shrunk by that margin, piece by piece; a shrunk
+    stroked rectangle still wide and tall enough stays a frame."""
+    blocks = [b for b in textdict.get("blocks", ()) if b.get("type") == 3 and b.get("stroked")]
+    paths: list[list[dict]] = []
+    for b in blocks:
+        if b.get("continues") and paths:
+            paths[-1].append(b)
+        else:
+            paths.append([b])
+    tight = [tuple(box) for k, box in page.get_bboxlog() if k == "stroke-path"]
+    if len(tight) != len(paths):
+        return items, frames  # the passes disagree: keep the text pass's boxes
+    shrunk: dict[tuple, tuple] = {}
+    for pieces, t in zip(paths, tight):
+        u = [min(b["bbox"][0] for b in pieces), min(b["bbox"][1] for b in pieces),
+             max(b["bbox"][2] for b in pieces), max(b["bbox"][3] for b in pieces)]
+        d = min(t[0] - u[0], t[1] - u[1], u[2] - t[2], u[3] - t[3])
+        if d <= 0.5:
+            continue
+        for b in pieces:
+            x0, y0, x1, y1 = b["bbox"]
+            cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+            hw, hh = max(0.0, (x1 - x0) / 2 - d), max(0.0, (y1 - y0) / 2 - d)
+            shrunk[tuple(b["bbox"])] = (cx - hw, cy - hh, cx + hw, cy + hh)
+    if not shrunk:
+        return items, frames
+    out = [(k, shrunk.get(tuple(box), box)) if k == "stroke-path" else (k, box) for k, box in items]
+    kept = set()
+    for f in frames:
+        g = shrunk.get(f, f)
+        if min(g[2] - g[0], g[3] - g[1]) >= _FRAME_MIN:
+            kept.add(g)
+    return out, kept
 
 
 def seam_edges(textdict: dict) -> dict[tuple, set[int]]:

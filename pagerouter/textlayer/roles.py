@@ -385,6 +385,13 @@ def attach_captions(items: list, em: float, cfg: TextLayerConfig) -> list:
         i, j = out.index(cap), out.index(a)
         if (after and i == j + 1) or (not after and i == j - 1):
             continue
+        # what reads between them stands between them on the page, inside the atom's width (a
+        # table's "[In thousands]" under its caption): the order is the page's already
+        between = out[j + 1:i] if after else out[i + 1:j]
+        top, bottom = (a.y1, cy0) if after else (cy1, a.y0)
+        if between and all(isinstance(x, Para) and x.bbox[1] >= top - 0.5 * em and x.bbox[3] <= bottom + 0.5 * em
+                           and x.bbox[0] >= a.x0 - em and x.bbox[2] <= a.x1 + em for x in between):
+            continue
         nb = j + 1 if after else j - 1
         if 0 <= nb < len(out) and isinstance(out[nb], Para) and out[nb].role == "caption":
             continue  # the atom has its caption on that side already

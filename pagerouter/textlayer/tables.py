@@ -86,7 +86,8 @@ def rule_candidates(
     for r in sorted(_joined_segments(hrules), key=lambda r: (r[1], r[0])):
         for g in groups:
             last = g[-1]
-            if abs(r[0] - last[0]) <= 3 and abs(r[2] - last[2]) <= 3 and 0 <= r[1] - last[3] <= 0.4 * page_h:
+            if abs(r[0] - last[0]) <= 3 and abs(r[2] - last[2]) <= 3 and 0 <= r[1] - last[3] and (
+                    r[1] - last[3] <= 0.4 * page_h or _rows_of_cells(lines, hrules, last, r)):
                 g.append(r)
                 break
         else:
@@ -140,6 +141,28 @@ def rule_candidates(
             x0 = left
         out.append(((x0, y0, x1, y1), ys, xs))
     return out
+
+
+def _rows_of_cells(lines: list[Line], hrules: list[BBox], above: BBox, below: BBox) -> bool:
+    """The text between two rules of one extent set far apart (a long table's header rule and
+    its bottom rule, 40% of the page or more apart) is the unruled body of one table: no rule
+    half their width or more between them (rows ruled on their own are a table of their own,
+    under a frame's top edge), at least four rows, and four in five of them hold two lines or
+    more side by side. Prose between a table's last rule and a rule at the page foot is one
+    line a row."""
+    x0, x1 = min(above[0], below[0]), max(above[2], below[2])
+    if any(above[3] + 1 < (h[1] + h[3]) / 2 < below[1] - 1 and min(h[2], x1) - max(h[0], x0) >= 0.5 * (x1 - x0)
+           for h in hrules):
+        return False
+    inside = sorted((ln for ln in lines if ln.y0 >= above[3] - 1 and ln.y1 <= below[1] + 1
+                     and ln.x0 >= x0 - 2 and ln.x1 <= x1 + 2), key=lambda ln: ln.yc)
+    rows: list[list[Line]] = []
+    for ln in inside:
+        if rows and abs(rows[-1][0].yc - ln.yc) < 0.5 * max(rows[-1][0].height, ln.height):
+            rows[-1].append(ln)
+        else:
+            rows.append([ln])
+    return len(rows) >= 4 and sum(1 for r in rows if len(r) >= 2) >= 0.8 * len(rows)
 
 
 def _labels_outside(lines: list[Line], region: BBox, ys: list[float], cfg: TextLayerConfig) -> float | None:
@@ -214,12 +237,14 @@ def _split_stacked(ys: list[float], lines: list[Line], x0: float, x1: float) -> 
     # gaps is the body's, and text far below the table would pass for its rows)
     usual = min(gaps)
     inside = [ln for ln in lines if ln.x0 >= x0 - 2 and ln.x1 <= x1 + 2]
+    # (a caption may run a little past the rules' ends: any line over them counts)
+    over = [ln for ln in lines if ln.x0 < x1 and ln.x1 > x0 and _CAPTION.match(ln.text.strip())]
     out = [[ys[0]]]
     for a, b in zip(ys, ys[1:]):
         between = [ln for ln in inside if ln.y0 >= a - 1 and ln.y1 <= b + 1]
         # a caption between two rules opens the next table ("Table 5:" under Table 4's last
         # rule, over rules of the same extent): stacked tables, never one
-        if any(_CAPTION.match(ln.text.strip()) for ln in between):
+        if any(ln.y0 >= a - 1 and ln.y1 <= b + 1 for ln in over):
             out.append([b])
             continue
         if b - a > 2.5 * usual and between:
@@ -237,16 +262,22 @@ def _rule_joints(hrules: list[BBox], region: BBox, nrules: int) -> list[float]:
     be missing or drawn as a fill's edges the rule reading does not keep)."""
     x0, y0, x1, y1 = region
     ends: dict[int, set[int]] = {}
+    where: dict[int, list[float]] = {}
     for r in hrules:
         if r[0] >= x0 - 3 and r[2] <= x1 + 3 and y0 - 2 <= r[1] <= y1 + 2:
             for x in (r[0], r[2]):
                 if x0 + 3 < x < x1 - 3:
                     ends.setdefault(round(x / 2), set()).add(round((r[1] + r[3]) / 2))
+                    where.setdefault(round(x / 2), []).append(x)
     merged: dict[int, set[int]] = {}
+    xs: dict[int, list[float]] = {}
     for k in sorted(ends):  # neighbouring 2-pt bins are one joint (a segment ends 1 pt past the next)
         key = next((j for j in merged if abs(j - k) <= 1), k)
         merged.setdefault(key, set()).update(ends[k])
-    return [2.0 * k for k, ys in merged.items() if len(_cluster(sorted(ys), 1.5)) >= max(2, nrules / 2)]
+        xs.setdefault(key, []).extend(where[k])
+    # the joint where the segments meet, not its 2-pt bin: numbers set flush against the cell's
+    # edge end on it ("14,062" ending at 248.96 on a joint binned to 248 spanned two columns)
+    return [sum(xs[k]) / len(xs[k]) for k, ys in merged.items() if len(_cluster(sorted(ys), 1.5)) >= max(2, nrules / 2)]
 
 
 def text_candidates(lines: list[Line], cfg: TextLayerConfig, em: float) -> list[BBox]:
@@ -560,10 +591,21 @@ def build_table(
     if len(col_xs) >= 1 and ruled:
         cuts = [x for x in col_xs if region[0] + 3 < x < region[2] - 3]
         reasons.append(f"{len(cuts) + 1} columns from vertical rules")
-        inner = _whitespace_inside(words, [region[0], *cuts, region[2]], em)
+        bounds = [region[0], *cuts, region[2]]
+        inner = _whitespace_inside(words, bounds, em)
         if inner:
             cuts = sorted([*cuts, *inner])
             reasons.append(f"{len(inner)} more from whitespace inside ruled columns")
+            # vertical rules between groups of columns only ("Turns | Lane change | All
+            # maneuvers", each over three): group labels, wrapped heads and section rows across
+            # the sub-columns hide some of their gaps from the test above; the whitespace
+            # reading of a booktabs table, which knows them, finds more columns then
+            got = build_text_table(words, cfg, em)
+            if got is not None and len(got[0][0]) >= len(cuts) + 1:
+                cells, header_rows, why = got
+                return Table(region, cells, cfg.ruled_table_confidence, True,
+                             reasons + ["rules between column groups: columns from whitespace", *why],
+                             header_rows, cfg.table_html_header)
     else:
         cuts = []
     if not cuts:
@@ -592,7 +634,8 @@ def build_table(
     spanned: list[int] = []  # rows holding a cell that spans columns
     # rules between the rows (more than a header rule): lines between the same two rules are
     # one row, whatever columns they fill
-    row_rules = len(bands) >= 2
+    # (rules across the frame: a group label's rule, drawn under its columns only, is no row rule)
+    row_rules = sum(1 for y in bands if _across(y, hsegs)) >= 2
     text_rows = rows_of(words)
     space = word_space(text_rows, max(4.0, 0.8 * em))
     joins = max(0.35 * em, 1.3 * space) if space else 0.35 * em  # a word space, not a cell's padding
@@ -713,6 +756,20 @@ def build_table(
 
 # --------------------------------------------------------------------------- helpers
 
+def _across(y: float, hsegs: list[BBox]) -> bool:
+    """The rule at `y` is drawn in one run: not separate underlines, one under each group of
+    columns with gaps between them (a group label's rule), which rule no row. (A rule that
+    leaves an unruled label column out is still one run.) Without the segments (a caller that
+    has none) every rule counts as one run."""
+    pieces = sorted((r[0], r[2]) for r in hsegs if abs((r[1] + r[3]) / 2 - y) <= 1.5)
+    end = None
+    for a, b in pieces:
+        if end is not None and a > end + 4.0:
+            return False
+        end = b if end is None else max(end, b)
+    return True
+
+
 _NUMBER = re.compile(r"[-–(+$€£¥]?\s*\d[\d,.\s]*%?\)?|[-–—]")
 """A cell that is an amount, a rate or a dash standing for none."""
 
@@ -727,9 +784,15 @@ def _whitespace_inside(words: list, bounds: list[float], em: float) -> list[floa
     for a, b in zip(bounds, bounds[1:]):
         inside = [w for w in words if a < (w[0] + w[2]) / 2 < b]
         rows = rows_of(inside)
+        # the header lines over the first row holding a number ("Turns" over "Pr (%)  Re (%)
+        # Time-to-" over "maneuver (s)") are a group label and wrapped heads, not evidence of
+        # where the columns are: the body's rows say
+        first = next((i for i, r in enumerate(rows) if any(_NUMBER.fullmatch(w[4]) for w in r)), 0)
+        if len(rows) - first >= 3:
+            rows = rows[first:]
         if len(rows) < 3:
             continue
-        for cut in column_cuts([(w[0], w[2]) for w in inside], len(rows), max(4.0, 0.8 * em)):
+        for cut in column_cuts([(w[0], w[2]) for r in rows for w in r], len(rows), max(4.0, 0.8 * em)):
             both = sum(1 for r in rows if any(w[2] <= cut for w in r) and any(w[0] >= cut for w in r))
             if both >= 0.75 * len(rows):
                 out.append(cut)

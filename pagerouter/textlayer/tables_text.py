@@ -282,7 +282,11 @@ def build_text_table(
 def _header(
     phr: list[list[tuple[float, float, str]]], rows: list[list[Word]], cuts: list[float], ncols: int
 ) -> tuple[list[list[str]], list[list[Word]]]:
-    """Header rows (group rows, then one leaf row) and the header lines that are body rows."""
+    """Header rows (group rows, then one leaf row) and the header lines that are body rows.
+
+    Lines are taken bottom up and each line's pieces prepended to the cells under them, right to
+    left, so that two pieces of one line in one cell ("Fraction" and "of" set apart by more than a
+    word space) keep their order."""
     leaf = [""] * ncols
     groups: list[list[str]] = []
     extra: list[list[Word]] = []
@@ -302,14 +306,14 @@ def _header(
         if seen_values and value_p and all(t.endswith("-") for _, _, t in value_p):
             # a word broken over the lines of stacked header cells ("Time-to-" over "maneuver
             # (s)"): each piece continues the cell under it, however few there are
-            for (a, b, t), c in zip(p, cols):
+            for (a, b, t), c in reversed(list(zip(p, cols))):
                 leaf[c] = f"{t}{leaf[c]}" if c > 0 else f"{t} {leaf[c]}".strip()
             continue
         if seen_values and value_p and all(_stacks_on(a, b, c, ext) for (a, b, _), c in zip(p, cols) if c > 0):
             # each piece sits on the header cell under it, flush with its left or right edge
             # ("Apostolico" over "et al. (2009)"): the upper line of a stacked cell, not a group
             # label (a label over a group is centred on the group)
-            for (a, b, t), c in zip(p, cols):
+            for (a, b, t), c in reversed(list(zip(p, cols))):
                 leaf[c] = f"{t} {leaf[c]}".strip()
                 ext[c] = (min(a, ext.get(c, (a, b))[0]), max(b, ext.get(c, (a, b))[1]))
             continue
@@ -323,11 +327,11 @@ def _header(
                 g[j] = value_p[k][2]
             groups.insert(0, g)
         else:
-            for (a, b, t), c in zip(p, cols):
+            for (a, b, t), c in reversed(list(zip(p, cols))):
                 if c > 0:
                     leaf[c] = f"{t} {leaf[c]}".strip()
                     ext[c] = (min(a, ext.get(c, (a, b))[0]), max(b, ext.get(c, (a, b))[1]))
-        for (a, b, t), c in zip(p, cols):
+        for (a, b, t), c in reversed(list(zip(p, cols))):
             if c == 0:
                 leaf[0] = f"{t} {leaf[0]}".strip()
         seen_values = True
