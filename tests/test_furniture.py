@@ -287,3 +287,35 @@ def test_a_source_notes_url_in_the_bottom_band_ends_the_note_and_a_stamp_block_s
                      fontname="helv")
     out, md = _convert(doc, tmp_path)
     assert "nbn-resolving" not in md, [(b.text, b.role) for b in out.pages[0].blocks]
+
+
+def test_a_report_keeps_its_centred_title_block_on_its_first_page_only(tmp_path):
+    """A contribution report heads every page with its title block, three centred small lines
+    ("Vote Yes for Strong Schools / Major Contribution Report / For the Period ..."), beside a
+    report code and a run date at the page's corners. On page 1 the block is the report's title
+    and stays; on the later pages it is a running head, and the corners are furniture on all."""
+    doc = pymupdf.open()
+    lines = ["Vote Yes for Strong Schools", "Major Contribution Report",
+             "For the Period Between August 1, 2012 to October 18, 2012"]
+    for n in range(1, 5):
+        page = doc.new_page(width=792, height=612)
+        for k, text in enumerate(lines):
+            w = pymupdf.get_text_length(text, fontname="helv", fontsize=7)
+            page.insert_text((396 - w / 2, 29 + k * 8.5), text, fontsize=7, fontname="helv")
+        page.insert_text((40, 29), "ABLPDM27", fontsize=7, fontname="helv")
+        page.insert_text((700, 29), "10/19/2012", fontsize=7, fontname="helv")
+        for r in range(40):
+            y = 70 + r * 12
+            page.insert_text((40, y), f"Donor {n}-{r}", fontsize=8.5, fontname="helv")
+            page.insert_text((200, y), f"{100 + r} Main Street", fontsize=8.5, fontname="helv")
+            page.insert_text((400, y), "Saint Paul", fontsize=8.5, fontname="helv")
+            page.insert_text((700, y), f"{(r * 37) % 500 + 50}.00", fontsize=8.5, fontname="helv")
+    out, md = _convert(doc, tmp_path)
+    first = [b for b in out.pages[0].blocks if "Major Contribution Report" in b.text]
+    assert first and all(b.role not in FURN for b in first), [(b.text, b.role) for b in out.pages[0].blocks[:6]]
+    for p in out.pages[1:]:
+        later = [b for b in p.blocks if "Major Contribution Report" in b.text]
+        assert later and all(b.role == "header" for b in later)
+    for p in out.pages:
+        assert [b.role for b in p.blocks if b.text.strip() == "ABLPDM27"] == ["header"]
+    assert md.count("Major Contribution Report") == 1

@@ -227,6 +227,8 @@ class FurnitureModel:
                    if ln not in bottom and ln.chars <= cfg.furniture_max_chars]
         top = [ln for ln in top if not belongs_to_a_table_or_figure(ln.text)]
         bottom = [ln for ln in bottom if not belongs_to_a_table_or_figure(ln.text)]
+        # on a document's first page, a centred stack of head lines is its title block first
+        title_block = _centred_stack(top, page_width) if page_number == 1 and page_width else set()
         for group, is_top in ((top, True), (bottom, False)):
             numbers = sum(1 for ln in group if _NUMBER_ONLY.match(ln.text.strip()) and
                           (ln.y1 <= band if is_top else ln.y0 >= page_height - band))
@@ -240,7 +242,7 @@ class FurnitureModel:
                         reasons=[f"{'top' if is_top else 'bottom'} band line matches the page-number pattern"],
                     )
                 elif self._repeated(ln, is_top, page_height, body_size, cfg) and not _table_row(ln, horiz) \
-                        and not (page_number == 1 and is_top and _title_type(ln, body_size)) and (
+                        and not (page_number == 1 and is_top and (_title_type(ln, body_size) or id(ln) in title_block)) and (
                     self.sampled_pages >= 3 or not gap_to_body(ln, horiz, is_top, band, page_height, cfg)[1]
                 ):  # (a continued table's header row repeats too: it is the table's; on two pages only, a
                     # repeated line that runs on at body leading is body text)
@@ -294,9 +296,9 @@ class FurnitureModel:
                         out[id(ln)] = head
             if not is_top:
                 _release_paragraph_ends(free, horiz, page_height - band, out)
-            _join_rows(free, is_top, body_size, out)
+            _join_rows([ln for ln in free if id(ln) not in title_block], is_top, body_size, out)
             if is_top:  # (at the bottom, small type stacked on a footer line is as often a footnote)
-                _join_stacks(group, is_top, body_size, out)
+                _join_stacks([ln for ln in group if id(ln) not in title_block], is_top, body_size, out)
         if page_width:
             for ln in lines:
                 if not ln.horizontal and ln.role is None and ln.chars <= 2 * cfg.furniture_max_chars:
@@ -563,6 +565,32 @@ def _title_type(ln: Line, body_size: float) -> bool:
     over a form), and a reader keeps it there."""
     return (ln.bold or ln.size >= 1.05 * body_size) and not content_cues(ln.text) and not is_page_number(ln.text) \
         and sum(ch.isalpha() for ch in ln.text) >= 8
+
+
+def _centred_stack(top: list[Line], page_width: float) -> set[int]:
+    """ids of the top-band lines that form a title block: two lines or more set one under the
+    next (at most 0.8 line heights apart) on one centre axis (within 2% of the page's width)
+    near the page's middle, none as wide as the text, one at least holding no running-head
+    content (a date, a URL, a number). A report repeats its title block ("Vote Yes for Strong
+    Schools / Major Contribution Report / For the Period ...") at the head of every page: on
+    the first page it is the report's title, which a reader keeps."""
+    mid = page_width / 2
+    cand = sorted((ln for ln in top if abs((ln.x0 + ln.x1) / 2 - mid) <= 0.15 * page_width
+                   and ln.x1 - ln.x0 <= 0.8 * page_width), key=lambda ln: ln.y0)
+    best: list[Line] = []
+    for i, first in enumerate(cand):
+        axis = (first.x0 + first.x1) / 2
+        stack = [first]
+        for ln in cand[i + 1:]:
+            last = stack[-1]
+            if abs((ln.x0 + ln.x1) / 2 - axis) <= 0.02 * page_width \
+                    and -0.25 * ln.height <= ln.y0 - last.y1 <= 0.8 * max(ln.height, last.height):
+                stack.append(ln)
+        if len(stack) > len(best):
+            best = stack
+    if len(best) < 2 or all(content_cues(ln.text) or is_page_number(ln.text) for ln in best):
+        return set()
+    return {id(ln) for ln in best}
 
 
 def _head_row(horiz: list[Line], band: float, page_height: float, body_size: float, top: bool) -> list[Line]:
