@@ -77,6 +77,15 @@ def test_adjacency_f1_counts_pairs():
     assert table_counts([truth], [merged]) == (0, 1, 4)
 
 
+def test_scoring_folds_typographic_quotes_and_dashes():
+    """A scan's recognised "What's New" or "PK-12" is the typeset "What’s New", "PK–12": the
+    scorer's matching folds quotes and dashes (the copy-text checks compare exactly)."""
+    from scoring import norm
+
+    assert norm("What’s New in PK–12 — “2011”") == norm("What's New in PK-12 - \"2011\"")
+    assert norm("What’s") != norm("Whats")
+
+
 def test_spreadsheet_rows_between_group_rules_are_rows():
     """JAL traffic table: rules fence groups of months; each month is its own row (it came out
     as "FY2013 FY2014" in one cell, adjacency F1 0.22)."""
@@ -619,3 +628,23 @@ def test_vertical_rules_between_column_groups_and_after_a_label_column(name):
     want = [cells_from_truth(t["rows"]) for t in tr["tables"]]
     tp, fp, fn = table_counts(want, tables)
     assert 2 * tp / (2 * tp + fp + fn) >= 0.99, (tp, fp, fn)
+
+
+def test_a_forms_title_block_read_from_its_scan_is_kept():
+    """CASA form 101-02, its first page as a 200 dpi scan: the layout model makes one block of
+    "Form 101-02" over "Application for RPA Operator's Certificate (ReOC)" over "Initial Issue
+    and Variation"; the form number's cue took the whole block out as a running head, and the
+    form's title with it. The title is kept, read off the scan."""
+    from pagerouter.config import PagerouterConfig
+    from pagerouter.convert.converter import Converter
+    from pagerouter.render.output import to_markdown
+
+    tr = _truth("form_on_later_pages_p1")
+    src = pymupdf.open(pdf_path(tr))[tr["page"] - 1]
+    scan = pymupdf.open()
+    scan.new_page(width=src.rect.width, height=src.rect.height).insert_image(
+        src.rect, pixmap=src.get_pixmap(dpi=200))
+    out = Converter(PagerouterConfig()).convert(scan.tobytes(), name="form-scan.pdf")
+    assert out.pages[0].route == "ocr"
+    got = score_page(tr, to_markdown(out), [])
+    assert got.k_out == 0, got.lost

@@ -68,9 +68,16 @@ def pdf_path(truth: dict) -> Path:
 _MD = re.compile(r"[*_#>|`\\]")
 
 
+# typographic quotes and dashes against their keyboard forms: "What’s New" typeset and "What's
+# New" recognised from its scan are the same words (`text` checks, which test how a quote is
+# copied, compare exactly and are not folded)
+_TYPO = str.maketrans({"‘": "'", "’": "'", "‚": "'", "′": "'", "“": '"', "”": '"', "„": '"', "″": '"',
+                       "‐": "-", "‑": "-", "‒": "-", "–": "-", "—": "-", "−": "-"})
+
+
 def norm(s: str) -> str:
-    """Case, width and spacing folded; Markdown emphasis marks dropped."""
-    s = unicodedata.normalize("NFKC", s or "")
+    """Case, width, spacing, typographic quotes and dashes folded; Markdown emphasis marks dropped."""
+    s = unicodedata.normalize("NFKC", s or "").translate(_TYPO)
     s = _MD.sub(" ", s)
     return re.sub(r"\s+", " ", s).strip().lower()
 

@@ -39,7 +39,8 @@ def _furniture(pieces, boxes, text_layer, lines, scale: float, page_h: float, cf
     for (kind, _b, plines), box in zip(pieces, boxes):
         hs = sorted(l.height for l in plines) or [box[3] - box[1]]
         text = " ".join(l.text for l in plines)
-        items.append(Box(*box, text=text, size=hs[len(hs) // 2] / scale, chars=len(text.strip())))
+        items.append(Box(*box, text=text, size=hs[len(hs) // 2] / scale, chars=len(text.strip()),
+                         lines=tuple(l.text for l in plines) if len(plines) > 1 else ()))
         kinds.append(kind)
     body = median_height([l.bbox for l in lines]) / scale if lines else 10.0
     for b in text_layer:  # (mixed pages) the text layer's blocks are neighbours, already decided

@@ -356,6 +356,8 @@ def classify_blocks(
             it = items[i]
             if i in out or sum(ch.isalnum() for ch in it.text) < 2:
                 continue
+            if _title_block(it, body_size):
+                continue
             row = [j for j in group if j != i and abs((items[j].y0 + items[j].y1 - it.y0 - it.y1) / 2)
                    < 0.5 * max(items[j].y1 - items[j].y0, it.y1 - it.y0)]
             beside = any(j in out for j in row)
@@ -368,6 +370,16 @@ def classify_blocks(
         if k in ("header", "footer") and i not in out:
             out[i] = ("text", None)
     return out
+
+
+def _title_block(it: Box, body_size: float) -> bool:
+    """An OCR block of several lines in type at least the body's, one of them words with no
+    running-head content: a form's or report's title block ("Form 101-02" over "Application for
+    RPA Operator's Certificate (ReOC)" over "Initial Issue and Variation"). The text layer
+    judges each line; a block is judged whole, and one line's cue (the form number) must not
+    take the title with it. (A journal head over its DOI, every line cued, still can go.)"""
+    return len(it.lines) >= 2 and it.size >= 0.95 * body_size and any(
+        not content_cues(t) and len(t.split()) >= 3 for t in it.lines)
 
 
 _LETTER_PHRASE = re.compile(

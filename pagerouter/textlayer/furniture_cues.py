@@ -114,6 +114,7 @@ class Box:
     text: str
     size: float
     chars: int = 0
+    lines: tuple[str, ...] = ()  # the block's lines, when it holds several (OCR layout blocks)
 
     def __post_init__(self) -> None:
         self.chars = self.chars or len(self.text.strip())
