@@ -50,6 +50,7 @@ def read_graphics(
     page_area = W * H
     items: list[tuple[str, tuple]] = []
     frames: set[tuple] = set()
+    grown: list[tuple] = []  # stroke boxes the text pass gave before they were shrunk (`_tight_strokes`)
     has_images = bool(page_images(page))
     if textdict is not None and vectors_in_textdict():
         for b in textdict.get("blocks", ()):
@@ -64,7 +65,7 @@ def read_graphics(
         # a stroke bounded with room for mitred corners reads as a box a few points deep where
         # a rule is drawn; only then does the page run again, for the bbox log's stroke boxes
         if any(k == "stroke-path" and _THIN < min(b[2] - b[0], b[3] - b[1]) <= _MITRED_MAX for k, b in items):
-            items, frames = _tight_strokes(page, textdict, items, frames)
+            items, frames, grown = _tight_strokes(page, textdict, items, frames)
         if has_images:
             items += [("fill-image", box) for k, box in paint_log(page) if k in IMAGE_PAINTS]
     else:
@@ -102,18 +103,27 @@ def read_graphics(
                 gone = seams.get(tuple(orig), ())
                 g.hrules += [e for i, e in ((0, (x0, y0, x1, y0)), (1, (x0, y1, x1, y1))) if i not in gone]
                 g.vrules += [e for i, e in ((2, (x0, y0, x0, y1)), (3, (x1, y0, x1, y1))) if i not in gone]
+    # the shrunk strokes' boxes as the text pass gave them stay shapes for the vector-figure
+    # search (a chart drawn in thin strokes is found by the boxes its strokes cover), never rules
+    for box in grown if not many else ():
+        if rot is not None:
+            box = tuple(pymupdf.Rect(box) * rot)
+        x0, y0, x1, y1 = max(box[0], 0.0), max(box[1], 0.0), min(box[2], W), min(box[3], H)
+        if x1 - x0 > _THIN and y1 - y0 > _THIN and (x1 - x0) * (y1 - y0) < 0.5 * page_area:
+            g.shapes.append((x0, y0, x1, y1))
     return g
 
 
 def _tight_strokes(page: pymupdf.Page, textdict: dict, items: list[tuple[str, tuple]], frames: set[tuple]
-                   ) -> tuple[list[tuple[str, tuple]], set[tuple]]:
+                   ) -> tuple[list[tuple[str, tuple]], set[tuple], list[tuple]]:
     """The text pass may bound a stroked path with room for a mitred corner (ten times the line
     width around it): a 0.5 pt rule comes out 10 pt tall, no rule but a framed box whose two
     edges cut the rows over and under it. The bbox log bounds each stroked path by its width.
     Path by path (a text-pass block that `continues` is the same path's next piece), where the
     two passes list the same paths, a path whose text-pass box stands further out than the
     stroke's half width around the log's is shrunk by that margin, piece by piece; a shrunk
-    stroked rectangle still wide and tall enough stays a frame."""
+    stroked rectangle still wide and tall enough stays a frame. Also returns the text-pass boxes
+    that were shrunk (the figure search still reads them as shapes)."""
     blocks = [b for b in textdict.get("blocks", ()) if b.get("type") == 3 and b.get("stroked")]
     paths: list[list[dict]] = []
     for b in blocks:
@@ -123,7 +133,7 @@ def _tight_strokes(page: pymupdf.Page, textdict: dict, items: list[tuple[str, tu
             paths.append([b])
     tight = [tuple(box) for k, box in page.get_bboxlog() if k == "stroke-path"]
     if len(tight) != len(paths):
-        return items, frames  # the passes disagree: keep the text pass's boxes
+        return items, frames, []  # the passes disagree: keep the text pass's boxes
     shrunk: dict[tuple, tuple] = {}
     for pieces, t in zip(paths, tight):
         u = [min(b["bbox"][0] for b in pieces), min(b["bbox"][1] for b in pieces),
@@ -137,14 +147,14 @@ def _tight_strokes(page: pymupdf.Page, textdict: dict, items: list[tuple[str, tu
             hw, hh = max(0.0, (x1 - x0) / 2 - d), max(0.0, (y1 - y0) / 2 - d)
             shrunk[tuple(b["bbox"])] = (cx - hw, cy - hh, cx + hw, cy + hh)
     if not shrunk:
-        return items, frames
+        return items, frames, []
     out = [(k, shrunk.get(tuple(box), box)) if k == "stroke-path" else (k, box) for k, box in items]
     kept = set()
     for f in frames:
         g = shrunk.get(f, f)
         if min(g[2] - g[0], g[3] - g[1]) >= _FRAME_MIN:
             kept.add(g)
-    return out, kept
+    return out, kept, [b for b, t in shrunk.items() if t != b]
 
 
 def seam_edges(textdict: dict) -> dict[tuple, set[int]]:
