@@ -462,18 +462,18 @@ def _release_paragraph_ends(free: list[Line], horiz: list[Line], band_top: float
         d = out.get(id(ln))
         if d is None or "content" not in d.scores:
             continue
-        chain, cur = [], ln
+        chain, cur = {id(ln)}, ln
         while True:
-            above = [m for m in horiz if m is not cur and m.role is None and abs(m.size - cur.size) <= 0.5
-                     and m.x0 < cur.x1 and m.x1 > cur.x0 and m not in chain
+            above = [m for m in horiz if id(m) not in chain and m.role is None and abs(m.size - cur.size) <= 0.5
+                     and m.x0 < cur.x1 and m.x1 > cur.x0
                      and -0.25 * cur.height <= cur.y0 - m.y1 <= 0.5 * max(m.height, cur.height)]
             if not above:
                 break
             cur = max(above, key=lambda m: m.y1)
-            chain.append(cur)
+            chain.add(id(cur))
             if cur.y0 < band_top:
                 break
-        if chain and (cur.y0 < band_top or FOOTNOTE_MARK.match(cur.text.strip())):
+        if cur is not ln and (cur.y0 < band_top or FOOTNOTE_MARK.match(cur.text.strip())):
             ln.role = None
             del out[id(ln)]
 

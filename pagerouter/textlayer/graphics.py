@@ -154,7 +154,7 @@ def _tight_strokes(page: pymupdf.Page, textdict: dict, items: list[tuple[str, tu
         g = shrunk.get(f, f)
         if min(g[2] - g[0], g[3] - g[1]) >= _FRAME_MIN:
             kept.add(g)
-    return out, kept, [b for b, t in shrunk.items() if t != b]
+    return out, kept, list(shrunk)
 
 
 def seam_edges(textdict: dict) -> dict[tuple, set[int]]:

@@ -154,14 +154,8 @@ def _rows_of_cells(lines: list[Line], hrules: list[BBox], above: BBox, below: BB
     if any(above[3] + 1 < (h[1] + h[3]) / 2 < below[1] - 1 and min(h[2], x1) - max(h[0], x0) >= 0.5 * (x1 - x0)
            for h in hrules):
         return False
-    inside = sorted((ln for ln in lines if ln.y0 >= above[3] - 1 and ln.y1 <= below[1] + 1
-                     and ln.x0 >= x0 - 2 and ln.x1 <= x1 + 2), key=lambda ln: ln.yc)
-    rows: list[list[Line]] = []
-    for ln in inside:
-        if rows and abs(rows[-1][0].yc - ln.yc) < 0.5 * max(rows[-1][0].height, ln.height):
-            rows[-1].append(ln)
-        else:
-            rows.append([ln])
+    rows = text_rows([ln for ln in lines if ln.y0 >= above[3] - 1 and ln.y1 <= below[1] + 1
+                      and ln.x0 >= x0 - 2 and ln.x1 <= x1 + 2])
     return len(rows) >= 4 and sum(1 for r in rows if len(r) >= 2) >= 0.8 * len(rows)
 
 
@@ -591,15 +585,15 @@ def build_table(
     if len(col_xs) >= 1 and ruled:
         cuts = [x for x in col_xs if region[0] + 3 < x < region[2] - 3]
         reasons.append(f"{len(cuts) + 1} columns from vertical rules")
-        bounds = [region[0], *cuts, region[2]]
-        inner = _whitespace_inside(words, bounds, em)
+        inner = _whitespace_inside(words, [region[0], *cuts, region[2]], em)
         if inner:
             cuts = sorted([*cuts, *inner])
             reasons.append(f"{len(inner)} more from whitespace inside ruled columns")
             # vertical rules between groups of columns only ("Turns | Lane change | All
             # maneuvers", each over three): group labels, wrapped heads and section rows across
             # the sub-columns hide some of their gaps from the test above; the whitespace
-            # reading of a booktabs table, which knows them, finds more columns then
+            # reading of a booktabs table, which knows them, is taken when it finds as many
+            # columns or more
             got = build_text_table(words, cfg, em)
             if got is not None and len(got[0][0]) >= len(cuts) + 1:
                 cells, header_rows, why = got
