@@ -649,7 +649,7 @@ def test_finished_pages_are_posted_early_and_taken_once_whichever_copy_comes_fir
     box = FakeMailbox()
     files = table_of([Row(i, "file", dump(FileJob("", str(p), p.name, {}))) for i, p in enumerate(srcs)])
     opened = rows_of(open_files(files, run, mailbox=box))
-    assert [(doc, kind) for doc, kind, _ in box.rows] == [(1, "pages")], "the open task posts its finished file"
+    assert [(doc, kind) for doc, kind, *_ in box.rows] == [(1, "pages")], "the open task posts its finished file"
     triaged = [r for row in opened for r in rows_of(triage_ranges(table_of([row]), run, mailbox=box))]
     posted = [Row(*t) for t in box.rows]
     assert [(r.doc, r.kind) for r in posted] == [(1, "pages")] + [(0, "pages")] * 3, "one post per range of five.pdf"
@@ -729,8 +729,8 @@ def test_one_cpu_pool_actor_pickles_an_ocr_page_once_on_its_way_out(tmp_path, mo
     monkeypatch.setattr(engines, "build_engine", lambda role, cfg: fakes[role])
     ocr_rows = [r for r in _triaged(tmp_path / "scan.pdf", run) if r.kind == "ocr"]
     pickled = []
-    real_dump = ray_stages.dump
-    monkeypatch.setattr(ray_stages, "dump", lambda obj: pickled.append(type(obj)) or real_dump(obj))
+    real_dump = ray_stages.dump_parts
+    monkeypatch.setattr(ray_stages, "dump_parts", lambda obj: pickled.append(type(obj)) or real_dump(obj))
     pool = CpuPool(run, (LayoutStage, ReaderStage, EscalationStage))
     (row,) = rows_of(pool(table_of(ocr_rows)))
     (page, engines_ran), = row.obj.pages
@@ -747,3 +747,35 @@ def test_rows_come_back_from_their_table_as_they_went_in():
     assert rows_of(table_of(rows)) == rows
     assert rows_of(table_of([])) == []
     assert table_of(rows).schema.field("payload").type == table_of([]).schema.field("payload").type
+
+
+def test_a_page_render_travels_beside_its_row_and_is_not_copied_on_the_way(tmp_path):
+    """An OCR page's render (~12 MB) rides out of band: its row's payload is the small rest of
+    the page, the `buffers` column is made over the render's own memory, and the triage task's
+    unbundling hands it on without copying it. What the pool gets back is the same pixels, as a
+    read-only view (in Ray, of the object store's memory)."""
+    import numpy as np
+
+    cfg = PagerouterConfig.model_validate({"isolation": {"enabled": False}})
+    run = _bulk_run(cfg)
+    _doubted_scan(tmp_path)
+    opened = open_files(table_of([Row(0, "file", dump(FileJob("", str(tmp_path / "scan.pdf"), "scan.pdf", {})))]), run)
+    (bundle,) = rows_of(opened)
+    assert bundle.kind == "bundle"
+    triaged = triage_ranges(table_of([bundle]), run)
+    (ocr,) = [r for r in rows_of(triaged) if r.kind == "ocr"]
+    image = ocr.obj.outcome.task.image
+    assert image.nbytes > 1_000_000 and len(ocr.payload) < image.nbytes / 10
+    assert not image.flags.writeable
+
+    # rows_of hands out the table's memory; the render the triage task passed on is the one in
+    # the open task's table (the bundle's first buffer), not a copy
+    assert bundle.buffers[0].address == opened.column("buffers").chunk(0).values.buffers()[2].address
+    assert ocr.buffers[0].address == bundle.buffers[0].address
+    assert np.frombuffer(ocr.buffers[0], np.uint8).ctypes.data == image.ctypes.data
+    # a row's table is made over its render's memory
+    (again,) = rows_of(table_of([Row.of(0, "ocr", ocr.obj)]))
+    again_image = again.obj.outcome.task.image
+    assert np.array_equal(again_image, image)
+    own = np.ascontiguousarray(image.copy())
+    assert table_of([Row.of(0, "ocr", own)]).column("buffers").chunk(0).values.buffers()[2].address == own.ctypes.data

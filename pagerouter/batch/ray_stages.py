@@ -136,13 +136,36 @@ class PagesOut:
 # ---------------------------------------------------------------------------- rows
 @dataclass
 class Row:
+    """One row of the pipeline. `buffers`: the payload's out-of-band pickle buffers (protocol 5:
+    a page render's pixels), kept out of `payload` so that no stage copies them into or out of
+    a bytes object: `table_of` makes an Arrow column over them as they are and `rows_of` hands
+    out views of the block's memory. An OCR page's render is ~12 MB, and carried in-band it
+    was copied some ten times between the isolation worker and the pool that reads it (pickled
+    into its row, into a bundle, joined into a column, read out of one, unpickled, ...)."""
+
     doc: int
     kind: str
     payload: bytes
+    buffers: tuple = ()
+
+    @classmethod
+    def of(cls, doc: int, kind: str, obj) -> Row:
+        return cls(doc, kind, *dump_parts(obj))
 
     @property
     def obj(self):
-        return pickle.loads(self.payload)
+        return pickle.loads(self.payload, buffers=self.buffers)
+
+    @property
+    def size(self) -> int:
+        """Bytes the row carries (payload and buffers)."""
+        return len(self.payload) + sum(memoryview(b).nbytes for b in self.buffers)
+
+    def portable(self) -> tuple:
+        """The row as a tuple any pickler takes (`Row(*t)` makes it again): its buffers wrapped
+        so that a protocol-5 pickler with a buffer callback (Ray's, a bundle's) keeps them out of
+        band in turn."""
+        return self.doc, self.kind, self.payload, tuple(pickle.PickleBuffer(b) for b in self.buffers)
 
 
 class HeldRow(Row):
@@ -151,11 +174,20 @@ class HeldRow(Row):
     PDF), only when it leaves the actor (`table_of`)."""
 
     def __init__(self, doc: int, kind: str, obj):
-        self.doc, self.kind, self._obj = doc, kind, obj
+        self.doc, self.kind, self._obj, self._parts = doc, kind, obj, None
+
+    def _dumped(self) -> tuple[bytes, tuple]:
+        if self._parts is None:
+            self._parts = dump_parts(self._obj)
+        return self._parts
 
     @property
     def payload(self) -> bytes:
-        return dump(self._obj)
+        return self._dumped()[0]
+
+    @property
+    def buffers(self) -> tuple:
+        return self._dumped()[1]
 
     @property
     def obj(self):
@@ -163,32 +195,126 @@ class HeldRow(Row):
 
 
 def dump(obj) -> bytes:
+    """`obj` pickled whole (its buffers in band): what travels as a plain bytes payload."""
     return pickle.dumps(obj, protocol=5)
 
 
+# A dataclass's bytes fields at least this large leave the payload too (a scanned page's own PDF,
+# `OcrTask.page_bytes`, is about as large as its render: 3.9 MB for the bench's scans); smaller
+# ones cost less in band than a buffer of their own.
+OUT_OF_BAND_BYTES = 64 << 10
+
+
+class _OutOfBandPickler(pickle.Pickler):
+    """Protocol 5 with a buffer callback keeps a numpy array's data out of band, but a bytes
+    object always goes in band, and the pickler does not consult `reducer_override` for one:
+    a dataclass's large bytes fields are handed over as buffers here instead, and made bytes
+    again (one copy) only where the row's object is finally unpickled."""
+
+    def reducer_override(self, obj):
+        fields = getattr(obj, "__dataclass_fields__", None)
+        if fields is None or isinstance(obj, type) or not hasattr(obj, "__dict__"):
+            return NotImplemented
+        state = vars(obj)
+        big = tuple(k for k, v in state.items() if type(v) is bytes and len(v) >= OUT_OF_BAND_BYTES)
+        if not big:
+            return NotImplemented
+        state = dict(state)
+        for k in big:
+            state[k] = pickle.PickleBuffer(state[k])
+        return _dataclass_with_bytes, (type(obj), state, big)
+
+
+def _dataclass_with_bytes(cls, state: dict, big: tuple):
+    obj = cls.__new__(cls)
+    for k in big:
+        state[k] = bytes(state[k])
+    obj.__dict__.update(state)
+    return obj
+
+
+def dump_parts(obj) -> tuple[bytes, tuple]:
+    """`obj` pickled with its buffers out of band (a numpy array's pixels, a page's PDF stay
+    where they are): the payload and the buffers, as views (`Row.buffers`)."""
+    import io
+
+    bufs: list = []
+    out = io.BytesIO()
+    _OutOfBandPickler(out, protocol=5, buffer_callback=bufs.append).dump(obj)
+    return out.getvalue(), tuple(b.raw() for b in bufs)
+
+
 def rows_of(batch) -> list[Row]:
+    """The rows of a pyarrow table (`table_of`'s). Buffers come as read-only `pa.Buffer` slices
+    of the table's memory (in a Ray block, of the object store's): nothing is copied out."""
     cols = [batch.column(c).to_pylist() for c in ("doc", "kind", "payload")]
-    return [Row(d, k, p) for d, k, p in zip(*cols)]
+    if "buffers" in batch.column_names:
+        bufs = [b for chunk in batch.column("buffers").chunks for b in _buffers_of(chunk)]
+    else:
+        bufs = [()] * batch.num_rows
+    return [Row(d, k, p, b) for d, k, p, b in zip(*cols, bufs)]
+
+
+def _buffers_of(chunk) -> list[tuple]:
+    """Each row's buffers of one chunk of the `buffers` column, as slices of its data buffer
+    (a scalar's `as_buffer` copies its bytes), read-only (a slice says it is mutable even over
+    a block's memory)."""
+    import numpy as np
+    import pyarrow as pa
+
+    rows = chunk.offsets.to_numpy()  # into chunk.values, the chunk's own slice taken into account
+    values = chunk.values
+    _, offsets, data = values.buffers()
+    at = np.frombuffer(offsets, dtype=np.int64)[values.offset:values.offset + len(values) + 1]
+    whole = memoryview(data).toreadonly() if data is not None else None
+    return [tuple(pa.py_buffer(whole[at[j]:at[j + 1]]) for j in range(rows[i], rows[i + 1]))
+            for i in range(len(chunk))]
 
 
 def table_of(rows: list[Row]):
     """The rows as a pyarrow table. The payloads are joined into one buffer and the column made
     over it (one copy): `pa.array` of the bytes grows its buffer as it appends, and an OCR row
-    is 12 MB (the page render and the page's own PDF), so a 32-page range cost 0.93 CPU-s here
-    against 0.16 joined."""
-    import numpy as np
+    was 12 MB (the page render and the page's own PDF), so a 32-page range cost 0.93 CPU-s here
+    against 0.16 joined. The buffers are not copied: each row's are one chunk of the
+    `buffers` column, made over their memory (a row with several is joined)."""
     import pyarrow as pa
 
     payloads = [r.payload for r in rows]
-    offsets = np.zeros(len(payloads) + 1, dtype=np.int64)
-    np.cumsum([len(p) for p in payloads], out=offsets[1:])
-    column = pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(payloads),
-                                              [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(payloads))])
     return pa.table({
         "doc": pa.array([r.doc for r in rows], pa.int64()),
         "kind": pa.array([r.kind for r in rows], pa.string()),
-        "payload": column,
+        "payload": _binary_over(payloads, pa.py_buffer(b"".join(payloads))),
+        "buffers": pa.chunked_array([_buffers_chunk(r.buffers) for r in rows],
+                                    type=pa.large_list(pa.large_binary())),
     })
+
+
+def _binary_over(parts: list, data):
+    """A large_binary array of `parts`, whose bytes lie one after another in `data` (a pa.Buffer)."""
+    import numpy as np
+    import pyarrow as pa
+
+    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum([memoryview(p).nbytes for p in parts], out=offsets[1:])
+    return pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(parts), [None, pa.py_buffer(offsets), data])
+
+
+def _buffers_chunk(buffers: tuple):
+    """One row of the `buffers` column: a list of its buffers, made over their own memory (read-only,
+    as a Ray block's are). A row's several buffers are one data buffer: spanned where they already
+    lie one after another (a bundle's rows, unpacked: slices of the bundle's block), else joined."""
+    import numpy as np
+    import pyarrow as pa
+
+    bufs = [b if isinstance(b, pa.Buffer) else pa.py_buffer(memoryview(b).toreadonly()) for b in buffers]
+    if len(bufs) == 1:
+        data = bufs[0]
+    elif bufs and all(a.address + a.size == b.address for a, b in zip(bufs, bufs[1:])):
+        data = pa.foreign_buffer(bufs[0].address, sum(b.size for b in bufs), base=bufs)
+    else:
+        data = pa.py_buffer(b"".join(bufs))
+    values = _binary_over(bufs, data)
+    return pa.LargeListArray.from_arrays(pa.array(np.array([0, len(bufs)], dtype=np.int64)), values)
 
 
 def run_async(coro):
@@ -380,13 +506,14 @@ def post_early(mailbox, rows: list[Row]) -> None:
     if mailbox is None or not rows:
         return
     try:
-        mailbox.post.remote([(r.doc, r.kind, r.payload) for r in rows])
+        mailbox.post.remote([r.portable() for r in rows])
     except Exception:  # noqa: BLE001, S110 - a shortcut only: the dataset delivers these rows too
         pass
 
 
-# A bundle row's payload at most (a row larger than this travels alone). A bundle is one Ray object
-# that one triage task takes whole, and an OCR page's row is ~12 MB (its render and its own PDF):
+# A bundle row's bytes at most, payloads and buffers (a row larger than this travels alone). A
+# bundle is one Ray object that one triage task takes whole, and an OCR page's row is ~12 MB (its
+# render and its own PDF):
 # 16 scanned files of 30 pages in one bundle made a 5.5 GB object, more than Ray grants a task's
 # arguments (5.1 GB on a 24 GB node), so the run waited for ever with the CPUs idle, after the
 # memory monitor had killed the open task twice for holding it.
@@ -400,8 +527,9 @@ OPEN_TASK_BYTES = 4 * BUNDLE_BYTES
 
 
 class _Bundles:
-    """Rows packed, in the order they come, into `bundle` rows of at most `BUNDLE_BYTES` of
-    payload each (a row over it alone), each bundle made as soon as it is full."""
+    """Rows packed, in the order they come, into `bundle` rows of at most `BUNDLE_BYTES` each
+    (payloads and buffers; a row over it alone), each bundle made as soon as it is full. The
+    rows' buffers stay out of band in the bundle's own (`Row.portable`)."""
 
     def __init__(self):
         self.rows: list[Row] = []  # the bundles made
@@ -409,15 +537,15 @@ class _Bundles:
         self._size = 0
 
     def add(self, r: Row) -> None:
-        if self._part and self._size + len(r.payload) > BUNDLE_BYTES:
+        if self._part and self._size + r.size > BUNDLE_BYTES:
             self.close()
         self._part.append(r)
-        self._size += len(r.payload)
+        self._size += r.size
 
     def close(self) -> list[Row]:
         """Bundle what is left; the bundles made."""
         if self._part:
-            self.rows.append(Row(self._part[0].doc, "bundle", dump([(x.doc, x.kind, x.payload) for x in self._part])))
+            self.rows.append(Row.of(self._part[0].doc, "bundle", [x.portable() for x in self._part]))
             self._part, self._size = [], 0
         return self.rows
 
@@ -447,7 +575,7 @@ def open_files(batch, run: RunSpec, mailbox=None):
             post_early(mailbox, rows[:1] if any_finished else [])  # as each file is done, not when the task is
             for r in rows:
                 bundled.add(r)
-                held += len(r.payload)
+                held += r.size
             del rows
         else:
             got[0].header.open_cpu_s = m.cpu
@@ -463,10 +591,10 @@ def _range_rows(doc: int, header: DocHeader, finished: list, ocr: list, cpu_s: f
     """A range's finished pages as one `pages` row, each OCR page as an `ocr` row; `cpu_s`, the
     CPU the range took, shared evenly by its pages."""
     share = cpu_s / max(1, len(finished) + len(ocr))
-    out = [Row(doc, "pages", dump(PagesOut(header, [(p, []) for p in finished], share * len(finished))))]
+    out = [Row.of(doc, "pages", PagesOut(header, [(p, []) for p in finished], share * len(finished)))]
     for w in ocr:
         w.cpu_s = share
-        out.append(Row(doc, "ocr", dump(w)))
+        out.append(Row.of(doc, "ocr", w))
     return out
 
 
