@@ -399,6 +399,62 @@ def noop_pipeline(address: str, docs: int, pages: int, scans: int) -> int:
     return 0
 
 
+def plumbing(args) -> int:
+    """CPU the `--ray` stages spend carrying OCR pages, without Ray and without OCR: one file of
+    `--scans` scanned pages (as `throughput` makes them) through `open_files` (the file triaged
+    in place, its rows bundled), a copy into a store as Ray's puts make (the table pickled with
+    protocol 5, each out-of-band buffer copied once), `triage_ranges` (the bundle unpacked), the
+    store again, and each OCR row's object as a pool reads it. The main process's CPU per step,
+    the least of `--repeat` runs (MuPDF's isolation workers, which render the pages, not
+    counted: `--local` pays them too). Run it on two trees (PYTHONPATH) to compare them."""
+    import pickle
+
+    import pagerouter
+    from pagerouter.batch.ray_stages import FileJob, Row, RunSpec, dump, open_files, rows_of, table_of, triage_ranges
+    from pagerouter.config import PagerouterConfig
+
+    def stored(table):
+        bufs: list = []
+        data = pickle.dumps(table, protocol=5, buffer_callback=bufs.append)
+        return pickle.loads(data, buffers=[bytearray(b.raw()) for b in bufs])
+
+    cfg = PagerouterConfig()
+    run = RunSpec(cfg.model_dump_json(), None, None, "auto", (), False, 900.0, "bulk wait", False,
+                  cfg.batch.pages_per_range)
+    with tempfile.TemporaryDirectory(prefix="prplumb") as tmp:
+        path = Path(tmp) / "scans.pdf"
+        doc = pymupdf.open()
+        for j in range(args.scans):
+            add_scanned_page(doc, [f"Scanned ledger page {j + 1}", "Invoices paid in March", "Total due 4,210 euros"])
+        doc.save(path)
+        doc.close()
+        job = table_of([Row(0, "file", dump(FileJob("", str(path), path.name, {})))])
+        open_files(job, run)  # warm: imports, the isolation pool
+        steps: dict[str, list[float]] = {}
+
+        def timed(name, fn, *a):
+            t0 = time.process_time()
+            out = fn(*a)
+            steps.setdefault(name, []).append(time.process_time() - t0)
+            return out
+
+        for _ in range(args.repeat):
+            opened = timed("open_files", open_files, job, run)
+            opened = timed("store", stored, opened)
+            triaged = timed("triage_ranges", triage_ranges, opened, run)
+            triaged = timed("store again", stored, triaged)
+            objs = timed("pool reads", lambda t: [r.obj for r in rows_of(t) if r.kind == "ocr"], triaged)
+            assert len(objs) == args.scans, f"{len(objs)} OCR rows for {args.scans} scanned pages"
+            del opened, triaged, objs
+    best = {k: min(v) for k, v in steps.items()}
+    print(f"tree: {Path(pagerouter.__file__).parents[1]}; {args.scans} scanned pages, least of {args.repeat} runs")
+    for k, v in best.items():
+        print(f"  {k:14s} {v:6.3f} CPU-s")
+    total = sum(best.values())
+    print(f"  {'total':14s} {total:6.3f} CPU-s, {1000 * total / args.scans:.1f} CPU-ms per scanned page")
+    return 0
+
+
 def _endpoint(work: Path, base: list[str], cfg: Path) -> dict:
 
     from tests.serve_fixtures import free_port, pagerouter_serve_process
@@ -547,6 +603,9 @@ def main() -> int:
     t.add_argument("--warm", action="store_true",
                    help="start Ray Data's per-cluster detached actors with a one-row no-op job before timing --ray "
                         "(a long-lived cluster); without it the first run pays them")
+    pl = sub.add_parser("plumbing")
+    pl.add_argument("--scans", type=int, default=30, help="scanned pages in the one file")
+    pl.add_argument("--repeat", type=int, default=3)
     f = sub.add_parser("fuzz")
     f.add_argument("--n", type=int, default=10_000)
     f.add_argument("--seed", type=int, default=1)
@@ -555,7 +614,7 @@ def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "noop-pipeline":  # run by `throughput --modes ...,noop`
         return noop_pipeline(sys.argv[2], *map(int, sys.argv[3:6]))
     args = ap.parse_args()
-    return throughput(args) if args.what == "throughput" else fuzz(args)
+    return {"throughput": throughput, "plumbing": plumbing, "fuzz": fuzz}[args.what](args)
 
 
 if __name__ == "__main__":

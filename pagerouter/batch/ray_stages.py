@@ -19,8 +19,9 @@ and classes pyarrow tables, and they return pyarrow tables).
     (the open and triage tasks also post their finished pages straight to the driver's mailbox,
     `early_pages.py`: the dataset's copy reaches it only after the pools' queues)
 
-Every row is {doc, kind, payload}: `doc` the input's index, `payload` a pickled object of this
-module. A stage works on the kinds it owns and passes every other row through untouched, so
+Every row is {doc, kind, payload, buffers}: `doc` the input's index, `payload` a pickled object
+of this module, `buffers` its large buffers (a page render's pixels, a page's own PDF), pickled
+out of band and never copied between stages (`Row`). A stage works on the kinds it owns and passes every other row through untouched, so
 born-digital pages leave as one `pages` row per file or range and never reach a model tier;
 only pages that need one travel as `ocr` rows (the page render, never the file's bytes).
 The OCR path's orchestration is `pipeline.convert_pages` itself, fed by replayed stage
