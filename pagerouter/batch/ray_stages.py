@@ -277,7 +277,7 @@ def table_of(rows: list[Row]):
     over it (one copy): `pa.array` of the bytes grows its buffer as it appends, and an OCR row
     was 12 MB (the page render and the page's own PDF), so a 32-page range cost 0.93 CPU-s here
     against 0.16 joined. The buffers are not copied: each row's are one chunk of the
-    `buffers` column, made over their memory (a row with several is joined)."""
+    `buffers` column, made over their memory (`_buffers_chunk`)."""
     import pyarrow as pa
 
     payloads = [r.payload for r in rows]

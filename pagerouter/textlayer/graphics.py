@@ -76,16 +76,21 @@ def read_graphics(
         g.skipped_reason = f"{len(items)} drawing operations (> {cfg.max_graphics_items}): rules and vector figures not analysed"
     # fill edges that are seams, not rules (no fill edge is read on a page of too many drawings)
     seams = seam_edges(textdict) if textdict is not None and vectors_in_textdict() and not many else {}
+
+    def on_page(box) -> tuple[float, float, float, float]:
+        """`box` upright and clipped to the page, in plain floats (a Rect per drawing op dominated
+        the loop below)."""
+        if rot is not None:
+            box = tuple(pymupdf.Rect(box) * rot)
+        return max(box[0], 0.0), max(box[1], 0.0), min(box[2], W), min(box[3], H)
+
     for kind, box in items:
         orig = box
         if kind == "fill-image":
             pass
         elif many or kind not in ("fill-path", "stroke-path"):
             continue
-        if rot is not None:
-            box = tuple(pymupdf.Rect(box) * rot)
-        # clip to the page with plain floats (a Rect per drawing op dominated this loop)
-        x0, y0, x1, y1 = max(box[0], 0.0), max(box[1], 0.0), min(box[2], W), min(box[3], H)
+        x0, y0, x1, y1 = on_page(box)
         w, h = x1 - x0, y1 - y0
         if w < 0 or h < 0 or (w == 0 and h == 0):
             continue
@@ -106,9 +111,7 @@ def read_graphics(
     # the shrunk strokes' boxes as the text pass gave them stay shapes for the vector-figure
     # search (a chart drawn in thin strokes is found by the boxes its strokes cover), never rules
     for box in grown if not many else ():
-        if rot is not None:
-            box = tuple(pymupdf.Rect(box) * rot)
-        x0, y0, x1, y1 = max(box[0], 0.0), max(box[1], 0.0), min(box[2], W), min(box[3], H)
+        x0, y0, x1, y1 = on_page(box)
         if x1 - x0 > _THIN and y1 - y0 > _THIN and (x1 - x0) * (y1 - y0) < 0.5 * page_area:
             g.shapes.append((x0, y0, x1, y1))
     return g
