@@ -779,3 +779,39 @@ def test_a_page_render_travels_beside_its_row_and_is_not_copied_on_the_way(tmp_p
     assert np.array_equal(again_image, image)
     own = np.ascontiguousarray(image.copy())
     assert table_of([Row.of(0, "ocr", own)]).column("buffers").chunk(0).values.buffers()[2].address == own.ctypes.data
+
+
+class FakeMeter:
+    """FAKE `_Meter`: every metered block took exactly 1 CPU-second."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.cpu, self.wall = 1.0, 0.5
+
+
+def test_each_pool_stage_s_cpu_reaches_the_page_it_finishes(tmp_path, monkeypatch):
+    """The summary's CPU per page (and its $ per million pages) sums each page's share of every
+    stage. The stage that finishes a page (the reader, or escalation for a flagged one) built its
+    page's result inside its work, before its own CPU was measured: that CPU must reach the result
+    too, not only the page's work item, which goes no further."""
+    from pagerouter.batch import ray_stages
+
+    _doubted_scan(tmp_path)
+    for escalate, stages, want_more in ((True, (LayoutStage, ReaderStage, EscalationStage), 3.0),
+                                        (False, (LayoutStage, ReaderStage), 2.0)):
+        cfg = PagerouterConfig.model_validate({"isolation": {"enabled": False},
+                                               "ocr": {"escalation": {"enabled": escalate}}})
+        run = _bulk_run(cfg)
+        _fake_engines(monkeypatch)
+        ocr_rows = [r for r in _triaged(tmp_path / "scan.pdf", run) if r.kind == "ocr"]
+        triage_share = ocr_rows[0].obj.cpu_s
+        with monkeypatch.context() as m:
+            m.setattr(ray_stages, "_Meter", FakeMeter)
+            rows = ocr_rows
+            for stage in stages:
+                rows = rows_of(stage(run)(table_of(rows)))
+        (row,) = rows
+        assert row.kind == "pages"
+        assert row.obj.cpu_s == pytest.approx(triage_share + want_more)  # one CPU-second from each stage

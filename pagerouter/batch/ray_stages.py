@@ -816,9 +816,11 @@ class _PoolStage:
                 done = [self._engine_failed(w, exc) for w in items]
             else:
                 done = self.work(items)
-        for w in items:
-            w.cpu_s += m.cpu / len(items)
-            w.gpu_s += m.wall * self.gpus / len(items)
+        cpu, gpu = m.cpu / len(items), m.wall * self.gpus / len(items)
+        for w, (_, out) in zip(items, done):
+            w.cpu_s, w.gpu_s = w.cpu_s + cpu, w.gpu_s + gpu
+            if isinstance(out, PagesOut):  # a finished page: built inside `work` from w's figures, before
+                out.cpu_s, out.gpu_s = out.cpu_s + cpu, out.gpu_s + gpu  # this stage's share was known
         release_free_memory()  # as the deployments do: keeps the actor's RSS flat
         passed = [r for r in rows if r.kind != self.kind]
         return passed + [HeldRow(rows[i].doc, kind, obj) for i, (kind, obj) in zip(mine, done)]
