@@ -1,23 +1,27 @@
 """`pagerouter batch --ray` on a real loopback Ray cluster (tests/ray_cluster.py): throughput
 against `--local` and `--endpoint`, and a fuzz run of broken files (a benchmark, not a test).
 
-    python benchmarks/bench_batch_ray.py throughput [--docs 10] [--pages 8] [--scans 4] [--scans-per-file N] [--modes local,endpoint,ray|ray1[,noop][,idle]] [--warm] [--pool-max N] [--files-per-open N] [--ray-env K=V,...]
+    python benchmarks/bench_batch_ray.py throughput [--docs 10] [--pages 8] [--scans 4] [--scans-per-file N] [--modes local,endpoint,node,ray|ray1[,noop][,idle]] [--warm] [--pool-max N] [--files-per-open N] [--ray-env K=V,...]
     python benchmarks/bench_batch_ray.py fuzz [--n 10000] [--seed 1] [--out DIR]
 
 throughput: one generated corpus (`--docs` born-digital files of `--pages` pages with running
 heads, plus one file of `--scans` scanned pages, or files of `--scans-per-file`), the same machine, one mode after another:
   local     `pagerouter batch --local --jobs 2` (a Converter per job, MuPDF isolation workers)
   endpoint  `pagerouter serve` (its own local Ray) + `pagerouter batch --endpoint --jobs 2`
+  node      one Ray node holding all the machine's cores (`ray start --head --num-cpus <cores>`, no
+            worker node): `pagerouter batch --ray ADDRESS` as on one machine
   ray       a head node (1 logical CPU: the actor pools) + 1 worker node (2 CPUs), then + a
-            second worker node (another 2): `pagerouter batch --ray ADDRESS`
+            second worker node (another 2): `pagerouter batch --ray ADDRESS`; more logical CPUs
+            than the machine has cores, so Ray runs more at once than the cores hold (the
+            shape of a cluster and its node loss, not the cost per page of one machine: `node`)
 and prints pages/s, CPU-seconds per page and the time to the first output file. CPU is counted two
 ways: the reaped tree (the batch process with its waited-for children, plus the server's or the
 cluster's live process trees before and after) misses every process that no measured parent
 waits for: Ray's worker processes of the job (they end with it), an isolation fork server whose
 parent exited. "Every process" sums each process's own CPU, sampled every 0.25 s while the run
 goes (`CpuByProcess`, which also prints it by kind of process: which Ray worker ran which stage,
-the isolation pools, Ray's daemons); the ratios to `--local` use it; for `--ray` also its ratios to `--local` and Ray's framework cost per page (the mode's
-CPU less what the stages measured inside themselves). `ray1` runs only the one-worker cluster. All nodes share this machine's cores, so the one-vs-two-node figure is a ratio on shared
+the isolation pools, Ray's daemons); the ratios to `--local` use it; for `--ray` also its ratios to `--local` and Ray's framework cost per page (every process's
+CPU less what the stages measured inside themselves, and the mode's CPU less `--local`'s). `ray1` runs only the one-worker cluster. All nodes share this machine's cores, so the one-vs-two-node figure is a ratio on shared
 cores, not a scaling measurement.
 `noop` (with ray or ray1) runs, on the one-worker cluster, the pipeline's shape with stages that do
 nothing (`noop_pipeline`: the same tasks, repartition, actor pools and rows as `--ray` makes of the
@@ -178,6 +182,9 @@ def kind_of(cmd: str, parent_kind: str, is_batch: bool, forked: bool) -> str:
     return cmd[:40] or parent_kind
 
 
+ONE_NODE = "ray, one node (head only)"
+
+
 def idle_cluster(roots: list[int], seconds: float) -> dict:
     """The cluster's CPU over `seconds` with no job (its daemons and Ray Data's detached actors
     tick whether a batch runs or not), counted as `timed_batch` counts a mode's."""
@@ -264,15 +271,25 @@ def throughput(args) -> int:
     if "endpoint" in modes:
         rows["endpoint (--jobs 2)"] = _endpoint(work, base, cfg)
         print("endpoint", rows["endpoint (--jobs 2)"], flush=True)
+    ray_env = dict(kv.split("=", 1) for kv in args.ray_env.split(",") if kv)
+
+    def warm(c: RayStartCluster) -> None:
+        if args.warm:  # Ray Data's detached actors (stats, usage, autoscaling, actor locations) start once
+            # per cluster, not per run: a one-row no-op job starts them before the clock, as on a cluster
+            # that has run a dataset before
+            subprocess.run([sys.executable, str(Path(__file__).resolve()), "noop-pipeline", c.address, "1", "1", "0"],
+                           cwd=REPO, env=ENV, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    if "node" in modes:  # one node holding all the machine's cores: one raylet, as `--local` has one machine
+        with RayStartCluster(head_cpus=os.cpu_count() or 2, workers=[], env=ray_env) as c:
+            warm(c)
+            rows[ONE_NODE] = timed_batch([*base, "-o", str(work / "node"), "--ray", c.address], work / "node",
+                                         [c.head.pid])
+            print("node", rows[ONE_NODE], flush=True)
     if "ray" in modes or "ray1" in modes:
-        ray_env = dict(kv.split("=", 1) for kv in args.ray_env.split(",") if kv)
         with RayStartCluster(head_cpus=1, workers=[2], env=ray_env) as c:
             roots = lambda: [p.pid for p in [c.head, *c.workers] if p is not None]  # noqa: E731
-            if args.warm:  # Ray Data's detached actors (stats, usage, autoscaling, actor locations) start once
-                # per cluster, not per run: a one-row no-op job starts them before the clock, as on a cluster
-                # that has run a dataset before
-                subprocess.run([sys.executable, str(Path(__file__).resolve()), "noop-pipeline", c.address, "1", "1", "0"],
-                               cwd=REPO, env=ENV, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            warm(c)
             rows["ray, 1 worker node"] = timed_batch([*base, "-o", str(work / "ray1"), "--ray", c.address],
                                                      work / "ray1", roots())
             print("ray1", rows["ray, 1 worker node"], flush=True)
@@ -316,13 +333,14 @@ def _table(rows: dict[str, dict], n: int, work: Path) -> int:
             continue
         if not name.startswith("ray"):
             continue
-        out = work / ("ray1" if "1 worker" in name else "ray2")
+        out = work / ("node" if name == ONE_NODE else "ray1" if "1 worker" in name else "ray2")
         summary = json.loads((out / "pagerouter-batch.summary.json").read_text())
-        # Ray's own cost: all the cluster's and the driver's CPU less what the stages measured
-        # inside themselves (open to Markdown, isolation workers included), per page
-        framework_ms = (r["cpu_s"] - summary["cpu_seconds"]) / n * 1000
+        # Ray's own cost: every process's CPU (the cluster's and the driver's) less what the stages
+        # measured inside themselves (open to Markdown, isolation workers included), per page
+        framework_ms = (r["cpu_all_s"] - summary["cpu_seconds"]) / n * 1000
         line = f"{name}: framework {framework_ms:.1f} CPU-ms/page (stages {summary['cpu_seconds'] / n * 1000:.1f})"
         if local is not None:
+            line += f"; {(r['cpu_all_s'] - local['cpu_all_s']) / n * 1000:+.1f} CPU-ms/page over --local's"
             # the reaped-tree CPU misses processes no measured parent waits for (Ray's workers at
             # the job's end, an isolation fork server whose parent exited): both ratios are shown
             line += (f"; vs --local: {r['cpu_all_s'] / local['cpu_all_s']:.2f}x the CPU-s/page (every process; "
@@ -594,7 +612,7 @@ def main() -> int:
     t.add_argument("--scans", type=int, default=4)
     t.add_argument("--scans-per-file", type=int, default=0,
                    help="split the scanned pages into files of this many pages (default: one file)")
-    t.add_argument("--modes", default="local,endpoint,ray")
+    t.add_argument("--modes", default="local,endpoint,node,ray")
     t.add_argument("--ray-env", default="",
                    help="KEY=VALUE,... set for the cluster's `ray start` (e.g. RAY_num_workers_soft_limit=8: a raylet "
                         "setting, not the driver's)")
