@@ -258,3 +258,19 @@ def test_local_reads_file_uris_like_paths(corpus, tmp_path):
     (by_uri_err,), (by_path_err,) = records(gone), records(gone / "p")
     assert by_uri_err["error"] == f"file://{tmp_path}/gone.pdf: no such file"
     assert by_path_err["error"] == f"{tmp_path}/gone.pdf: no such file"
+
+
+def test_local_jobs_share_the_cores_between_their_model_sessions(monkeypatch):
+    """`--local --jobs N`: each job's converter gets cores // N onnxruntime threads per model
+    session (at least 1), not a thread per core each; one job keeps onnxruntime's own, and an
+    explicit `ocr.onnx_threads` stays."""
+    from pagerouter.cli.batch import _job_share
+    from pagerouter.config import PagerouterConfig
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)))
+    cfg = PagerouterConfig()
+    assert _job_share(cfg, 2).ocr.onnx_threads == 4
+    assert _job_share(cfg, 3).ocr.onnx_threads == 2
+    assert _job_share(cfg, 16).ocr.onnx_threads == 1
+    assert _job_share(cfg, 1) is cfg and cfg.ocr.onnx_threads == 0
+    assert _job_share(PagerouterConfig.model_validate({"ocr": {"onnx_threads": 6}}), 2).ocr.onnx_threads == 6

@@ -815,3 +815,20 @@ def test_each_pool_stage_s_cpu_reaches_the_page_it_finishes(tmp_path, monkeypatc
         (row,) = rows
         assert row.kind == "pages"
         assert row.obj.cpu_s == pytest.approx(triage_share + want_more)  # one CPU-second from each stage
+
+
+def test_a_pool_actor_s_sessions_run_the_threads_of_its_reservation():
+    """Two pool actors on a node of two cores, each running a thread per core in every model
+    session, took turns on the cores: an actor's engines get floor(its num_cpus) threads, at least
+    one (`_engines`; the driver passes each pool's `num_cpus`), and an explicit
+    `ocr.onnx_threads` stays."""
+    from pagerouter.batch.ray_stages import CpuPool
+
+    run = _bulk_run(PagerouterConfig())
+    stages = (LayoutStage, ReaderStage, EscalationStage)
+    assert CpuPool(run, stages, cpus=0.5).engines.cfg.onnx_threads == 1
+    assert CpuPool(run, stages, cpus=4).engines.cfg.onnx_threads == 4
+    assert LayoutStage(run, cpus=2.5).engines.cfg.onnx_threads == 2
+    assert CpuPool(run, stages).engines.cfg.onnx_threads == 0  # no reservation given: onnxruntime's own
+    own = _bulk_run(PagerouterConfig.model_validate({"ocr": {"onnx_threads": 3}}))
+    assert ReaderStage(own, cpus=0.5).engines.cfg.onnx_threads == 3

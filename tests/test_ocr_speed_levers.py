@@ -204,3 +204,37 @@ def test_our_sessions_do_not_spin_and_a_bare_rapidocr_keeps_its_defaults():
     text = [ln.text for ln in reader.read_image_lines(img)]
     assert [ln.text for ln in spinning.read_image_lines(img)] == text
     assert cer("\n".join(LINES), "\n".join(text)) < 0.05, text
+
+
+def _threads(infer_session) -> int:
+    """The intra-op threads of an engine's onnxruntime session (0: onnxruntime's own, one per core)."""
+    return infer_session.session.get_session_options().intra_op_num_threads
+
+
+def test_a_workers_share_of_the_cores_sets_its_sessions_threads_and_not_the_text():
+    """Workers side by side (two batch jobs, two Ray pool actors on two cores) each ran a thread
+    per core in every model session and took turns on the cores (`ocr.onnx_threads`,
+    `with_core_share`): a worker's share sets the threads of every session our engines build, an
+    explicit `onnx_threads` or the reader's own `small_reader.threads` wins, a process that
+    shares nothing keeps onnxruntime's default, and the reading is the same."""
+    from pagerouter.ocr.layout_rapid import RapidLayoutEngine
+    from pagerouter.ocr.onnx_sessions import with_core_share
+    from pagerouter.triage.layer_proof import _Recogniser
+
+    def sessions(cfg):
+        reader, layout, proof = RapidOcrReader(cfg), RapidLayoutEngine(cfg), _Recogniser(cfg)
+        return reader, [reader._det.session, reader.engine.text_rec.session, layout.model.session,
+                        layout.orientation._det.session, layout.orientation._cls.session, proof.rec.session]
+
+    whole, whole_sessions = sessions(OcrConfig())
+    assert [_threads(s) for s in whole_sessions] == [0] * 6
+    half, half_sessions = sessions(with_core_share(OcrConfig(), 0.5))
+    assert [_threads(s) for s in half_sessions] == [1] * 6
+    assert [_threads(s) for s in sessions(with_core_share(OcrConfig(), 2.7))[1]] == [2] * 6
+    assert with_core_share(OcrConfig.model_validate({"onnx_threads": 3}), 1).onnx_threads == 3
+    own = sessions(with_core_share(OcrConfig.model_validate({"small_reader": {"threads": 2}}), 1))[1]
+    assert [_threads(s) for s in own] == [2, 2, 1, 1, 1, 2]  # the reader's own threads; layout the share
+    img = _scan()
+    text = [ln.text for ln in whole.read_image_lines(img)]
+    assert [ln.text for ln in half.read_image_lines(img)] == text
+    assert cer("\n".join(LINES), "\n".join(text)) < 0.05, text

@@ -150,9 +150,9 @@ def build_dataset(ray, items: list[BatchItem], skips: list[dict], staged: list, 
                             num_cpus=b.triage_num_cpus, max_retries=b.max_retries, ray_remote_args_fn=_spread)
         for _name, stages, pool in model_pools(cfg):
             if len(stages) == 1:  # a stage alone in its pool needs no chain
-                udf, kwargs = stages[0], {"run": run}
+                udf, kwargs = stages[0], {"run": run, "cpus": pool.num_cpus}
             else:
-                udf, kwargs = CpuPool, {"run": run, "stages": stages}
+                udf, kwargs = CpuPool, {"run": run, "stages": stages, "cpus": pool.num_cpus}
             ds = ds.map_batches(udf, fn_constructor_kwargs=kwargs, batch_size=pool.batch_size,
                                 batch_format="pyarrow", num_cpus=pool.num_cpus, num_gpus=pool.num_gpus or None,
                                 compute=ActorPoolStrategy(min_size=pool.min_size, max_size=pool.max_size),

@@ -761,16 +761,26 @@ def _replay_flow(reading):
     return flow
 
 
+def _engines(run: RunSpec, cpus: float | None):
+    """An actor's `EngineSet`. Its model sessions run floor(`cpus`) threads (at least 1; the
+    actor's reservation, as Ray sets OMP_NUM_THREADS) unless `ocr.onnx_threads` says: actors
+    that each ran a thread per core took turns on the node's cores at every model run."""
+    from pagerouter.flow.engines import EngineSet
+    from pagerouter.ocr.onnx_sessions import with_core_share
+
+    ocr = _cfg(run).ocr
+    return EngineSet(ocr if cpus is None else with_core_share(ocr, cpus))
+
+
 class _PoolStage:
     role = ""
     kind = ""  # the row kind this pool works on
 
-    def __init__(self, run: RunSpec, engines=None):
-        """`engines`: an `EngineSet` shared with the other stages of the same actor (`CpuPool`)."""
-        from pagerouter.flow.engines import EngineSet
-
+    def __init__(self, run: RunSpec, engines=None, cpus: float | None = None):
+        """`engines`: an `EngineSet` shared with the other stages of the same actor (`CpuPool`);
+        `cpus`: the logical CPUs this actor reserves (`_engines`)."""
         self.run, self.cfg = run, _cfg(run)
-        self.engines = engines if engines is not None else EngineSet(self.cfg.ocr)
+        self.engines = engines if engines is not None else _engines(run, cpus)
         self.gpus = run.gpus.get(self.role, 0.0)
 
     # The engine loads on the first page this actor works on, not when the actor starts: every
@@ -957,10 +967,8 @@ class CpuPool:
     processes, each loading its own model (and each one Ray Data added while pages queued, a
     process and a model load more), and carried every page render from actor to actor twice."""
 
-    def __init__(self, run: RunSpec, stages: tuple[type[_PoolStage], ...]):
-        from pagerouter.flow.engines import EngineSet
-
-        self.engines = EngineSet(_cfg(run).ocr)
+    def __init__(self, run: RunSpec, stages: tuple[type[_PoolStage], ...], cpus: float | None = None):
+        self.engines = _engines(run, cpus)
         self.stages = [stage(run, self.engines) for stage in stages]
 
     def __call__(self, batch):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import sys
 import threading
@@ -153,6 +154,16 @@ def _exit(summary: dict, items: list) -> int:
     return EXIT_PAGES_FAILED if summary["failed"] or summary["failed_pages"] else EXIT_OK
 
 
+def _job_share(cfg, jobs: int):
+    """`cfg` for one of `jobs` converters side by side: each job's model sessions get its share of
+    the cores (`ocr.onnx_threads`; the journal's config hash is the run's, taken before)."""
+    if jobs <= 1:
+        return cfg
+    from pagerouter.ocr.onnx_sessions import with_core_share
+
+    return cfg.model_copy(update={"ocr": with_core_share(cfg.ocr, len(os.sched_getaffinity(0)) / jobs)})
+
+
 def _run_here(args, cfg, opts: dict, items: list, output, journal_dir: Path, config_hash: str,
               shard: tuple[int, int], render) -> int:
     """`--local` (in-process converters), `--endpoint` or `--grpc`: the runner's worker threads."""
@@ -171,7 +182,8 @@ def _run_here(args, cfg, opts: dict, items: list, output, journal_dir: Path, con
             probe.close()
         except ValueError as exc:
             return usage_error(option_problem(exc))
-        make = lambda: LocalBackend(cfg, opts)  # noqa: E731
+        job_cfg = _job_share(cfg, args.jobs)
+        make = lambda: LocalBackend(job_cfg, opts)  # noqa: E731
     else:
         from pagerouter.clients.command_flags import retry_policy
         from pagerouter.clients.deps import MissingDependency, load_client

@@ -348,6 +348,15 @@ class OcrConfig(StrictModel):
         "cores the spin stole the core the rest of the page needed (pagerouter bench, router: 6.9 -> 5.8 s wall, "
         "13.2 -> 10.1 CPU s; ocr/onnx_sessions.py).",
     )
+    onnx_threads: int = Field(
+        default=0, ge=0,
+        description="onnxruntime intra-op threads of each model session our engines build (reader, layout, "
+        "orientation trial, hidden-layer proof), where `small_reader.threads` sets none. 0: the process's share of "
+        "the cores: `pagerouter batch --local --jobs N` gives each job's converter cores // N (at least 1), "
+        "`batch --ray` each pool actor floor(its num_cpus) (at least 1, Ray's own rule for OMP_NUM_THREADS), "
+        "anything else onnxruntime's default (one per core). Sessions of workers that share the cores, each with a "
+        "thread per core, cost 8-13% more CPU per page on the 3,060-page batch run (graph/README.md).",
+    )
     checks: ChecksConfig = Field(default_factory=ChecksConfig, description="Checks that flag a reading.")
     escalation: EscalationConfig = Field(default_factory=EscalationConfig, description="Re-reading flagged pages.")
 

@@ -21,13 +21,26 @@ Building a model's session twice costs its load time once more (0.02 to 0.06 s a
 
 from __future__ import annotations
 
+import math
+
 from ..config.ocr import OcrConfig
 
 SPIN_ENTRIES = ("session.intra_op.allow_spinning", "session.inter_op.allow_spinning")
 
 
+def with_core_share(cfg: OcrConfig, cores: float) -> OcrConfig:
+    """`cfg` for a worker whose share of the machine is `cores` CPUs, when `onnx_threads` is 0
+    (its own choice): floor(cores) threads per session, at least 1. Workers that each ran a
+    thread per core (two batch jobs, or two Ray pool actors, on two cores) took turns on the
+    cores at every parallel section of every model run."""
+    if cfg.onnx_threads:
+        return cfg
+    return cfg.model_copy(update={"onnx_threads": max(1, math.floor(cores))})
+
+
 def use_our_options(cfg: OcrConfig, *models) -> None:
-    """Give each model's onnxruntime session `cfg`'s thread options.
+    """Give each model's onnxruntime session `cfg`'s thread options: spinning, and
+    `onnx_threads` intra-op threads where the library set none (`small_reader.threads`).
 
     A model is what RapidOCR (`TextDetector`, `TextRecognizer`, `TextClassifier`) or
     rapid-layout (`RapidLayout`) builds: its `.session` is the library's `OrtInferSession`,
@@ -48,10 +61,12 @@ def use_our_options(cfg: OcrConfig, *models) -> None:
         opts = old.get_session_options()  # the library's: threads, arena, optimisation level
         for key in SPIN_ENTRIES:
             opts.add_session_config_entry(key, flag)
+        if cfg.onnx_threads and opts.intra_op_num_threads <= 0:
+            opts.intra_op_num_threads = cfg.onnx_threads
         providers = old.get_providers()  # those that started: a failed CUDA stays failed
         provider_options = old.get_provider_options()
         holder.session = InferenceSession(path, sess_options=opts, providers=providers,
                                           provider_options=[provider_options.get(p, {}) for p in providers])
 
 
-__all__ = ["SPIN_ENTRIES", "use_our_options"]
+__all__ = ["SPIN_ENTRIES", "use_our_options", "with_core_share"]
