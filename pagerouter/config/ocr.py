@@ -162,7 +162,9 @@ class SmallReaderConfig(StrictModel):
         description="Run the per-line 0/180 classifier; off by default because orientation is fixed per page "
         "(saves a third of recognition time).",
     )
-    threads: int = Field(default=-1, description="onnxruntime intra-op threads (-1 = all cores).")
+    threads: int = Field(
+        default=-1, description="onnxruntime intra-op threads of the reader's sessions (-1: as `ocr.onnx_threads`)."
+    )
     figure_text_min_lines: int = Field(
         default=3, ge=1, description="A `figure` region holding at least this many text lines..."
     )
