@@ -10,6 +10,7 @@ import random
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 from PIL import Image
@@ -61,6 +62,39 @@ def test_cpu_of_a_grandchild_counts_while_it_lives_and_after_it_is_reaped():
                 os.kill(pid, signal.SIGKILL)
         shell.wait()
     assert process_tree_cpu() - before >= live - 0.02  # reaped: moved into RUSAGE_CHILDREN, not lost
+
+
+def test_descendants_walked_down_the_tree_are_the_scans_even_forked_by_another_thread():
+    """`descendants_cpu` walks down from this process's threads' children files (a scan of every
+    process cost 4-6 ms a reading on a Ray node): a grandchild that a worker thread started, as
+    an isolation pool's fork server is, counts as the scan of every process counts it."""
+    import threading
+
+    from pagerouter.bench.metrics import _descendants_cpu_by_scan, descendants_cpu
+
+    started, measured = [], threading.Event()
+
+    def fork_and_live_on():  # the child is this thread's (its children file), not the main thread's
+        started.append(subprocess.Popen(["sh", "-c", f"{sys.executable} -c \"$0\"; true", BURN],
+                                        stdout=subprocess.PIPE))
+        measured.wait(60)
+
+    t = threading.Thread(target=fork_and_live_on)
+    t.start()
+    while not started:
+        time.sleep(0.01)
+    shell = started[0]
+    try:
+        assert shell.stdout.read(1) == b"x"
+        walked, scanned = descendants_cpu(), _descendants_cpu_by_scan()
+        assert walked >= 0.35 and abs(walked - scanned) <= 0.03, (walked, scanned)
+    finally:
+        measured.set()
+        t.join()
+        for pid, (ppid, _) in _proc_stats().items():
+            if ppid == shell.pid:
+                os.kill(pid, signal.SIGKILL)
+        shell.wait()
 
 
 def test_unknown_system_is_one_line_usage_error(tmp_path, capsys):
