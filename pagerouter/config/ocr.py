@@ -356,8 +356,9 @@ class OcrConfig(StrictModel):
         "orientation trial, hidden-layer proof), where `small_reader.threads` sets none. 0: the process's share of "
         "the cores: `pagerouter batch --local --jobs N` gives each job's converter cores // N (at least 1), "
         "`batch --ray` each pool actor floor(its num_cpus) (at least 1, Ray's own rule for OMP_NUM_THREADS), "
-        "anything else onnxruntime's default (one per core). Sessions of workers that share the cores, each with a "
-        "thread per core, cost 8-13% more CPU per page on the 3,060-page batch run (graph/README.md).",
+        "anything else onnxruntime's default (one per core). Workers side by side that each ran a thread per core "
+        "took turns on the cores: on the 3,060-page batch run the pool's two actors spent 547 CPU-s on the same "
+        "OCR against 580-612 (graph/README.md).",
     )
     checks: ChecksConfig = Field(default_factory=ChecksConfig, description="Checks that flag a reading.")
     escalation: EscalationConfig = Field(default_factory=EscalationConfig, description="Re-reading flagged pages.")
