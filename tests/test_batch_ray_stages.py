@@ -817,18 +817,26 @@ def test_each_pool_stage_s_cpu_reaches_the_page_it_finishes(tmp_path, monkeypatc
         assert row.obj.cpu_s == pytest.approx(triage_share + want_more)  # one CPU-second from each stage
 
 
-def test_a_pool_actor_s_sessions_run_the_threads_of_its_reservation():
-    """Two pool actors on a node of two cores, each running a thread per core in every model
-    session, took turns on the cores: an actor's engines get floor(its num_cpus) threads, at least
-    one (`_engines`; the driver passes each pool's `num_cpus`), and an explicit
+def test_a_pool_actor_s_sessions_run_its_share_of_the_cores(monkeypatch):
+    """Two pool actors on two cores, each running a thread per core in every model session,
+    took turns on the cores; one thread each would leave a big machine's cores idle under the
+    default pools of two actors. An actor's engines get the machine's cores over the pipeline's
+    actors, never fewer than the CPUs it reserves (floor, at least 1; `_engines`: the driver
+    passes each pool's `num_cpus` and the pools' max_size summed), and an explicit
     `ocr.onnx_threads` stays."""
+    import os
+
     from pagerouter.batch.ray_stages import CpuPool
 
     run = _bulk_run(PagerouterConfig())
     stages = (LayoutStage, ReaderStage, EscalationStage)
-    assert CpuPool(run, stages, cpus=0.5).engines.cfg.onnx_threads == 1
-    assert CpuPool(run, stages, cpus=4).engines.cfg.onnx_threads == 4
-    assert LayoutStage(run, cpus=2.5).engines.cfg.onnx_threads == 2
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    assert CpuPool(run, stages, cpus=0.5, actors=2).engines.cfg.onnx_threads == 1  # this machine, the defaults
+    assert CpuPool(run, stages, cpus=4, actors=2).engines.cfg.onnx_threads == 4  # what it reserves, at least
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(32)))
+    assert CpuPool(run, stages, cpus=0.5, actors=2).engines.cfg.onnx_threads == 16
+    assert LayoutStage(run, cpus=1, actors=64).engines.cfg.onnx_threads == 1
+    assert LayoutStage(run, cpus=2.5, actors=64).engines.cfg.onnx_threads == 2
     assert CpuPool(run, stages).engines.cfg.onnx_threads == 0  # no reservation given: onnxruntime's own
     own = _bulk_run(PagerouterConfig.model_validate({"ocr": {"onnx_threads": 3}}))
-    assert ReaderStage(own, cpus=0.5).engines.cfg.onnx_threads == 3
+    assert ReaderStage(own, cpus=0.5, actors=2).engines.cfg.onnx_threads == 3

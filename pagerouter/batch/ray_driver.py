@@ -148,11 +148,14 @@ def build_dataset(ray, items: list[BatchItem], skips: list[dict], staged: list, 
         _small_repartition_tasks(ds, b)
         ds = ds.map_batches(triage_ranges, fn_kwargs={"run": run, "mailbox": mailbox}, batch_size=1, batch_format="pyarrow",
                             num_cpus=b.triage_num_cpus, max_retries=b.max_retries, ray_remote_args_fn=_spread)
-        for _name, stages, pool in model_pools(cfg):
+        pools = model_pools(cfg)
+        actors = sum(pool.max_size for _name, _stages, pool in pools)  # their model threads share the cores
+        for _name, stages, pool in pools:
+            share = {"cpus": pool.num_cpus, "actors": actors}
             if len(stages) == 1:  # a stage alone in its pool needs no chain
-                udf, kwargs = stages[0], {"run": run, "cpus": pool.num_cpus}
+                udf, kwargs = stages[0], {"run": run, **share}
             else:
-                udf, kwargs = CpuPool, {"run": run, "stages": stages, "cpus": pool.num_cpus}
+                udf, kwargs = CpuPool, {"run": run, "stages": stages, **share}
             ds = ds.map_batches(udf, fn_constructor_kwargs=kwargs, batch_size=pool.batch_size,
                                 batch_format="pyarrow", num_cpus=pool.num_cpus, num_gpus=pool.num_gpus or None,
                                 compute=ActorPoolStrategy(min_size=pool.min_size, max_size=pool.max_size),

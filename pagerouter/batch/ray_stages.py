@@ -761,26 +761,34 @@ def _replay_flow(reading):
     return flow
 
 
-def _engines(run: RunSpec, cpus: float | None):
-    """An actor's `EngineSet`. Its model sessions run floor(`cpus`) threads (at least 1; the
-    actor's reservation, as Ray sets OMP_NUM_THREADS) unless `ocr.onnx_threads` says: actors
-    that each ran a thread per core took turns on the node's cores at every model run."""
+def _engines(run: RunSpec, cpus: float | None, actors: int = 1):
+    """An actor's `EngineSet`, its model sessions running its share of this machine's cores
+    unless `ocr.onnx_threads` says: the cores over the pipeline's `actors` (its pools' max_size
+    summed: as many may share one machine), but never fewer than the `cpus` the actor reserves
+    (floor, at least 1; Ray's own rule for OMP_NUM_THREADS). Actors that each ran a thread per
+    core took turns on the cores at every model run; one thread each left a big machine's cores
+    idle under the default pools of two actors. `cpus` None: onnxruntime's default."""
+    import os
+
     from pagerouter.flow.engines import EngineSet
     from pagerouter.ocr.onnx_sessions import with_core_share
 
     ocr = _cfg(run).ocr
-    return EngineSet(ocr if cpus is None else with_core_share(ocr, cpus))
+    if cpus is None:
+        return EngineSet(ocr)
+    return EngineSet(with_core_share(ocr, max(cpus, len(os.sched_getaffinity(0)) // max(1, actors))))
 
 
 class _PoolStage:
     role = ""
     kind = ""  # the row kind this pool works on
 
-    def __init__(self, run: RunSpec, engines=None, cpus: float | None = None):
+    def __init__(self, run: RunSpec, engines=None, cpus: float | None = None, actors: int = 1):
         """`engines`: an `EngineSet` shared with the other stages of the same actor (`CpuPool`);
-        `cpus`: the logical CPUs this actor reserves (`_engines`)."""
+        `cpus`, `actors`: the logical CPUs this actor reserves and the pipeline's actors at most
+        (`_engines`)."""
         self.run, self.cfg = run, _cfg(run)
-        self.engines = engines if engines is not None else _engines(run, cpus)
+        self.engines = engines if engines is not None else _engines(run, cpus, actors)
         self.gpus = run.gpus.get(self.role, 0.0)
 
     # The engine loads on the first page this actor works on, not when the actor starts: every
@@ -967,8 +975,9 @@ class CpuPool:
     processes, each loading its own model (and each one Ray Data added while pages queued, a
     process and a model load more), and carried every page render from actor to actor twice."""
 
-    def __init__(self, run: RunSpec, stages: tuple[type[_PoolStage], ...], cpus: float | None = None):
-        self.engines = _engines(run, cpus)
+    def __init__(self, run: RunSpec, stages: tuple[type[_PoolStage], ...], cpus: float | None = None,
+                 actors: int = 1):
+        self.engines = _engines(run, cpus, actors)
         self.stages = [stage(run, self.engines) for stage in stages]
 
     def __call__(self, batch):

@@ -355,7 +355,8 @@ class OcrConfig(StrictModel):
         description="onnxruntime intra-op threads of each model session our engines build (reader, layout, "
         "orientation trial, hidden-layer proof), where `small_reader.threads` sets none. 0: the process's share of "
         "the cores: `pagerouter batch --local --jobs N` gives each job's converter cores // N (at least 1), "
-        "`batch --ray` each pool actor floor(its num_cpus) (at least 1, Ray's own rule for OMP_NUM_THREADS), "
+        "`batch --ray` each pool actor the cores over the pools' actors (their max_size summed), never fewer than "
+        "floor(its num_cpus), at least 1, "
         "anything else onnxruntime's default (one per core). Workers side by side that each ran a thread per core "
         "took turns on the cores: on the 3,060-page batch run the pool's two actors spent 547 CPU-s on the same "
         "OCR against 580-612 (graph/README.md).",
