@@ -73,6 +73,17 @@ def cost_per_million(cpu_seconds: float, gpu_seconds: float, pages: int, prices)
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
+def _stat_fields(raw: str) -> list[str]:
+    """The fields of a /proc stat line after the command name, which may hold spaces and
+    parentheses: they start after the last ')'."""
+    return raw[raw.rfind(")") + 2 :].split()
+
+
+def _stat_cpu(raw: str) -> float:
+    """utime + stime + cutime + cstime of a /proc stat line, in seconds."""
+    return sum(int(x) for x in _stat_fields(raw)[11:15]) / _TICK
+
+
 def _proc_stats() -> dict[int, tuple[int, float]]:
     """{pid: (ppid, user+system+waited-children CPU seconds)} of every process (Linux /proc)."""
     out: dict[int, tuple[int, float]] = {}
@@ -83,9 +94,7 @@ def _proc_stats() -> dict[int, tuple[int, float]]:
             raw = (d / "stat").read_text()
         except OSError:
             continue
-        # the command name may hold spaces and parentheses: fields start after the last ')'
-        f = raw[raw.rfind(")") + 2 :].split()
-        out[int(d.name)] = (int(f[1]), sum(int(x) for x in f[11:15]) / _TICK)  # utime stime cutime cstime
+        out[int(d.name)] = (int(_stat_fields(raw)[1]), _stat_cpu(raw))
     return out
 
 
@@ -117,7 +126,7 @@ def _own_cpu(pid: int) -> float:
             raw = f.read()
     except OSError:
         return 0.0
-    return sum(int(x) for x in raw[raw.rfind(")") + 2 :].split()[11:15]) / _TICK
+    return _stat_cpu(raw)
 
 
 def descendants_cpu() -> float:
