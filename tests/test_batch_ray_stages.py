@@ -840,3 +840,22 @@ def test_a_pool_actor_s_sessions_run_its_share_of_the_cores(monkeypatch):
     assert CpuPool(run, stages).engines.cfg.onnx_threads == 0  # no reservation given: onnxruntime's own
     own = _bulk_run(PagerouterConfig.model_validate({"ocr": {"onnx_threads": 3}}))
     assert ReaderStage(own, cpus=0.5, actors=2).engines.cfg.onnx_threads == 3
+
+
+def test_the_driver_s_scheduling_loop_waits_the_setting_for_the_run_and_then_ray_data_s_own():
+    from ray.data._internal.execution import streaming_executor_state as loop
+
+    from pagerouter.batch.ray_driver import scheduler_wait
+
+    # the loop reads the module's constant at each step (a global, not a value bound at import)
+    assert "WAIT_FOR_TASK_COMPLETION_TIMEOUT_S" in loop.process_completed_tasks.__code__.co_names
+    own = loop.WAIT_FOR_TASK_COMPLETION_TIMEOUT_S
+    wait = PagerouterConfig().batch.scheduler_wait_s
+    assert wait > own
+    with scheduler_wait(wait):
+        assert loop.WAIT_FOR_TASK_COMPLETION_TIMEOUT_S == wait
+    assert loop.WAIT_FOR_TASK_COMPLETION_TIMEOUT_S == own
+    with pytest.raises(RuntimeError), scheduler_wait(0.7):
+        assert loop.WAIT_FOR_TASK_COMPLETION_TIMEOUT_S == 0.7
+        raise RuntimeError("the pipeline stopped")
+    assert loop.WAIT_FOR_TASK_COMPLETION_TIMEOUT_S == own

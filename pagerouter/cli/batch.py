@@ -247,6 +247,7 @@ def _run_ray(args, cfg, opts: dict, items: list, output, journal_dir: Path, conf
         drop_node_copies,
         plan_problem,
         ray_figures_line,
+        scheduler_wait,
         workers_problem,
         write_manifest,
     )
@@ -297,10 +298,11 @@ def _run_ray(args, cfg, opts: dict, items: list, output, journal_dir: Path, conf
             early = EarlyPages(ray, asm.take, lock)
             ds = build_dataset(ray, items, skips, staged, run, cfg, args.ray_progress and not args.quiet,
                                mailbox=early.actor)
-            for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
-                early.check()
-                with lock:
-                    asm.take(rows_of(batch))
+            with scheduler_wait(cfg.batch.scheduler_wait_s):
+                for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
+                    early.check()
+                    with lock:
+                        asm.take(rows_of(batch))
             early.check()
         complete = True
     except Exception as exc:  # noqa: BLE001 - the pipeline itself failed: what is done stays done, the rest reruns

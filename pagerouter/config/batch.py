@@ -92,6 +92,15 @@ class BatchConfig(StrictModel):
         "first). A batch still failing after them is dropped by Ray Data and its pages come out `failed`, with "
         "the reason, while the run goes on.",
     )
+    scheduler_wait_s: float = Field(
+        default=0.5,
+        gt=0,
+        le=5,
+        description="How long Ray Data's scheduling loop in the driver waits for its running tasks before it looks "
+        "again (Ray Data's own is 0.1 s). Its loop was most of the driver's CPU; our tasks and batches run for "
+        "seconds with more queued per actor, so a longer wait idles no worker. A finished document reaches the "
+        "driver at most this much later.",
+    )
     max_errored_blocks: int = Field(
         default=-1,
         description="Blocks Ray Data may drop after their retries before it stops the whole run (-1: no limit; "
