@@ -260,6 +260,21 @@ def test_labels_of_a_drawn_graph_are_no_table():
     assert got.k_out == 0 and got.missing == 0
 
 
+def test_labels_of_two_charts_side_by_side_are_no_table():
+    """MMWR p3 (`us-023.pdf`): two line charts at the tops of the two columns, each a few
+    curves, too few for a drawing on their own. Their legends, tick labels and axis titles
+    lined up level across the gutter and were read as one six-column table of both charts
+    ("Mean HALex, ages 18-65 yrs" beside "7,000" and "yrs of"). A table is never read across
+    two figures."""
+    tr = _truth("us-023_p3")
+    _blocks, body, tables = _read(tr)
+    assert tables == []
+    got = score_page(tr, body, tables)
+    assert got.k_out == 0 and got.missing == 0
+    for legend in ("Mean HALex, ages 18–65 yrs", "Between-state income inequality (Gini index)"):
+        assert legend in body  # the charts' text stays on the page, as text
+
+
 def test_form_code_at_the_foot_of_a_single_page_is_furniture():
     """A child-welfare form's "DCF-F-2476-E (R. 04/2014)" footer left the body; its title stays."""
     tr = _truth("150109DSP-Milw-505-90D_p1")

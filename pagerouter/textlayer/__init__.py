@@ -166,11 +166,14 @@ def read_text_layer(
         # like a column's own table, one makes a whole-page region over it and the prose beside it void
         pairs = [r for col in (columns or [body]) for r in label_value_candidates(col, cfg, em)]
         strokes = DrawnStrokes(page, derot)
+        drawn = _drawn_figures(g.shapes, found, W, H, cfg) if cfg.vector_figures else []
         for region in [*beside, *_without_prose_rows(whole, [*in_columns, *pairs], body, cfg), *in_columns, *pairs]:
             if any(overlap_share(region, t.bbox) > 0.3 or overlap_share(t.bbox, region) > 0.3 for t in found):
                 continue
             if strokes.drawing(region):
                 continue  # the labels of a diagram or chart drawn there, not a table
+            if _across_figures(region, body, drawn):
+                continue  # the labels of two charts side by side, lined up by chance
             tab = build_table(page, region, [], [], cfg, em, derot, rot, ruled=False)
             if tab is not None:
                 found.append(tab)
@@ -264,6 +267,25 @@ def read_text_layer(
     if invisible_too:  # lines of a proven hidden layer that the proof read from the picture instead
         blocks = mark_proof_reads(blocks, textdict, page)
     return blocks
+
+
+def _drawn_figures(shapes: list[BBox], tables: list[Table], W: float, H: float, cfg: TextLayerConfig) -> list[BBox]:
+    """The vector figures of the page's drawn shapes outside the ruled tables found so far (as
+    the figure search below finds them, before the unruled tables are)."""
+    free = [s for s in shapes if not any(center_inside(s, t.bbox, _TOL) for t in tables)]
+    return vector_figures(free, W, H, cfg) if free else []
+
+
+def _across_figures(region: BBox, body: list[Line], figures: list[BBox]) -> bool:
+    """The region's lines lie in two or more drawn figures: a table is never read across
+    figures (two charts side by side, their tick labels and legends level by chance, made one
+    table of both with the gutter between). A table whose shading or frame makes it one figure
+    of its own keeps its lines in that one."""
+    if len(figures) < 2:
+        return False
+    held = {i for ln in body if center_inside(ln.bbox, region, _TOL)
+            for i, f in enumerate(figures) if center_inside(ln.bbox, f, _TOL)}
+    return len(held) >= 2
 
 
 def _without_prose_rows(regions: list[BBox], in_columns: list[BBox], body: list[Line], cfg: TextLayerConfig) -> list[BBox]:
