@@ -166,12 +166,14 @@ def read_text_layer(
         # like a column's own table, one makes a whole-page region over it and the prose beside it void
         pairs = [r for col in (columns or [body]) for r in label_value_candidates(col, cfg, em)]
         strokes = DrawnStrokes(page, derot)
-        drawn = _drawn_figures(g.shapes, found, W, H, cfg) if cfg.vector_figures else []
+        drawn: list[BBox] | None = None  # read when a candidate first asks (most pages have none)
         for region in [*beside, *_without_prose_rows(whole, [*in_columns, *pairs], body, cfg), *in_columns, *pairs]:
             if any(overlap_share(region, t.bbox) > 0.3 or overlap_share(t.bbox, region) > 0.3 for t in found):
                 continue
             if strokes.drawing(region):
                 continue  # the labels of a diagram or chart drawn there, not a table
+            if drawn is None:
+                drawn = _drawn_figures(g.shapes, found, W, H, cfg) if cfg.vector_figures else []
             if _across_figures(region, body, drawn):
                 continue  # the labels of two charts side by side, lined up by chance
             tab = build_table(page, region, [], [], cfg, em, derot, rot, ruled=False)
@@ -193,8 +195,7 @@ def read_text_layer(
             continue
         figure_boxes.append(r)
     if cfg.vector_figures and g.shapes:
-        free_shapes = [s for s in g.shapes if not any(center_inside(s, tb, _TOL) for tb in table_boxes)]
-        for r in vector_figures(free_shapes, W, H, cfg):
+        for r in _drawn_figures(g.shapes, found, W, H, cfg):
             text_area = sum(
                 (ln.x1 - ln.x0) * (ln.y1 - ln.y0) * overlap_share(ln.bbox, r) for ln in body
             )
@@ -270,8 +271,8 @@ def read_text_layer(
 
 
 def _drawn_figures(shapes: list[BBox], tables: list[Table], W: float, H: float, cfg: TextLayerConfig) -> list[BBox]:
-    """The vector figures of the page's drawn shapes outside the ruled tables found so far (as
-    the figure search below finds them, before the unruled tables are)."""
+    """The vector figures of the page's drawn shapes outside the tables found so far (before
+    the unruled tables are searched, the ruled ones; for the figure blocks, all of them)."""
     free = [s for s in shapes if not any(center_inside(s, t.bbox, _TOL) for t in tables)]
     return vector_figures(free, W, H, cfg) if free else []
 
