@@ -275,6 +275,25 @@ def test_labels_of_two_charts_side_by_side_are_no_table():
         assert legend in body  # the charts' text stays on the page, as text
 
 
+def test_ligatures_a_font_maps_to_one_of_their_letters_read_whole():
+    """MMWR p3 (`us-023.pdf`): the Garamond's Unicode map gives each ligature glyph one of its
+    letters ("ffi" -> "i", "ff" -> "f", "Th" -> "h"), so the layer read "coeicient", "deined",
+    "diference" and "he". The glyphs are as wide as their letters together, which is how they
+    are told apart, in the page's text and in the words table cells are built from."""
+    from pagerouter.common.pagetext import words_in
+
+    tr = _truth("us-023_p3")
+    _blocks, body, tables = _read(tr)
+    got = score_page(tr, body, tables)
+    assert (got.text_ok, got.text_n) == (5, 5)
+    doc = pymupdf.open(pdf_path(tr))
+    page = doc[tr["page"] - 1]
+    extract_textdict(page)
+    words = [w[4] for w in words_in(page, tuple(page.rect))]
+    assert {"coefficient", "defined", "difference"} <= set(words)
+    assert not {"coeicient", "deined", "diference"} & set(words)
+
+
 def test_form_code_at_the_foot_of_a_single_page_is_furniture():
     """A child-welfare form's "DCF-F-2476-E (R. 04/2014)" footer left the body; its title stays."""
     tr = _truth("150109DSP-Milw-505-90D_p1")

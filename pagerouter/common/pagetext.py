@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pymupdf
 
+from .ligature_maps import page_ligatures, restore_dict, restore_words, restored_spots
+
 MUPDF_LOCK = threading.RLock()
 """PyMuPDF is not thread-safe, and its warning store is process-global: every MuPDF call that
 can run while another thread works (triage, renders for OCR and escalation, saving figures,
@@ -41,14 +43,28 @@ _LAST_TEXTPAGE: tuple[pymupdf.Page, pymupdf.TextPage, list] | None = None
 
 
 def extract_textdict(page: pymupdf.Page) -> dict[str, Any]:
-    """The page's text as PyMuPDF's `dict` (blocks -> lines -> spans), coordinates top-left.
+    """The page's text as PyMuPDF's `dict` (blocks -> lines -> spans), coordinates top-left,
+    with the ligatures a font's Unicode map gives as one letter restored (`ligature_maps`).
 
     The TextPage behind it is kept for this page object, so a later `words_in` (table cells)
     does not parse the page again: building a TextPage is most of an extraction's cost."""
     global _LAST_TEXTPAGE
     tp = page.get_textpage(flags=TEXT_FLAGS)
     _LAST_TEXTPAGE = (page, tp, [])
-    return tp.extractDICT()
+    return _textdict(page, tp)
+
+
+def read_textdict(page: pymupdf.Page) -> dict[str, Any]:
+    """`extract_textdict` for a page read only for evidence (a neighbour of the page being
+    read): the same text, and the kept TextPage is left alone."""
+    return _textdict(page, page.get_textpage(flags=TEXT_FLAGS))
+
+
+def _textdict(page: pymupdf.Page, tp: pymupdf.TextPage) -> dict[str, Any]:
+    table = text_ligatures(page)
+    if not table:
+        return tp.extractDICT()
+    return restore_dict(tp.extractRAWDICT(), table)  # the characters' widths tell the ligatures
 
 
 def words_in(page: pymupdf.Page, clip: tuple[float, float, float, float]) -> list[tuple]:
@@ -62,6 +78,9 @@ def words_in(page: pymupdf.Page, clip: tuple[float, float, float, float]) -> lis
         cached = _LAST_TEXTPAGE = (page, page.get_textpage(flags=TEXT_FLAGS), [])
     if not cached[2]:
         words = cached[1].extractWORDS()
+        table = text_ligatures(page)
+        if table:  # the words as the page's dict reads them
+            words = restore_words(words, restored_spots(cached[1].extractRAWDICT(), table))
         # the word list, then its boxes as an array: callers ask for many clips on one page
         cached[2].extend([words, np.array([w[:4] for w in words], dtype=np.float64).reshape(-1, 4)])
     words, b = cached[2]
@@ -89,3 +108,27 @@ def page_images(page: pymupdf.Page) -> list:
     images = page.get_images()
     _LAST_IMAGES = (page, images)
     return images
+
+
+_LAST_FONTS: tuple[pymupdf.Page, list] | None = None
+
+
+def page_fonts(page: pymupdf.Page) -> list:
+    """`page.get_fonts()`, computed once per page object (triage's font check and the ligature
+    look-up both ask; it walks the page's resources each time)."""
+    global _LAST_FONTS
+    cached = _LAST_FONTS
+    if cached is not None and cached[0] is page:
+        return cached[1]
+    fonts = page.get_fonts()
+    _LAST_FONTS = (page, fonts)
+    return fonts
+
+
+def text_ligatures(page: pymupdf.Page) -> dict:
+    """The page's ligature table (`ligature_maps.page_ligatures`): what its text is read with
+    ({} where MuPDF cannot list the page's fonts: the text is then read as MuPDF reads it)."""
+    try:
+        return page_ligatures(page, page_fonts)
+    except Exception:  # noqa: BLE001 - damaged resources
+        return {}

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 import pymupdf
 
 from ..config.textlayer import TextLayerConfig
-from ..common.pagetext import TEXT_FLAGS
+from ..common.pagetext import read_textdict
 from ..model import Decision
 from .frame import reading_frame
 from .furniture_cues import (FOOTNOTE_MARK, STRONG_CUES, Box, band_depth, content_cues, gap_to_body, running_head, score_item,
@@ -154,7 +154,7 @@ class FurnitureModel:
                 page = doc[n - 1]
                 # (neighbours only lend evidence: their dicts are not kept for the pipeline)
                 keep = textdict_for and n not in context
-                td = textdict_for(n, page) if keep else page.get_text("dict", flags=TEXT_FLAGS)
+                td = textdict_for(n, page) if keep else read_textdict(page)
                 frame = reading_frame(page, td)  # the frame read_text_layer reads the page in
                 lines = merge_fragments(extract_lines(td, cfg, frame.matrix), cfg)
             except Exception:  # a damaged page must not stop the pre-scan; it is read (and fails) later

@@ -31,7 +31,8 @@ import pymupdf
 
 from ..config.textlayer import TextLayerConfig
 from ..common.geometry import BBox
-from ..common.pagetext import TEXT_FLAGS
+from ..common.ligature_maps import restore_char
+from ..common.pagetext import TEXT_FLAGS, text_ligatures
 
 
 
@@ -71,6 +72,7 @@ def page_glyphs(page: pymupdf.Page, to_frame: pymupdf.Matrix | None, from_frame:
     with the text dict's flags (so the characters are those of its lines). `to_frame` /
     `from_frame`: the reading frame's matrices (None: the unrotated page)."""
     left = [_MAX_LOOKUPS]
+    ligatures = text_ligatures(page)  # the characters read as the page's dict reads them
 
     def glyphs(box: BBox) -> list[Glyph]:
         if left[0] <= 0:
@@ -83,14 +85,17 @@ def page_glyphs(page: pymupdf.Page, to_frame: pymupdf.Matrix | None, from_frame:
         out: list[Glyph] = []
         for b in d.get("blocks", ()):
             for ln in b.get("lines", ()):
+                dx, dy = ln.get("dir", (1.0, 0.0))
                 for s in ln.get("spans", ()):
                     if s.get("alpha", 255) == 0 or not s.get("char_flags", _VISIBLE) & _VISIBLE:
                         continue
+                    ligs = ligatures.get(s.get("font", ""))
                     for c in s.get("chars", ()):
                         q = pymupdf.Rect(c["bbox"])
                         if to_frame is not None:
                             q = q * to_frame
-                        out.append((q.x0, q.y0, q.x1, q.y1, c["c"]))
+                        t = restore_char(c, s, abs(dx) >= abs(dy), ligs) if ligs else c["c"]
+                        out.append((q.x0, q.y0, q.x1, q.y1, t))
         return out
 
     return glyphs

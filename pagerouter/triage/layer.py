@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import pymupdf
 
+from ..common.pagetext import page_fonts
 from ..layout.ink import Span
 from ..layout.paints import to_display
 
@@ -105,7 +106,7 @@ def unmapped_font_share(page: pymupdf.Page, chars_by_font: dict[str, int]) -> fl
     if not total:
         return 0.0
     doc = page.parent
-    fonts = page.get_fonts()
+    fonts = page_fonts(page)
     bad: list[str] = []
     for xref, _ext, ftype, basefont, *_rest in fonts:
         encoding = _rest[1] if len(_rest) > 1 else ""
