@@ -58,9 +58,10 @@ class Ligature:
 
 
 def _utf16(hexstr: str) -> str:
+    """A CMap's hex string as text (UTF-16BE; a short one is padded on the left)."""
     try:
-        return bytes.fromhex(hexstr if len(hexstr) % 4 == 0 else hexstr.zfill(len(hexstr) + 4 - len(hexstr) % 4)).decode("utf-16-be")
-    except ValueError:
+        return bytes.fromhex(hexstr.zfill(-(-len(hexstr) // 4) * 4)).decode("utf-16-be")
+    except ValueError:  # odd digits, a lone surrogate
         return ""
 
 
