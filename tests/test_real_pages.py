@@ -304,6 +304,20 @@ def test_form_code_at_the_foot_of_a_single_page_is_furniture():
     assert foot and foot[0].role == "footer" and "form_code" in " ".join(foot[0].furniture.reasons)
 
 
+def test_running_head_stacked_on_its_page_number_leaves_the_body():
+    """A grant guide's appendix page alone (`us-009.pdf`): "Appendix 5" in bold italic stands
+    flush right over "Page 8 of 11" in the top band, one block with the page number. The title
+    block under it ("Universal Society", the proposal's name) stays."""
+    tr = _truth("us-009_p1")
+    blocks, body, tables = _read(tr)
+    head = [b for b in blocks if b.text.strip() == "Appendix 5"]
+    assert head and head[0].role == "header", [(b.text[:30], b.role) for b in blocks[:4]]
+    assert head[0].furniture.scores.get("cue_beside_page_number") == 0.8
+    got = score_page(tr, body, tables)
+    assert got.k_out == 0, got.lost
+    assert "Appendix 5" not in body
+
+
 @pytest.mark.parametrize("name", ["failing_anchor_pg4_p4", "load_v_error_p2", "pdftotext_two_column_issue_p2",
                                   "redp5110_sampled_p4", "lots_of_chem_tables_p2", "bws_book_ch2_p2",
                                   # a download stamp and journal head over a reference list filling the band

@@ -282,7 +282,7 @@ class FurnitureModel:
                 if ln.role is not None or sum(ch.isalnum() for ch in ln.text) < 2:
                     continue
                 row = [m for m in group if m is not ln and abs(m.yc - ln.yc) < 0.5 * max(m.height, ln.height)]
-                beside = any(m.role == "page_number" for m in row)
+                beside = any(m.role == "page_number" for m in row) or _on_page_number(ln, group)
                 mates = sum(1 for m in row if m.role is None and not content_cues(m.text))
                 d = score_item(ln, horiz, is_top, band, page_height, body_size, cfg, beside_page_number=beside,
                                row_mates=mates)
@@ -552,6 +552,23 @@ def _join_stacks(group: list[Line], is_top: bool, body_size: float, out: dict[in
                     )
                     changed = True
                     break
+
+
+def _on_page_number(ln: Line, group: list[Line]) -> bool:
+    """`ln` is stacked on the band's page number as one block with it: set tight above or below
+    it (within 0.6 line heights) and flush with it at the left, the right or the centre. A
+    running head often carries its page number as a second line ("Appendix 5" over "Page 8 of
+    11", a company's name over "Page 3"); a title, a footnote or the body's first line does not
+    sit flush on the page number that tight."""
+    for m in group:
+        if m.role != "page_number" or m is ln:
+            continue
+        gap = max(m.y0 - ln.y1, ln.y0 - m.y1)
+        if gap < -0.2 * min(m.height, ln.height) or gap > 0.6 * max(m.height, ln.height):
+            continue
+        if abs(m.x0 - ln.x0) <= 2 or abs(m.x1 - ln.x1) <= 2 or abs((m.x0 + m.x1) - (ln.x0 + ln.x1)) <= 4:
+            return True
+    return False
 
 
 def _below_page_number(group: list[Line], horiz: list[Line], band_top: float, body_size: float,
