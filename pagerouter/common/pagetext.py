@@ -9,7 +9,7 @@ from `page.get_image_info()`, which is cheap.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pymupdf
@@ -94,35 +94,36 @@ def words_in(page: pymupdf.Page, clip: tuple[float, float, float, float]) -> lis
     return [words[i] for i in np.flatnonzero(hit)]
 
 
-_LAST_IMAGES: tuple[pymupdf.Page, list] | None = None
+class _LastPage:
+    """A value computed once per page object, kept for the last page asked: triage and the
+    text-layer reader ask about the same page one after the other."""
+
+    def __init__(self) -> None:
+        self._page: pymupdf.Page | None = None
+        self._value: Any = None
+
+    def get(self, page: pymupdf.Page, make: Callable[[], Any]) -> Any:
+        if self._page is not page:
+            self._value = make()  # (made before it is kept: a call that raises keeps nothing)
+            self._page = page
+        return self._value
+
+
+_IMAGES = _LastPage()
+_FONTS = _LastPage()
 
 
 def page_images(page: pymupdf.Page) -> list:
     """`page.get_images()`, computed once per page object: it rescans the page's resources on
     every call (tens of ms on pages with hundreds of images), and triage and the text-layer
     reader both ask."""
-    global _LAST_IMAGES
-    cached = _LAST_IMAGES
-    if cached is not None and cached[0] is page:
-        return cached[1]
-    images = page.get_images()
-    _LAST_IMAGES = (page, images)
-    return images
-
-
-_LAST_FONTS: tuple[pymupdf.Page, list] | None = None
+    return _IMAGES.get(page, page.get_images)
 
 
 def page_fonts(page: pymupdf.Page) -> list:
     """`page.get_fonts()`, computed once per page object (triage's font check and the ligature
     look-up both ask; it walks the page's resources each time)."""
-    global _LAST_FONTS
-    cached = _LAST_FONTS
-    if cached is not None and cached[0] is page:
-        return cached[1]
-    fonts = page.get_fonts()
-    _LAST_FONTS = (page, fonts)
-    return fonts
+    return _FONTS.get(page, page.get_fonts)
 
 
 def text_ligatures(page: pymupdf.Page) -> dict:
