@@ -163,6 +163,14 @@ def test_cues_and_page_number_patterns():
     assert "document_number" in content_cues("Doc No. 123-456  Rev. C")
     assert "copyright" in content_cues("This journal is © The Royal Society of Chemistry 2016")
     assert not content_cues("The results in Table 2 show that Rev. Mod. Phys. was right")
+    # a report number alone on its line, digits first; a date or a phone number is none
+    assert "report_number" in content_cues("10-P-0154")
+    assert not {"report_number", "form_code"} & set(content_cues("2011-12-05"))
+    assert not {"report_number", "form_code"} & set(content_cues("555-123-4567"))
+    assert "report_number" not in content_cues("See report 10-P-0154 for the sources")
+    # a footer row written as one line, the folio between its parts; words around a number are none
+    assert "spread_folio" in content_cues("NNMB      75      Rural-Third Repeat Survey 2011-12")
+    assert "spread_folio" not in content_cues("In 75 of the 90 villages surveyed")
     assert all(is_page_number(t) for t in ["7", "- 7 -", "Page 3 of 10", "iv", "Page ii of iv", "12 / 30"])
     assert not any(is_page_number(t) for t in ["L", "C", "M", "Chapter 3", "2024 Report"])
 

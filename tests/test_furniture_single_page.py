@@ -115,6 +115,73 @@ def test_preprint_stamp_up_the_margin(conv):
     _assert_body_kept(md, BODY)
 
 
+def _right(page, text: str, x1: float, y: float, size: float = 9, font: str = "helv") -> None:
+    page.insert_text((x1 - pymupdf.get_text_length(text, fontname=font, fontsize=size), y), text, fontsize=size,
+                     fontname=font)
+
+
+@pytest.mark.parametrize("folio", [True, False])
+def test_head_flush_with_a_right_folio_and_a_dated_footer_row(conv, folio):
+    """A report's page alone: a company name at the top right ending on the folio's right edge at the
+    foot, and a footer row (the guide's title left, its date right) above the folio. With the folio
+    both are furniture by their page; without it nothing says so and both stay, as a letter's
+    right-set name and a dated last line do."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    _right(page, "Harbour Survey Trust", 540, 40, size=10)
+    page.insert_text((72, 110), "Annual figures of the ferry crossings", fontsize=13, fontname="hebo")
+    _body(page, 140, BODY * 3, font="helv")
+    page.insert_text((72, 742), "Guide to the Crossings", fontsize=8, fontname="heit")
+    _right(page, "June 2011", 508, 742, size=8, font="heit")
+    if folio:
+        _right(page, "7", 540, 770, size=10)
+    out, md = _read(conv, doc)
+    furn = {t: _furniture_block(out, t) for t in ("Harbour Survey Trust", "Guide to the Crossings", "June 2011")}
+    if folio:
+        assert {t: b.role for t, b in furn.items()} == {"Harbour Survey Trust": "header",
+                                                        "Guide to the Crossings": "footer", "June 2011": "footer"}
+        assert furn["Harbour Survey Trust"].furniture.scores.get("cue_flush_with_page_number") == 0.8
+        assert "a dated line in the band that holds the page number" in furn["June 2011"].furniture.reasons
+        assert not any(t in md for t in furn)
+    else:
+        assert all(t in md for t in furn), md
+    assert "Annual figures of the ferry crossings" in md
+    _assert_body_kept(md, BODY)
+
+
+def test_right_set_date_and_left_heading_on_the_folio_edge_stay(conv):
+    """What shares the folio's edge and is no head: a letter's date set right on the folio's right
+    edge, and a section heading starting at the left margin over a folio at the left."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    _right(page, "4 May 2024", 540, 40, size=10)
+    page.insert_text((72, 66), "Crossings by month", fontsize=10, fontname="helv")
+    _body(page, 110, BODY * 3, x=72, font="helv")
+    page.insert_text((72, 770), "7", fontsize=10, fontname="helv")
+    _right(page, "12", 540, 770, size=10)
+    out, md = _read(conv, doc)
+    assert "4 May 2024" in md and "Crossings by month" in md
+    _assert_body_kept(md, BODY)
+
+
+def test_ocr_blocks_dated_footer_beside_the_folio():
+    """The OCR route judges blocks with the same rule: a dated block in the folio's band is the footer;
+    in a band without a folio, or written as a sentence, it stays text."""
+    from pagerouter.config.textlayer import TextLayerConfig
+    from pagerouter.textlayer.furniture import classify_blocks
+    from pagerouter.textlayer.furniture_cues import Box
+
+    body = [Box(72, 120 + 14 * k, 540, 130 + 14 * k, text=t, size=10) for k, t in enumerate(BODY * 3)]
+    for text, folio, want in [("June 2011", True, "footer"), ("June 2011", False, "text"),
+                              ("Approved at Bergen on 16 March 2020.", True, "text")]:  # a dated sentence
+        date = Box(468 if len(text) < 12 else 72, 732, 508, 742, text=text, size=8)
+        items = [*body, date] + ([Box(302, 768, 310, 778, text="26", size=8)] if folio else [])
+        kinds = ["text"] * len(items)
+        got = classify_blocks(items, kinds, 792, 10, 0.11, 160, TextLayerConfig())
+        role = got.get(len(body), ("text", None))[0]
+        assert role == want, (text, folio, got)
+
+
 @pytest.mark.parametrize("small", [7.5, 8.5])
 def test_letter_keeps_sender_greeting_and_signature_and_drops_its_footer(conv, small):
     """A letter's bottom band holds its closing and signature (text) and, well apart in small type,

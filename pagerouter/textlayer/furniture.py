@@ -68,6 +68,9 @@ _PAGE_NUMBER = re.compile(
     re.IGNORECASE,
 )
 _NUMBER_ONLY = re.compile(r"^[\d\s.,:/()%+-]+$")
+_DATE_ONLY = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+(?:\d{1,2}(?:st|nd|rd|th)?,?\s+)?"
+                        r"\d{4}\b|\b\d{1,2}\.?\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{4}\b|"
+                        r"\b\d{1,2}[/.-]\d{1,2}[/.-](?:\d{4}|\d{2})\b", re.IGNORECASE)
 _SPACES = re.compile(r"\s+")
 
 
@@ -229,13 +232,12 @@ class FurnitureModel:
         bottom = [ln for ln in bottom if not belongs_to_a_table_or_figure(ln.text)]
         # on a document's first page, a centred stack of head lines is its title block first
         title_block = _centred_stack(top, page_width) if page_number == 1 and page_width else set()
+        # both bands' page numbers first: a head set flush with the page number at the foot is judged by it
+        numbered = {id(ln): ln for group, is_top in ((top, True), (bottom, False))
+                    for ln in _page_numbers(group, is_top, horiz, band, page_height, body_size, cfg)}
         for group, is_top in ((top, True), (bottom, False)):
-            numbers = sum(1 for ln in group if _NUMBER_ONLY.match(ln.text.strip()) and
-                          (ln.y1 <= band if is_top else ln.y0 >= page_height - band))
-            pn_ok = numbers <= cfg.furniture_max_page_numbers
             for ln in group:
-                if pn_ok and is_page_number(ln.text) and _apart(ln, group, body_size) \
-                        and not _counted(ln, horiz) and not _ends_a_paragraph(ln, horiz):
+                if id(ln) in numbered:
                     ln.role = "page_number"
                     out[id(ln)] = Decision(
                         scores={"furniture": 1.0, "page_number": 1.0},
@@ -283,11 +285,15 @@ class FurnitureModel:
                     continue
                 row = [m for m in group if m is not ln and abs(m.yc - ln.yc) < 0.5 * max(m.height, ln.height)]
                 beside = any(m.role == "page_number" for m in row) or _on_page_number(ln, group)
+                flush = not row and not beside and _flush_with_page_number(ln, list(numbered.values()), page_width)
                 mates = sum(1 for m in row if m.role is None and not content_cues(m.text))
                 d = score_item(ln, horiz, is_top, band, page_height, body_size, cfg, beside_page_number=beside,
-                               row_mates=mates)
-                if d.scores["furniture"] >= cfg.furniture_min_score and has_evidence(d):
+                               row_mates=mates, flush_with_page_number=flush)
+                dated = _dated_in_numbered_band(ln, d, group)
+                if d.scores["furniture"] >= cfg.furniture_min_score and (has_evidence(d) or dated):
                     ln.role = "header" if is_top else "footer"
+                    if dated and not has_evidence(d):
+                        d.reasons.append("a dated line in the band that holds the page number")
                     out[id(ln)] = d
                 elif is_top and not mates and not letter and _alone(ln, horiz, cfg):
                     head = running_head(ln, horiz, band, page_height, body_size, cfg)
@@ -364,7 +370,12 @@ def classify_blocks(
             mates = sum(1 for j in row if j not in out and not content_cues(items[j].text))
             d = score_item(it, items, is_top, band, page_h, body_size, cfg, layout=kinds[i] in ("header", "footer"),
                            beside_page_number=beside, row_mates=mates)
-            if d.scores["furniture"] >= cfg.furniture_min_score and has_evidence(d) and not letter_band:
+            # (a dated block beside the band's folio: `_dated_in_numbered_band`)
+            dated = d.scores.get("cue_date", 0.0) > 0 and dated_label(it.text) \
+                and any(out.get(j, ("",))[0] == "page_number" for j in group)
+            if d.scores["furniture"] >= cfg.furniture_min_score and (has_evidence(d) or dated) and not letter_band:
+                if dated and not has_evidence(d):
+                    d.reasons.append("a dated line in the band that holds the page number")
                 out[i] = ("header" if is_top else "footer", d)
     for i, k in enumerate(kinds):
         if k in ("header", "footer") and i not in out:
@@ -428,9 +439,11 @@ def _letter_block(group: list[Line], body_size: float) -> set[int]:
 
 def has_evidence(d: Decision) -> bool:
     """Furniture judged from one page alone needs content that body text does not carry (a
-    stamp, a URL, a DOI, a page-of count, a document number...) or a page number beside it:
+    stamp, a URL, a DOI, a page-of count, a document number...) or a page number beside it (or
+    set on its edge, `_flush_with_page_number`):
     position, type size and a gap alone also describe a letter's title or a dated last line."""
-    return d.scores.get("beside_page_number", 0.0) > 0 or d.scores.get("cue_beside_page_number", 0.0) > 0 or any(
+    return any(d.scores.get(k, 0.0) > 0 for k in ("beside_page_number", "cue_beside_page_number",
+                                                   "cue_flush_with_page_number")) or any(
         d.scores.get(f"cue_{c}", 0.0) > 0 for c in STRONG_CUES)
 
 
@@ -552,6 +565,47 @@ def _join_stacks(group: list[Line], is_top: bool, body_size: float, out: dict[in
                     )
                     changed = True
                     break
+
+
+def _page_numbers(group: list[Line], is_top: bool, horiz: list[Line], band: float, page_height: float,
+                  body_size: float, cfg: TextLayerConfig) -> list[Line]:
+    """The band's page numbers: number-pattern lines standing apart on their row, neither one of a
+    counted column nor a paragraph's last line; none where the band holds more bare numbers than a
+    page carries (a table's or an axis's)."""
+    numbers = sum(1 for ln in group if _NUMBER_ONLY.match(ln.text.strip()) and
+                  (ln.y1 <= band if is_top else ln.y0 >= page_height - band))
+    if numbers > cfg.furniture_max_page_numbers:
+        return []
+    return [ln for ln in group if is_page_number(ln.text) and _apart(ln, group, body_size)
+            and not _counted(ln, horiz) and not _ends_a_paragraph(ln, horiz)]
+
+
+def _flush_with_page_number(ln: Line, numbers: list[Line], page_width: float) -> bool:
+    """`ln` ends flush with a page number set at the right of the page, in either band: a designer
+    sets a running head on the page number's edge ("Company Name" at the top right over a folio
+    at the foot's right). Right edges only: the body's lines and headings all start at the left
+    margin, and a right-aligned date (a letter's) is no head."""
+    if not page_width or ln.role is not None:
+        return False
+    t = ln.text.strip()
+    if is_page_number(t) or not _DATE_ONLY.sub("", t).strip(" ,.-–"):
+        return False
+    return any(m is not ln and (m.x0 + m.x1) / 2 > 0.6 * page_width and abs(m.x1 - ln.x1) <= 1.5
+               for m in numbers)
+
+
+def _dated_in_numbered_band(ln: Line, d: Decision, group: list[Line]) -> bool:
+    """A short dated line that is no sentence, scoring as furniture by its place, gap and type, in the
+    band that holds the page number: a document's footer row ("Guide title ... June 2011" over the
+    folio). A report's dated last line ("Approved at Bergen on 16 March 2020.") is a sentence; a
+    letter's date stands at its head or in its signature block (`_letter_block`)."""
+    return d.scores.get("cue_date", 0.0) > 0 and dated_label(ln.text) and any(m.role == "page_number" for m in group)
+
+
+def dated_label(text: str) -> bool:
+    """A few words with no sentence end: a date as a label ("June 2011", "Revised 04/2019")."""
+    t = text.strip()
+    return len(t.split()) <= 8 and not re.search(r"[.,;:!?]$", t)
 
 
 def _on_page_number(ln: Line, group: list[Line]) -> bool:

@@ -64,6 +64,9 @@ _CUES: list[tuple[str, float, re.Pattern[str]]] = [
         ("form_code", 1.0, r"(?-i:\b(?=[A-Z0-9-]*\d)[A-Z][A-Z0-9]{0,5}(?:-[A-Z0-9]{1,6}){1,4}\b(?!-))\s*"
          r"(?:\((?:r|rev)\.?\s*\d{1,2}[/.-]\d{2,4}\)|\d{1,2}/\d{1,2}/\d{2,4})|"
          r"(?-i:^\s*[A-Z]{2,5}(?:-[A-Z0-9]{1,6}){2,4}\s*$)|\((?:r|rev)\.\s*\d{1,2}[/.-]\d{2,4}\)"),
+        # a report number alone on its line, digits first: "10-P-0154" (a capital in it: no date). Not up a
+        # side margin (`side_stamp`): there it is as often a map's label along a boundary
+        ("report_number", 1.0, r"(?-i:^\s*(?=[\d-]*[A-Z])\d{1,4}(?:-[A-Z0-9]{1,6}){2,4}\s*$)"),
         ("page_of", 1.0, r"\bpage\s+\d+\s*(?:of|/)\s*\d+\b|\bp\.\s*\d+\b"),
         ("timestamp", 1.0, r"\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4},?\s+\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?m\.?)?\b|"
          r"\b\d{4}-\d{2}-\d{2}[ T]\d{1,2}:\d{2}\b|\b" + _MONTH + r"\s+\d{1,2},?\s+\d{4},?\s+(?:at\s+)?\d{1,2}:\d{2}\b"),
@@ -76,12 +79,14 @@ _CUES: list[tuple[str, float, re.Pattern[str]]] = [
         ("publication_name", 0.5, r"\b(?:journal|proceedings|transactions|annals|bulletin|letters|magazine|"
          r"review|press|society|conference|symposium|workshop|edition)\b"),
         ("edge_page_number", 0.6, r"^\d{1,4}\s{2,}\S|\S\s{2,}\d{1,4}$"),
+        # a footer row the producer wrote as one line, its folio between the parts ("NNMB   75   Survey 2011-12")
+        ("spread_folio", 1.0, r"\S\s{3,}\d{1,4}\s{3,}\S"),
     ]
 ]
 _STAMPS = frozenset({"download_stamp", "published", "copyright", "doi", "issn"})
 STRONG_CUES = frozenset({"download_stamp", "published", "copyright", "doi", "url", "email", "issn", "volume_issue",
                          "document_number", "confidential", "page_of", "timestamp", "folio_run",
-                         "form_code"})
+                         "form_code", "report_number", "spread_folio"})
 """Content cues that make a band line furniture by its own page (furniture.has_evidence): what a
 running head, a journal line or a stamp carries (a date with a time is a printer's or browser's
 stamp) and a title, a greeting or a dated line does not. Dates, banners with `|`, publication
@@ -224,6 +229,7 @@ def gap_to_body(item: Item, items: Sequence[Item], top: bool, band: float, page_
 def score_item(
     item: Item, items: Sequence[Item], top: bool, band: float, page_h: float, body_size: float,
     cfg: TextLayerConfig, *, layout: bool = False, beside_page_number: bool = False, row_mates: int = 0,
+    flush_with_page_number: bool = False,
 ) -> Decision:
     """The furniture Decision for one band item: `scores['furniture']` and the cues behind it."""
     body = max(body_size, 0.5)
@@ -237,6 +243,8 @@ def score_item(
     cues = content_cues(item.text)
     if beside_page_number:
         cues["beside_page_number"] = 0.8
+    if flush_with_page_number:
+        cues["flush_with_page_number"] = 0.8
     prose = _reads_as_prose(item.text) and item.size >= 0.95 * body
     if prose:  # a body-size sentence: only stamp cues keep their full strength
         content = max([v if k in _STAMPS else 0.5 * v for k, v in cues.items()], default=0.0)
@@ -296,7 +304,7 @@ def side_stamp(item: Item, page_w: float, page_h: float, cfg: TextLayerConfig) -
     margin = band_depth(page_w, cfg.furniture_band, cfg)
     if not (item.x1 <= margin or item.x0 >= page_w - margin):
         return None
-    cues = {k: v for k, v in content_cues(item.text).items() if v >= 1.0 and k not in ("page_of", "volume_issue")}
+    cues = {k: v for k, v in content_cues(item.text).items() if v >= 1.0 and k not in ("page_of", "volume_issue", "report_number")}
     if not cues:
         return None
     return Decision(
