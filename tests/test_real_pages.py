@@ -318,6 +318,31 @@ def test_running_head_stacked_on_its_page_number_leaves_the_body():
     assert "Appendix 5" not in body
 
 
+def test_footer_row_dated_beside_the_folio_leaves_the_body():
+    """The same page's foot: "Prospective New Awardee Guide" flush left and "June 2011" at the right,
+    in 8 pt italic, far below the table, over the centred folio "26". The dated line in the folio's
+    band is the footer, and its row mate with it; the table's notes above stay."""
+    tr = _truth("us-009_p1")
+    blocks, body, tables = _read(tr)
+    foot = {b.text.strip(): b for b in blocks if b.text.strip() in ("Prospective New Awardee Guide", "June 2011")}
+    assert {k: b.role for k, b in foot.items()} == {"Prospective New Awardee Guide": "footer", "June 2011": "footer"}
+    assert "a dated line in the band that holds the page number" in foot["June 2011"].furniture.reasons
+    got = score_page(tr, body, tables)
+    assert got.f_out == got.f_total and got.k_out == 0, got.lost
+
+
+def test_head_flush_with_the_folio_at_the_foot_leaves_the_body():
+    """A fund report's page alone (`edge_tol.pdf`): "Privium Done Hedge Fund" at the top right ends on
+    the right edge of the folio "4" at the foot, no other cue. It is the running head; the table's
+    title "Key figures" stays."""
+    tr = _truth("edge_tol_p1")
+    blocks, body, tables = _read(tr)
+    head = [b for b in blocks if b.text.strip() == "Privium Done Hedge Fund"]
+    assert head and head[0].role == "header" and head[0].furniture.scores.get("cue_flush_with_page_number") == 0.8
+    got = score_page(tr, body, tables)
+    assert got.f_out == got.f_total and got.k_out == 0, got.lost
+
+
 @pytest.mark.parametrize("name", ["failing_anchor_pg4_p4", "load_v_error_p2", "pdftotext_two_column_issue_p2",
                                   "redp5110_sampled_p4", "lots_of_chem_tables_p2", "bws_book_ch2_p2",
                                   # a download stamp and journal head over a reference list filling the band
@@ -329,7 +354,11 @@ def test_running_head_stacked_on_its_page_number_leaves_the_body():
                                   # a table's "[In thousands]" repeated under each page's title where a head stands
                                   "us-017_p2",
                                   # a figure caption whose last line ("2007") stands in the top band
-                                  "us-023_p3"])
+                                  "us-023_p3",
+                                  # a survey's footer row written as one line, its folio between the parts
+                                  "twotables_2_p1",
+                                  # a report number ("10-P-0154") alone at the top right of a page alone
+                                  "us-032_p1"])
 def test_running_heads_and_feet_leave_the_body_and_titles_stay(name):
     tr = _truth(name)
     _blocks, body, tables = _read(tr)
@@ -475,6 +504,83 @@ def test_fill_seams_of_one_colour_are_no_rules():
     assert 3 not in seams[(20, 10, 60, 30)] and 2 not in seams.get((60, 10, 90, 30), set())  # colour edge
     assert all(1 in seams[b] for b in [(10, 10, 20, 30), (20, 10, 60, 30), (60, 10, 90, 30)])  # under the rule
     assert 0 not in seams[(10, 10, 20, 30)]  # the top edge faces nothing: a rule
+
+
+def test_web_page_grids_behind_white_panels_are_four_tables():
+    """A claims portal's page printed to PDF (pdfplumber issue 140; the page is rotated 90°): four
+    ruled grids of one width down the page, each on a white panel a few points wider, three under a
+    section title with its underline. The panels' edges, white on white, read as rules and framed all
+    four as one grid with two columns; the grids, walled by their column rules, stood as one stack.
+    Each grid is its own table, its empty columns kept, and a grid holding only its header and a
+    "No results" row across it is a table too."""
+    tr = _truth("issue-140-example_p1")
+    blocks, _body, tables = _read(tr)
+    want = [cells_from_truth(t["rows"]) for t in tr["tables"]]
+    assert len(tables) == 4
+    assert table_counts(want, tables)[1:] == (0, 0), table_counts(want, tables)
+    titles = [b.text for b in blocks if b.role != "table"]
+    assert {"Associated claims", "Supporting documents", "Approval history"} <= set(titles), titles
+
+
+def test_white_fills_on_the_bare_page_draw_no_rules():
+    """seam_edges with `on_blank`: a white panel painted first, a grid's rules drawn on it, draws
+    nothing (every edge a seam); a white cell over a grey one keeps its edges (the grey is under
+    it), and so does a white tile among coloured ones with nothing drawn on it (a heat map's cell);
+    without `on_blank` (a page with images, which may lie under the panel) nothing changes."""
+    from pagerouter.textlayer.graphics import seam_edges
+
+    def fill(box, color, stroked=False):
+        return {"type": 3, "bbox": box, "stroked": stroked, "isrect": True, "color": color, "alpha": 255}
+
+    white, grey = 0xFFFFFF, 0xCCCCCC
+    td = {"blocks": [fill((10, 10, 300, 200), white), fill((14, 14, 296, 15), 0x808080, stroked=True),
+                     fill((400, 10, 500, 60), grey), fill((420, 20, 480, 40), white),
+                     fill((520, 10, 540, 20), grey), fill((540, 10, 560, 20), white)]}
+    seams = seam_edges(td, on_blank=True)
+    assert seams.get((10, 10, 300, 200)) == {0, 1, 2, 3}
+    assert not seams.get((420, 20, 480, 40)) and not seams.get((540, 10, 560, 20))
+    assert not seam_edges(td).get((10, 10, 300, 200))
+
+
+def _grid(page, x0: float, y0: float, widths: list[float], rows: list[list[str]], h: float = 16) -> float:
+    """A grid drawn cell by cell (each cell a stroked rectangle), as a browser prints a table."""
+    for r, row in enumerate(rows):
+        x = x0
+        for w, text in zip(widths, row):
+            page.draw_rect(pymupdf.Rect(x, y0 + r * h, x + w, y0 + (r + 1) * h), color=(0.5, 0.5, 0.5), width=0.75)
+            if text:
+                page.insert_text((x + 3, y0 + r * h + 11), text, fontsize=8, fontname="helv")
+            x += w
+    return y0 + len(rows) * h
+
+
+def test_stacked_grids_of_one_width_on_white_panels_stay_apart():
+    """Two grids as wide as each other, one under the other, each on a white panel painted first and
+    the second under its section title and the title's underline: two tables with their own header
+    rows and columns; the title stays text. The second grid holds a header and one row."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=842, height=595)
+    widths = [90, 120, 150, 110, 120, 140]
+    first = [["Order", "Item", "Description", "Quantity", "Amount", "Status"]] + [
+        [f"{n}", f"A-{100 + n}", f"Harbour crate {n}", f"{3 * n}", f"$ {12.5 * n:.2f}", "open"] for n in range(1, 5)]
+    second = [["Claim ID", "Claim type", "Claim date", "Claim amount", "Claim status", "Claim category"],
+              ["C-77", "refund", "04/05/2024", "$ 18.00", "filed", "damage"]]
+    shape = page.new_shape()
+    shape.draw_rect(pymupdf.Rect(20, 26, 754, 30 + 16 * len(first) + 4))
+    shape.draw_rect(pymupdf.Rect(20, 116, 754, 142 + 16 * len(second)))
+    shape.finish(fill=(1, 1, 1), color=None)
+    shape.commit(overlay=False)
+    _grid(page, 24, 30, widths, first)  # rows down to y 110
+    # (the title sits close under the grid and over its underline: no clear space tells it apart)
+    page.insert_text((24, 124), "Associated claims", fontsize=10, fontname="hebo")
+    page.draw_line((24, 132), (754, 132), color=(0.5, 0.5, 0.5), width=0.75)
+    _grid(page, 24, 140, widths, second)
+    cfg = TextLayerConfig()
+    blocks = read_text_layer(page, extract_textdict(page), 1, cfg, FurnitureModel())
+    tables = [b for b in blocks if b.role == "table"]
+    assert [len(t.cells) for t in tables] == [5, 2], [(b.role, b.text[:40]) for b in blocks]
+    assert tables[0].cells[0] == first[0] and tables[1].cells == second
+    assert any(b.role != "table" and b.text == "Associated claims" for b in blocks)
 
 
 def test_fill_seams_in_a_long_column_of_tiles():

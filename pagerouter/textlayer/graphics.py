@@ -75,7 +75,7 @@ def read_graphics(
     if many:
         g.skipped_reason = f"{len(items)} drawing operations (> {cfg.max_graphics_items}): rules and vector figures not analysed"
     # fill edges that are seams, not rules (no fill edge is read on a page of too many drawings)
-    seams = seam_edges(textdict) if textdict is not None and vectors_in_textdict() and not many else {}
+    seams = seam_edges(textdict, on_blank=not has_images) if textdict is not None and vectors_in_textdict() and not many else {}
 
     def on_page(box) -> tuple[float, float, float, float]:
         """`box` upright and clipped to the page, in plain floats (a Rect per drawing op dominated
@@ -160,7 +160,7 @@ def _tight_strokes(page: pymupdf.Page, textdict: dict, items: list[tuple[str, tu
     return out, kept, list(shrunk)
 
 
-def seam_edges(textdict: dict) -> dict[tuple, set[int]]:
+def seam_edges(textdict: dict, on_blank: bool = False) -> dict[tuple, set[int]]:
     """Edges of filled rectangles that are no rule: the seams where a fill meets a fill of the
     same colour. Word and spreadsheet exports paint one shaded cell as several tiles (padding
     strips, the text area) and shaded neighbours edge to edge; the reader sees one even colour,
@@ -169,7 +169,9 @@ def seam_edges(textdict: dict) -> dict[tuple, set[int]]:
     tiles of its colour cover at least 90% of it from the other side, or thin rules (of any
     colour) drawn along it do: the rule is read as a rule already, and the tile's own edge,
     ending a few points short of or past the rule's ends, adds false column joints. Every edge
-    of a tile nested in a tile of its colour is one too (`_nested`).
+    of a tile nested in a tile of its colour is one too (`_nested`), and, with `on_blank` (a page
+    without images), every edge of a white tile painted where nothing of another colour was
+    painted before it, a backdrop to what is drawn on it (`_white_panels`).
     Returns {bbox: {edge}}, edges 0 top, 1 bottom, 2 left, 3 right."""
     fills = [(tuple(b["bbox"]), (b.get("color"), b.get("alpha"))) for b in textdict.get("blocks", ())
              if b.get("type") == 3 and not b.get("stroked") and b.get("isrect")]
@@ -232,7 +234,7 @@ def seam_edges(textdict: dict) -> dict[tuple, set[int]]:
                     covered += max(0.0, min(a1, b1) - max(a0, b0))
             if covered >= 0.9 * (a1 - a0):
                 out.setdefault(box, set()).add(edge)
-    for box in _nested(fills):
+    for box in _nested(fills) + (_white_panels(textdict) if on_blank else []):
         out.setdefault(box, set()).update(range(4))
     return out
 
@@ -265,6 +267,37 @@ def _nested(fills: list[tuple[tuple, tuple]]) -> list[tuple]:
             boxes[:, 2] > x0 - 0.5) & (boxes[:, 1] < y1 + 0.5) & (boxes[:, 3] > y0 - 0.5)
         if not between.any():
             out.append(box)
+    return out
+
+
+_WHITE = 0xFFFFFF
+
+
+def _white_panels(textdict: dict) -> list[tuple]:
+    """White filled rectangles painted on the bare page as a backdrop: nothing of another colour
+    painted before them overlaps them, and drawings painted after them lie inside them. A web page
+    printed to PDF lays a white panel behind each of its tables, a few points wider than the
+    table's own grid; white on white draws nothing, but its edges, read as rules, framed the page's
+    four tables as one grid with no columns. (A white tile among coloured ones, a cell of a heat
+    map, has nothing drawn inside it: its edges stay, as the cell's place.)"""
+    vec = [b for b in textdict.get("blocks", ()) if b.get("type") == 3]
+    if len(vec) < 2:
+        return []
+    boxes = np.array([b["bbox"] for b in vec], dtype=float)
+    other = np.array([b.get("color") != _WHITE and b.get("alpha") != 0 for b in vec])
+    out = []
+    for j, b in enumerate(vec):
+        if b.get("stroked") or not b.get("isrect") or b.get("color") != _WHITE or b.get("alpha") == 0:
+            continue
+        x0, y0, x1, y1 = b["bbox"]
+        under = other[:j] & (boxes[:j, 0] < x1) & (boxes[:j, 2] > x0) & (boxes[:j, 1] < y1) & (boxes[:j, 3] > y0)
+        if under.any():
+            continue
+        later = boxes[j + 1:]
+        inside = (later[:, 0] >= x0) & (later[:, 2] <= x1) & (later[:, 1] >= y0) & (later[:, 3] <= y1) & (
+            (later[:, 2] - later[:, 0]) * (later[:, 3] - later[:, 1]) < 0.9 * (x1 - x0) * (y1 - y0))
+        if inside.any():
+            out.append(tuple(b["bbox"]))
     return out
 
 

@@ -95,7 +95,7 @@ def rule_candidates(
     regions: list[list[float]] = []
     for g in groups:
         gx0, gx1 = min(r[0] for r in g), max(r[2] for r in g)
-        for ys in _split_stacked(_cluster([(r[1] + r[3]) / 2 for r in g], 1.5), lines, gx0, gx1):
+        for ys in _split_stacked(_cluster([(r[1] + r[3]) / 2 for r in g], 1.5), lines, gx0, gx1, vrules):
             if len(ys) >= cfg.table_min_rows:
                 regions.append([gx0, ys[0], gx1, ys[-1]])
     # adjacent column groups (cell-shaded tables) form one region
@@ -218,11 +218,16 @@ def _joined_segments(hrules: list[BBox]) -> list[BBox]:
     return [tuple(r) for r in out]
 
 
-def _split_stacked(ys: list[float], lines: list[Line], x0: float, x1: float) -> list[list[float]]:
+def _split_stacked(ys: list[float], lines: list[Line], x0: float, x1: float,
+                   vrules: list[BBox] = ()) -> list[list[float]]:
     """Rules of one extent stacked down the page may frame several tables ("Reference table",
     then the next under its own caption): between two rules far apart (over 2.5 x the
     smallest gap), text that stands clear of a rule by 1.5 line heights is not a row the rules frame
-    (a table's rows hug their rules): the stack splits there; so does a caption between two rules."""
+    (a table's rows hug their rules): the stack splits there; so does a caption between two rules.
+    Where the rows are walled (vertical rules run from one row rule to the next), such a gap
+    holding a line of one fragment with no vertical rule beside it (a title, not a row of cells) is
+    between two tables however close its text sits (a section title over each grid of a web page
+    printed to PDF, every grid as wide as the next)."""
     if len(ys) < 3:
         return [ys]
     gaps = [b - a for a, b in zip(ys, ys[1:])]
@@ -233,9 +238,28 @@ def _split_stacked(ys: list[float], lines: list[Line], x0: float, x1: float) -> 
     inside = [ln for ln in lines if ln.x0 >= x0 - 2 and ln.x1 <= x1 + 2]
     # (a caption may run a little past the rules' ends: any line over them counts)
     over = [ln for ln in lines if ln.x0 < x1 and ln.x1 > x0 and _CAPTION.match(ln.text.strip())]
+    walls = [v for v in vrules if x0 - 3 <= (v[0] + v[2]) / 2 <= x1 + 3]
+
+    def walled(a: float, b: float) -> bool:
+        return any(v[1] <= a + 2 and v[3] >= b - 2 for v in walls)
+
+    def title_between(rows: list[list[Line]]) -> bool:
+        """A line of one fragment with no vertical rule beside it, set apart from the line above
+        (a wrapped cell's next line sits at line pitch under its row)."""
+        for k, row in enumerate(rows):
+            ln = row[0]
+            if len(row) == 1 and not any(v[1] < ln.y1 - 1 and v[3] > ln.y0 + 1 for v in walls) and (
+                    k == 0 or ln.y0 - max(m.y1 for m in rows[k - 1]) > 0.5 * ln.height):
+                return True
+        return False
+
+    framed = sum(1 for a, b in zip(ys, ys[1:]) if walled(a, b)) >= 2
     out = [[ys[0]]]
     for a, b in zip(ys, ys[1:]):
         between = [ln for ln in inside if ln.y0 >= a - 1 and ln.y1 <= b + 1]
+        if framed and b - a > 2.5 * usual and between and title_between(text_rows(between)):
+            out.append([b])
+            continue
         # a caption between two rules opens the next table ("Table 5:" under Table 4's last
         # rule, over rules of the same extent): stacked tables, never one
         if any(ln.y0 >= a - 1 and ln.y1 <= b + 1 for ln in over):
@@ -582,8 +606,10 @@ def build_table(
             return None
         cells, header_rows, why = got
         return Table(region, cells, cfg.text_table_confidence, False, reasons + why, header_rows, cfg.table_html_header)
+    drawn_cols = 0  # columns the vertical rules draw
     if len(col_xs) >= 1 and ruled:
         cuts = [x for x in col_xs if region[0] + 3 < x < region[2] - 3]
+        drawn_cols = len(cuts) + 1
         reasons.append(f"{len(cuts) + 1} columns from vertical rules")
         inner = _whitespace_inside(words, [region[0], *cuts, region[2]], em)
         if inner:
@@ -725,7 +751,13 @@ def build_table(
     ncols = len(keep)
     # a merged cell counts once (its text stands in every column it covers)
     distinct = [sum(1 for j, c in enumerate(r) if c and (j == 0 or r[j - 1] != c)) for r in rows]
-    if sum(1 for n in distinct if n >= 2) < 2 or sum(distinct) < 0.4 * len(rows) * ncols or bullet_list(rows):
+    # (a grid whose rules draw its columns, its top and bottom rules each one run, may hold one
+    # row under its header: a result table's "No results" row across the frame; a diagram's boxes
+    # side by side have gaps in their rules)
+    grid = drawn_cols >= 3 and len(rows) >= 2 and distinct[0] >= 3 and _across(region[1], hsegs) \
+        and _across(region[3], hsegs)
+    if (sum(1 for n in distinct if n >= 2) < 2 and not grid) or sum(distinct) < 0.4 * len(rows) * ncols \
+            or bullet_list(rows):
         return None
     conf = cfg.ruled_table_confidence if ruled else cfg.text_table_confidence
     # spanning cells in the top rows are group labels: the header runs down to the row under them
