@@ -271,6 +271,8 @@ def _nested(fills: list[tuple[tuple, tuple]]) -> list[tuple]:
 
 
 _WHITE = 0xFFFFFF
+_PANEL_MIN = 20.0
+_PANELS_MAX = 200
 
 
 def _white_panels(textdict: dict) -> list[tuple]:
@@ -279,17 +281,22 @@ def _white_panels(textdict: dict) -> list[tuple]:
     printed to PDF lays a white panel behind each of its tables, a few points wider than the
     table's own grid; white on white draws nothing, but its edges, read as rules, framed the page's
     four tables as one grid with no columns. (A white tile among coloured ones, a cell of a heat
-    map, has nothing drawn inside it: its edges stay, as the cell's place.)"""
+    map, has nothing drawn inside it: its edges stay, as the cell's place.) Only white rectangles
+    at least `_PANEL_MIN` pt on each side are candidates, at most `_PANELS_MAX` of them: each is
+    tested against every drawing of the page, and a spreadsheet's thousands of white cells are
+    no panels."""
     vec = [b for b in textdict.get("blocks", ()) if b.get("type") == 3]
     if len(vec) < 2:
+        return []
+    cand = [j for j, b in enumerate(vec) if not b.get("stroked") and b.get("isrect") and b.get("color") == _WHITE
+            and b.get("alpha") != 0 and min(b["bbox"][2] - b["bbox"][0], b["bbox"][3] - b["bbox"][1]) >= _PANEL_MIN]
+    if not cand or len(cand) > _PANELS_MAX:
         return []
     boxes = np.array([b["bbox"] for b in vec], dtype=float)
     other = np.array([b.get("color") != _WHITE and b.get("alpha") != 0 for b in vec])
     out = []
-    for j, b in enumerate(vec):
-        if b.get("stroked") or not b.get("isrect") or b.get("color") != _WHITE or b.get("alpha") == 0:
-            continue
-        x0, y0, x1, y1 = b["bbox"]
+    for j in cand:
+        x0, y0, x1, y1 = vec[j]["bbox"]
         under = other[:j] & (boxes[:j, 0] < x1) & (boxes[:j, 2] > x0) & (boxes[:j, 1] < y1) & (boxes[:j, 3] > y0)
         if under.any():
             continue
@@ -297,7 +304,7 @@ def _white_panels(textdict: dict) -> list[tuple]:
         inside = (later[:, 0] >= x0) & (later[:, 2] <= x1) & (later[:, 1] >= y0) & (later[:, 3] <= y1) & (
             (later[:, 2] - later[:, 0]) * (later[:, 3] - later[:, 1]) < 0.9 * (x1 - x0) * (y1 - y0))
         if inside.any():
-            out.append(tuple(b["bbox"]))
+            out.append(tuple(vec[j]["bbox"]))
     return out
 
 
