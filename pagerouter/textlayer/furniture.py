@@ -51,7 +51,7 @@ from ..config.textlayer import TextLayerConfig
 from ..common.pagetext import read_textdict
 from ..model import Decision
 from .frame import reading_frame
-from .furniture_cues import (FOOTNOTE_MARK, STRONG_CUES, Box, band_depth, content_cues, gap_to_body, running_head, score_item,
+from .furniture_cues import (DATE, FOOTNOTE_MARK, STRONG_CUES, Box, band_depth, content_cues, gap_to_body, running_head, score_item,
                               side_stamp)
 from .lines import Line, extract_lines, merge_fragments
 from .roles import _CAPTION_RE as _CAPTION
@@ -68,9 +68,6 @@ _PAGE_NUMBER = re.compile(
     re.IGNORECASE,
 )
 _NUMBER_ONLY = re.compile(r"^[\d\s.,:/()%+-]+$")
-_DATE_ONLY = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+(?:\d{1,2}(?:st|nd|rd|th)?,?\s+)?"
-                        r"\d{4}\b|\b\d{1,2}\.?\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{4}\b|"
-                        r"\b\d{1,2}[/.-]\d{1,2}[/.-](?:\d{4}|\d{2})\b", re.IGNORECASE)
 _SPACES = re.compile(r"\s+")
 
 
@@ -235,6 +232,7 @@ class FurnitureModel:
         # both bands' page numbers first: a head set flush with the page number at the foot is judged by it
         numbered = {id(ln): ln for group, is_top in ((top, True), (bottom, False))
                     for ln in _page_numbers(group, is_top, horiz, band, page_height, body_size, cfg)}
+        page_numbers = list(numbered.values())
         for group, is_top in ((top, True), (bottom, False)):
             for ln in group:
                 if id(ln) in numbered:
@@ -285,15 +283,13 @@ class FurnitureModel:
                     continue
                 row = [m for m in group if m is not ln and abs(m.yc - ln.yc) < 0.5 * max(m.height, ln.height)]
                 beside = any(m.role == "page_number" for m in row) or _on_page_number(ln, group)
-                flush = not row and not beside and _flush_with_page_number(ln, list(numbered.values()), page_width)
+                flush = not row and not beside and _flush_with_page_number(ln, page_numbers, page_width)
                 mates = sum(1 for m in row if m.role is None and not content_cues(m.text))
                 d = score_item(ln, horiz, is_top, band, page_height, body_size, cfg, beside_page_number=beside,
                                row_mates=mates, flush_with_page_number=flush)
-                dated = _dated_in_numbered_band(ln, d, group)
-                if d.scores["furniture"] >= cfg.furniture_min_score and (has_evidence(d) or dated):
+                folio = any(m.role == "page_number" for m in group)
+                if d.scores["furniture"] >= cfg.furniture_min_score and _with_evidence(d, ln.text, folio):
                     ln.role = "header" if is_top else "footer"
-                    if dated and not has_evidence(d):
-                        d.reasons.append("a dated line in the band that holds the page number")
                     out[id(ln)] = d
                 elif is_top and not mates and not letter and _alone(ln, horiz, cfg):
                     head = running_head(ln, horiz, band, page_height, body_size, cfg)
@@ -370,12 +366,8 @@ def classify_blocks(
             mates = sum(1 for j in row if j not in out and not content_cues(items[j].text))
             d = score_item(it, items, is_top, band, page_h, body_size, cfg, layout=kinds[i] in ("header", "footer"),
                            beside_page_number=beside, row_mates=mates)
-            # (a dated block beside the band's folio: `_dated_in_numbered_band`)
-            dated = d.scores.get("cue_date", 0.0) > 0 and dated_label(it.text) \
-                and any(out.get(j, ("",))[0] == "page_number" for j in group)
-            if d.scores["furniture"] >= cfg.furniture_min_score and (has_evidence(d) or dated) and not letter_band:
-                if dated and not has_evidence(d):
-                    d.reasons.append("a dated line in the band that holds the page number")
+            folio = any(out.get(j, ("",))[0] == "page_number" for j in group)
+            if d.scores["furniture"] >= cfg.furniture_min_score and not letter_band and _with_evidence(d, it.text, folio):
                 out[i] = ("header" if is_top else "footer", d)
     for i, k in enumerate(kinds):
         if k in ("header", "footer") and i not in out:
@@ -588,24 +580,25 @@ def _flush_with_page_number(ln: Line, numbers: list[Line], page_width: float) ->
     if not page_width or ln.role is not None:
         return False
     t = ln.text.strip()
-    if is_page_number(t) or not _DATE_ONLY.sub("", t).strip(" ,.-–"):
+    if is_page_number(t) or not DATE.sub("", t).strip(" ,.-–"):
         return False
     return any(m is not ln and (m.x0 + m.x1) / 2 > 0.6 * page_width and abs(m.x1 - ln.x1) <= 1.5
                for m in numbers)
 
 
-def _dated_in_numbered_band(ln: Line, d: Decision, group: list[Line]) -> bool:
-    """A short dated line that is no sentence, scoring as furniture by its place, gap and type, in the
-    band that holds the page number: a document's footer row ("Guide title ... June 2011" over the
-    folio). A report's dated last line ("Approved at Bergen on 16 March 2020.") is a sentence; a
-    letter's date stands at its head or in its signature block (`_letter_block`)."""
-    return d.scores.get("cue_date", 0.0) > 0 and dated_label(ln.text) and any(m.role == "page_number" for m in group)
-
-
-def dated_label(text: str) -> bool:
-    """A few words with no sentence end: a date as a label ("June 2011", "Revised 04/2019")."""
+def _with_evidence(d: Decision, text: str, folio_in_band: bool) -> bool:
+    """`has_evidence`, or a short dated line that is no sentence in the band that holds the page
+    number (both routes; its reason is added to `d`): a document's footer row ("Guide title ...
+    June 2011" over the folio). A report's dated last line ("Approved at Bergen on 16 March
+    2020.") is a sentence; a letter's date stands at its head or in its signature block
+    (`_letter_block`)."""
+    if has_evidence(d):
+        return True
     t = text.strip()
-    return len(t.split()) <= 8 and not re.search(r"[.,;:!?]$", t)
+    if folio_in_band and d.scores.get("cue_date", 0.0) > 0 and len(t.split()) <= 8 and not re.search(r"[.,;:!?]$", t):
+        d.reasons.append("a dated line in the band that holds the page number")
+        return True
+    return False
 
 
 def _on_page_number(ln: Line, group: list[Line]) -> bool:

@@ -33,6 +33,10 @@ from ..model import Decision
 
 _ROMAN = r"(?=[ivx])x{0,3}(?:ix|iv|v?i{0,3})"  # small roman page numbers, as furniture.py
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_DATE = (r"\b" + _MONTH + r"\s+(?:\d{1,2}(?:st|nd|rd|th)?,?\s+)?\d{4}\b|\b\d{1,2}\.?\s+" + _MONTH
+         + r"\s+\d{4}\b|\b\d{1,2}[/.-]\d{1,2}[/.-](?:\d{4}|\d{2})\b|\b\d{4}-\d{2}-\d{2}\b")
+DATE = re.compile(_DATE, re.IGNORECASE)
+"""A date in any of the forms the `date` cue knows ("June 2011", "4 May 2024", "04/05/2024", "2024-05-04")."""
 # (name, strength, pattern): strength 1.0 = a cue body text almost never has in a page band
 _CUES: list[tuple[str, float, re.Pattern[str]]] = [
     (name, strength, re.compile(pat, re.IGNORECASE))
@@ -73,8 +77,7 @@ _CUES: list[tuple[str, float, re.Pattern[str]]] = [
         # a folio run into a running head: "12 | Short Title", "Journal Name | xiv"
         ("folio_run", 1.0, r"^[-–—(\[]?\s*(?:\d{1,4}|" + _ROMAN + r")\s*[-–—)\]]?\s*[|•·]\s*\S|"
          r"\S\s*[|•·]\s*[-–—(\[]?\s*(?:\d{1,4}|" + _ROMAN + r")\s*[-–—)\]]?$"),
-        ("date", 0.6, r"\b" + _MONTH + r"\s+(?:\d{1,2}(?:st|nd|rd|th)?,?\s+)?\d{4}\b|\b\d{1,2}\.?\s+" + _MONTH
-         + r"\s+\d{4}\b|\b\d{1,2}[/.-]\d{1,2}[/.-](?:\d{4}|\d{2})\b|\b\d{4}-\d{2}-\d{2}\b"),
+        ("date", 0.6, _DATE),
         ("banner", 0.6, r"\S\s*[|•·]\s*\S"),
         ("publication_name", 0.5, r"\b(?:journal|proceedings|transactions|annals|bulletin|letters|magazine|"
          r"review|press|society|conference|symposium|workshop|edition)\b"),
