@@ -629,6 +629,66 @@ def test_an_open_task_bounds_what_it_holds_and_sends_on(tmp_path, monkeypatch):
     assert sorted(r.doc for r in triaged if r.kind == "pages") == [0, 1, 2]
 
 
+def test_open_tasks_share_the_scans_and_triage_each_where_they_opened_it(tmp_path, monkeypatch):
+    """Files go to the open tasks (`from_items`' contiguous blocks) largest first, one to each
+    task in turn (`ray_driver.open_task_order`). In the given order a folder of scans named
+    after the born-digital files filled the last task, which passed `OPEN_TASK_BYTES` after two
+    of them: the rest it opened for their page count only, for a triage task to fetch and open
+    again. Dealt, each task holds two and triages both in place; every page arrives once."""
+    import numpy as np
+
+    from pagerouter.batch import ray_stages
+    from pagerouter.batch.ray_driver import open_task_order
+    from pagerouter.bench.synth import add_scanned_page
+
+    paths = []
+    for i in range(4):
+        d = pymupdf.open()
+        add_text_page(d, [LOREM, f"Born-digital file {i}."], title=f"File {i}")
+        paths.append(tmp_path / f"a{i}.pdf")
+        d.save(paths[-1])
+    for i in range(4):
+        d = pymupdf.open()
+        for j in range(2):
+            add_scanned_page(d, [f"Scanned file {i} page {j + 1}"])
+        paths.append(tmp_path / f"s{i}.pdf")
+        d.save(paths[-1])
+    jobs = [Row(i, "file", dump(FileJob("", str(p), p.name, {}))) for i, p in enumerate(paths)]
+    run = _bulk_run(PagerouterConfig())  # two pages a range: each file fits one
+    one_scan = sum(r.size for r in rows_of(open_files(table_of([jobs[4]]), run)))
+    monkeypatch.setattr(ray_stages, "OPEN_TASK_BYTES", int(1.5 * one_scan))  # a task triages two scans in place
+
+    def opened(order: list[int]) -> list[Row]:
+        return [r for block in np.array_split(np.array(order), 2)  # from_items' 2 blocks of 4
+                for r in rows_of(open_files(table_of([jobs[i] for i in block]), run))]
+
+    given = opened(list(range(8)))
+    assert sorted(j.doc for r in given if r.kind == "range" for j in r.obj) == [6, 7]  # opened twice
+
+    order = open_task_order([p.stat().st_size for p in paths], 2)
+    assert sorted(order) == list(range(8))
+    assert [sorted(i >= 4 for i in block) for block in np.array_split(np.array(order), 2)] == [[False] * 2 + [True] * 2] * 2
+    dealt = opened(order)
+    assert not [r for r in dealt if r.kind == "range"]
+    triaged = [r for row in dealt for r in rows_of(triage_ranges(table_of([row]), run))]
+    assert sorted((r.doc, r.obj.outcome.task.number) for r in triaged if r.kind == "ocr") == [
+        (i, n) for i in range(4, 8) for n in (1, 2)]
+    assert sorted(r.doc for r in triaged if r.kind == "pages") == list(range(8))
+
+
+def test_files_of_one_size_keep_their_order_in_the_open_tasks():
+    from pagerouter.batch.ray_driver import open_task_order
+
+    assert open_task_order([0] * 7, 3) == list(range(7))  # URIs: sizes not looked up
+    assert open_task_order([], 3) == []
+    assert open_task_order([5, 1, 9], 1) == [1, 0, 2]  # one task: smallest first, its posts come sooner
+    sizes = [10] * 270 + [115_000_000] * 30
+    order = open_task_order(sizes, 19)
+    assert sorted(order) == list(range(300))
+    import numpy as np
+    assert sorted(sum(sizes[i] > 10 for i in b) for b in np.array_split(np.array(order), 19)) == [1] * 8 + [2] * 11
+
+
 def test_finished_pages_are_posted_early_and_taken_once_whichever_copy_comes_first(tmp_path):
     """The open and triage tasks post the pages they finish to the driver's mailbox
     (batch/early_pages.py): a short file's from its open task, a long file's per range from its

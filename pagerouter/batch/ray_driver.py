@@ -45,6 +45,9 @@ def _spread() -> dict:
     return {"scheduling_strategy": "SPREAD"}
 
 
+DATA_USAGE_ENV = "RAY_DATA_USAGE_DISABLED"
+
+
 def connect(address: str | None, quiet: bool):
     """Join the cluster of `--ray [ADDRESS]`. The bare flag (argparse gives "") and None are
     `ray.init()`'s own search: RAY_ADDRESS, a cluster started on this machine, else a new local
@@ -54,6 +57,11 @@ def connect(address: str | None, quiet: bool):
     from pagerouter.isolation import FAULT_ENV
 
     env = {k: os.environ[k] for k in (FAULT_ENV,) if k in os.environ}  # the test-only hook reaches the workers
+    # Ray Data's usage report is sent by a detached actor it starts on the driver's node: a Ray
+    # worker process that then lives as long as the cluster, at ~9 CPU-ms a second idle (its core
+    # worker's 10 ms signal check). pagerouter sends no such report unless the user's environment
+    # asks for it (RAY_DATA_USAGE_DISABLED=0).
+    os.environ.setdefault(DATA_USAGE_ENV, "1")
     # each Ray worker skips PyMuPDF's unused layout model before it imports pymupdf
     runtime_env: dict = {"worker_process_setup_hook": "pagerouter.common.pymupdf_setup.skip_pymupdf_layout"}
     if env:
@@ -158,6 +166,8 @@ def build_dataset(ray, items: list[BatchItem], skips: list[dict], staged: list, 
         logging.getLogger("ray.data").setLevel(logging.ERROR)
     jobs = [{"doc": i, "kind": "file", "payload": dump(FileJob(it.scheme, it.path, it.shown, skip, stage))}
             for i, (it, skip, stage) in enumerate(zip(items, skips, staged))]
+    blocks = max(1, math.ceil(len(jobs) / b.files_per_open_task))
+    jobs = [jobs[i] for i in open_task_order([_local_size(it) for it in items], blocks)]
     # Pools: an actor lost with its node is restarted on a survivor (max_restarts=-1) and its
     # batches retried until it is (max_task_retries=-1, Ray Data's own default). A finite count
     # ran out within seconds: until the GCS declares the node dead, each retry fails at once with
@@ -165,7 +175,7 @@ def build_dataset(ray, items: list[BatchItem], skips: list[dict], staged: list, 
     # error never reaches Ray (the stage keeps it to the page), so only lost processes retry.
     with warnings.catch_warnings():  # max_retries & co. as plain remote args: deprecated after 2.60, not gone
         warnings.simplefilter("ignore")
-        ds = ray.data.from_items(jobs, override_num_blocks=max(1, math.ceil(len(jobs) / b.files_per_open_task)))
+        ds = ray.data.from_items(jobs, override_num_blocks=blocks)
         ds = ds.map_batches(open_files, fn_kwargs={"run": run, "mailbox": mailbox}, batch_size=None, batch_format="pyarrow",
                             num_cpus=b.open_num_cpus, max_retries=b.max_retries)
         ds = ds.repartition(target_num_rows_per_block=1)  # every range its own block, so its own task
@@ -185,6 +195,41 @@ def build_dataset(ray, items: list[BatchItem], skips: list[dict], staged: list, 
                                 compute=ActorPoolStrategy(min_size=pool.min_size, max_size=pool.max_size),
                                 max_restarts=-1, max_task_retries=-1)
     return ds
+
+
+def _local_size(item: BatchItem) -> int:
+    """A local file's size in bytes; 0 for a URI's file (not asked of its store) or a missing one."""
+    if item.scheme:
+        return 0
+    try:
+        return os.stat(item.path).st_size
+    except OSError:
+        return 0
+
+
+def open_task_order(sizes: list[int], blocks: int) -> list[int]:
+    """The order of the files (their indices) such that `from_items`' `blocks` even contiguous
+    blocks, one open task each, share the largest files: dealt largest first, one to each block
+    in turn, then each block's files smallest first. A folder of scans named after a folder of
+    born-digital files put every scan into the last open tasks, each holding more OCR rows than
+    it may (`ray_stages.OPEN_TASK_BYTES`): all but the first two of its scans were opened there
+    for their page count only, copied to the node and opened again by a triage task. Dealt,
+    each task holds one or two of them and triages them where it opened them. Small files first:
+    for its scans. Files of one size (URIs all count as 0: not looked up) keep the given order."""
+    n = len(sizes)
+    if n == 0 or min(sizes) == max(sizes):
+        return list(range(n))
+    blocks = max(1, min(blocks, n))
+    # from_items cuts n rows into `blocks` contiguous blocks, the first n % blocks one row longer
+    lengths = [n // blocks + (1 if k < n % blocks else 0) for k in range(blocks)]
+    dealt: list[list[int]] = [[] for _ in range(blocks)]
+    k = 0
+    for i in sorted(range(n), key=lambda i: (-sizes[i], i)):
+        while len(dealt[k]) >= lengths[k]:
+            k = (k + 1) % blocks
+        dealt[k].append(i)
+        k = (k + 1) % blocks
+    return [i for block in dealt for i in sorted(block, key=lambda i: (sizes[i], i))]
 
 
 def stage_asks(cfg) -> tuple[list[tuple[str, float, float]], list[tuple[str, float]]]:
