@@ -271,7 +271,10 @@ def throughput(args) -> int:
     if "endpoint" in modes:
         rows["endpoint (--jobs 2)"] = _endpoint(work, base, cfg)
         print("endpoint", rows["endpoint (--jobs 2)"], flush=True)
-    ray_env = dict(kv.split("=", 1) for kv in args.ray_env.split(",") if kv)
+    from pagerouter.batch.ray_driver import NODE_SETTINGS
+
+    ray_env = (dict(NODE_SETTINGS) if args.ray_env is None
+               else dict(kv.split("=", 1) for kv in args.ray_env.split(",") if kv))
 
     def warm(c: RayStartCluster) -> None:
         if args.warm:  # Ray Data's detached actors (stats, usage, autoscaling, actor locations) start once
@@ -613,9 +616,9 @@ def main() -> int:
     t.add_argument("--scans-per-file", type=int, default=0,
                    help="split the scanned pages into files of this many pages (default: one file)")
     t.add_argument("--modes", default="local,endpoint,node,ray")
-    t.add_argument("--ray-env", default="",
-                   help="KEY=VALUE,... set for the cluster's `ray start` (e.g. RAY_num_workers_soft_limit=8: a raylet "
-                        "setting, not the driver's)")
+    t.add_argument("--ray-env", default=None,
+                   help="KEY=VALUE,... set for the cluster's `ray start` (raylet settings, not the driver's; default: "
+                        "ray_driver.NODE_SETTINGS, as cluster.yaml starts its nodes; '' for Ray's own defaults)")
     t.add_argument("--pool-max", type=int, help="batch.cpu_pool.max_size for --ray (default: the config's)")
     t.add_argument("--files-per-open", type=int, help="batch.files_per_open_task for --ray (default: the config's)")
     t.add_argument("--warm", action="store_true",

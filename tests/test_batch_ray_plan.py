@@ -1,9 +1,12 @@
 """A plan the Ray cluster cannot run is refused with one line before the run starts (Ray Data
 would wait for the resources forever, printing `0/?`), judged from each alive node's own
 resources: an ask larger than any one node, or pools whose actors leave no node room for a
-triage task. The default plan fits small nodes (two of 1 CPU each). No Ray here."""
+triage task. The default plan fits small nodes (two of 1 CPU each), and cluster.yaml starts its
+nodes with the raylet settings a run wants. No Ray here."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from pagerouter.batch.ray_driver import plan_problem, stage_asks
 from pagerouter.config import PagerouterConfig
@@ -63,3 +66,17 @@ def test_min_size_actors_beyond_the_cluster_are_refused():
 
 def test_no_alive_node():
     assert plan_problem([], PagerouterConfig()) == "the Ray cluster has no alive node"
+
+
+def test_cluster_yaml_starts_every_node_with_the_settings_a_bulk_run_wants():
+    """Raylet settings are read when a node starts: the driver cannot set them, so cluster.yaml's
+    `ray start` lines carry them, on the head and on every worker."""
+    import yaml
+
+    from pagerouter.batch.ray_driver import NODE_SETTINGS
+
+    cluster = yaml.safe_load((Path(__file__).resolve().parents[1] / "cluster.yaml").read_text())
+    for key in ("head_start_ray_commands", "worker_start_ray_commands"):
+        (start,) = [c for c in cluster[key] if "ray start" in c]
+        words = start.split()
+        assert all(f"{k}={v}" in words[:words.index("ray")] for k, v in NODE_SETTINGS.items()), (key, start)

@@ -47,6 +47,22 @@ def _spread() -> dict:
 
 DATA_USAGE_ENV = "RAY_DATA_USAGE_DISABLED"
 
+# Raylet settings a bulk run wants on every node. A raylet reads them when its node starts (the
+# environment of `ray start`), so no driver can set them: cluster.yaml starts its nodes with
+# them, docs/batch.md gives them for other clusters, and benchmarks/bench_batch_ray.py's
+# clusters get them unless told otherwise.
+NODE_SETTINGS = {
+    # Ray ends a task worker idle for 1 s; the open and triage tasks idle that long whenever the
+    # pools hold them back, and each replacement imports pagerouter and starts a MuPDF isolation
+    # pool again (a 3,060-page run started ~26 worker processes; 1.47x -> 1.30x --local's CPU).
+    "RAY_idle_worker_killing_time_threshold_ms": "600000",
+    # Ray starts a worker per CPU ahead of any task, with no runtime env. Every task of a run
+    # carries pagerouter's (its worker setup hook, `connect`), so none can use them: they idle as
+    # long as the node lives, at ~9 CPU-ms a second each (a core worker's 10 ms signal check).
+    "RAY_enable_worker_prestart": "0",
+    "RAY_prestart_worker_first_driver": "0",
+}
+
 
 def connect(address: str | None, quiet: bool):
     """Join the cluster of `--ray [ADDRESS]`. The bare flag (argparse gives "") and None are
