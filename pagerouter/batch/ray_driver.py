@@ -231,7 +231,9 @@ def open_task_order(sizes: list[int], blocks: int) -> list[int]:
     it may (`ray_stages.OPEN_TASK_BYTES`): all but the first two of its scans were opened there
     for their page count only, copied to the node and opened again by a triage task. Dealt,
     each task holds one or two of them and triages them where it opened them. Small files first:
-    for its scans. Files of one size (URIs all count as 0: not looked up) keep the given order."""
+    a task posts each file's finished pages as it goes (`early_pages`), so its first outputs do
+    not wait for its scans. Files of one size (URIs all count as 0: not looked up) keep the given
+    order."""
     n = len(sizes)
     if n == 0 or min(sizes) == max(sizes):
         return list(range(n))
