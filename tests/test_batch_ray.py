@@ -114,7 +114,9 @@ def manifest(out: Path):
 
 def test_same_markdown_as_convert_through_filesystem_uris(cluster, corpus, tmp_path):
     out = tmp_path / "out-bucket"
-    r = run_batch(batch_cmd(cluster, [f"file://{corpus / 'bucket' / 'in'}"], f"file://{out}", corpus / "cfg.yaml"))
+    # usage stats on, as on a user's machine (CI turns them off, and Ray Data then starts no usage actor anyway)
+    r = run_batch(batch_cmd(cluster, [f"file://{corpus / 'bucket' / 'in'}"], f"file://{out}", corpus / "cfg.yaml"),
+                  env={"RAY_USAGE_STATS_ENABLED": "1"})
     assert r.returncode == 0, r.stderr[-3000:]
     files = {"report": 7, "a/letter": 3, "b/scan": 2}
     for rel, n in files.items():

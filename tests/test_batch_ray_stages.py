@@ -677,6 +677,8 @@ def test_open_tasks_share_the_scans_and_triage_each_where_they_opened_it(tmp_pat
 
 
 def test_files_of_one_size_keep_their_order_in_the_open_tasks():
+    import numpy as np
+
     from pagerouter.batch.ray_driver import open_task_order
 
     assert open_task_order([0] * 7, 3) == list(range(7))  # URIs: sizes not looked up
@@ -685,7 +687,6 @@ def test_files_of_one_size_keep_their_order_in_the_open_tasks():
     sizes = [10] * 270 + [115_000_000] * 30
     order = open_task_order(sizes, 19)
     assert sorted(order) == list(range(300))
-    import numpy as np
     assert sorted(sum(sizes[i] > 10 for i in b) for b in np.array_split(np.array(order), 19)) == [1] * 8 + [2] * 11
 
 
