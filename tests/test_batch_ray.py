@@ -138,7 +138,7 @@ def test_same_markdown_as_convert_through_filesystem_uris(cluster, corpus, tmp_p
     assert summary["done"] == 3 and summary["pages"] == 12 and summary["cpu_seconds"] > 0
     assert summary["usd_per_million_pages"] > 0 and summary["time_to_first_output_s"] > 0
     # Ray Data's usage-report actor is never started by pagerouter's driver: it would live as long
-    # as the cluster, a worker process at ~9 CPU-ms a second
+    # as the cluster, a worker process at ~8 CPU-ms a second
     assert not [t for t in cluster_processes(cluster) if "UsageCollection" in t]
 
 
