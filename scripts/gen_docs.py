@@ -11,7 +11,7 @@
 - docs/output.md: the region between the `output-example` markers holds the JSON of page 1 of
   samples/mixed-sample.pdf as `pagerouter convert --format json` writes it. Timings are measured,
   so the check compares the example with its `timings` values left out (and other floats to 12
-  significant digits: their last bits differ between CPUs).
+  significant digits: their last bits differ between machines).
 """
 
 from __future__ import annotations
@@ -206,9 +206,10 @@ def render_output_example() -> str:
 
 def without_timings(json_text: str) -> object:
     """The example as compared: its `timings` values left out and every other float to 12
-    significant digits. A score's last bits differ between machines (one CPU's vectorised log
-    gave char_model_context_gain 0.3697994521539343, another's 0.36979945215393517), and the
-    check must hold on any machine; a real change of a score shows well above 1e-12."""
+    significant digits. A score's last bits differ between machines (char_model_context_gain
+    was 0.3697994521539343 where the example was written, 0.36979945215393517 on an AMD EPYC
+    machine, same tree and packages; the cause not traced), and the check must hold on any
+    machine; a real change of a score shows well above 1e-12."""
     data = _rounded(json.loads(json_text))
     for page in data.get("pages", []):
         page["timings"] = sorted(page.get("timings") or {})

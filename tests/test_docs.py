@@ -297,8 +297,8 @@ def test_every_config_field_is_in_the_configuration_reference():
 
 
 def test_the_example_check_ignores_a_score_s_last_bits_and_sees_a_real_change():
-    """Two machines gave one score 0.3697994521539343 and 0.36979945215393517 (their CPUs'
-    vectorised log); the check holds on both, and still fails when a score really moves."""
+    """Two machines gave one score 0.3697994521539343 and 0.36979945215393517 on the same tree;
+    the check holds on both, and still fails when a score really moves."""
     gen = _gen_docs()
 
     def doc(gain):
