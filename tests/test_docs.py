@@ -308,6 +308,7 @@ def test_the_example_check_ignores_a_score_s_last_bits_and_sees_a_real_change():
     assert gen.without_timings(doc(0.3697994521539343)) == gen.without_timings(doc(0.36979945215393517))
     assert gen.without_timings(doc(0.3697994521539343)) != gen.without_timings(doc(0.3697994521))
 
+
 @pytest.mark.slow
 def test_output_example_is_what_the_cli_prints(tmp_path):
     """docs/output.md's example, against `pagerouter convert ... --format json` run now (timings
